@@ -1,0 +1,105 @@
+// `hstore`: HStore (SYSTOR'23) hybrid index, hash-table and skiplist servers as memory-node
+// services.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "indexes/common/kv.h"
+#include "indexes/hstore/deploy.h"
+#include "indexes/hstore/index.h"
+#include "policies/shm/service.h"
+#include "runtime/client.h"
+#if DMRT_TRANSPORT_SIM
+#include "policies/sim/service.h"
+#endif
+
+namespace dmrt::bench {
+
+template <Transport T>
+struct HStoreAdapter {
+  static constexpr std::string_view kName = "hstore";
+  static constexpr std::string_view kSummary =
+      "HStore (SYSTOR'23): one-sided GET on a hash table server, writes and scans through it and a "
+      "skiplist server";
+  static constexpr bool kLocal = false;
+
+  // The index plus its two servers, homed on memory nodes: on shm each a thread of this process,
+  // on sim fibers in virtual time whose work is charged as the memory node's CPU. HStore cannot
+  // run without them (writes and scans are requests to the servers), so other transports refuse.
+  struct Index {
+    std::shared_ptr<hstore::Index<T>> index;
+    std::unique_ptr<hstore::Deployment<T>> servers;
+    ~Index() {
+      try {
+        if (servers) servers->stop();
+      } catch (...) {
+      }
+    }
+  };
+  using Handle = typename hstore::Index<T>::Handle;
+
+  static hstore::Options options(const IndexOptions& o) {
+    hstore::Options ho;
+    ho.expected_keys = std::max<uint64_t>(o.expected_keys, 1024);
+    if (o.value_size > hstore::Record::kMaxValue)
+      throw ConfigError("hstore: --value-size " + std::to_string(o.value_size) +
+                        " exceeds the record limit of " +
+                        std::to_string(hstore::Record::kMaxValue) + " bytes");
+    return ho;
+  }
+
+  static std::shared_ptr<Index> create(Client<T>& setup, const IndexOptions& o) {
+    hstore::Options ho = options(o);
+    auto out = std::make_shared<Index>();
+    hstore::ServerOptions so;
+    if constexpr (std::is_same_v<T, ShmTransport>) {
+      // Non-owning: the bench's environment owns the pool and outlives the index.
+      std::shared_ptr<shm::Pool> pool(std::shared_ptr<void>{}, &setup.endpoint().pool());
+      out->index = hstore::Index<T>::create(setup, ho);
+      out->servers = std::make_unique<hstore::Deployment<T>>(
+          out->index,
+          [pool](NodeId node, unsigned fibers, ServiceBody<T> body) ->
+          typename hstore::Deployment<T>::Stop {
+            auto h = std::make_shared<shm::ServiceHost>(pool, node, fibers, std::move(body));
+            return [h] { h->stop(); };
+          },
+          so);
+#if DMRT_TRANSPORT_SIM
+    } else if constexpr (std::is_same_v<T, SimTransport>) {
+      so.idle_sleep_us = 0;  // a wall-clock sleep would only slow the simulation down
+      auto core = setup.endpoint().core_ptr();
+      out->index = hstore::Index<T>::create(setup, ho);
+      // Frozen between the bench's phases, stopped (in virtual time) when the index goes away.
+      out->servers = std::make_unique<hstore::Deployment<T>>(
+          out->index,
+          [core](NodeId node, unsigned fibers, ServiceBody<T> body) ->
+          typename hstore::Deployment<T>::Stop {
+            auto h = std::make_shared<sim::ServiceHost>(core, node, fibers, std::move(body));
+            return [h] { h->stop(); };
+          },
+          so);
+#endif
+    } else {
+      throw ConfigError(std::string("hstore needs memory-node services, and transport ") +
+                        std::string(T::kName) + " has no ServiceHost in dmrt-bench");
+    }
+    out->servers->start();
+    return out;
+  }
+  static Handle handle(Index& idx, Client<T>& c) {
+    return idx.index->handle(c);
+  }
+  static IndexStats stats(Index& idx, Client<T>& c) {
+    return idx.index->stats(c);
+  }
+  static uint64_t cache_bytes(Index&, Handle&) {
+    return 0;
+  }  // no compute-side cache
+};
+
+}  // namespace dmrt::bench

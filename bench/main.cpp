@@ -1,0 +1,276 @@
+// dmrt-bench: YCSB core workloads over dmrt indexes (and local peers), per-operation round trips,
+// verbs and bytes, latency percentiles; a table on stdout and JSON Lines with --json.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "bench/indexes.h"
+#include "bench/options.h"
+#include "bench/run_on.h"
+#include "bench/verify.h"
+#include "bench/workload.h"
+#include "policies/shm/transport.h"
+#if DMRT_TRANSPORT_SIM
+#include "policies/sim/cli.h"
+#endif
+#include "runtime/cluster.h"
+#if DMRT_TRANSPORT_VERBS
+#include "policies/verbs/cli.h"
+#include "policies/verbs/cluster.h"
+#endif
+#include "runtime/error.h"
+#include "runtime/scheduler.h"
+
+namespace dmrt::bench {
+
+int usage_error(const std::string& msg) {
+  std::fprintf(stderr, "dmrt-bench: %s\n", msg.c_str());
+  return kUsage;
+}
+
+namespace {
+
+std::vector<std::string> index_names() {
+  std::vector<std::string> out;
+  for (const auto& i : index_infos<ShmTransport>(IndexList<ShmTransport>{})) out.push_back(i.name);
+  return out;
+}
+
+std::string index_help() {
+  std::string s = "Index to measure:";
+  for (const auto& i : index_infos<ShmTransport>(IndexList<ShmTransport>{}))
+    s += "\n  " + i.name + (i.scan ? " [scan]" : "") + ": " + i.summary;
+  return s;
+}
+
+int main_impl(int argc, char** argv) {
+  Options opt;
+  const auto names = index_names();
+  opt.index = names.front();
+  IndexFlags flags;  // every index's typed options; CLI11 writes into them
+
+  CLI::App app{"dmrt-bench: YCSB workloads over dmrt indexes on disaggregated memory"};
+  app.get_formatter()->column_width(34);
+  app.add_option("--index", opt.index, index_help())
+      ->check(CLI::IsMember(names))
+      ->capture_default_str();
+  app.add_option("--transport", opt.transport,
+                 "Transport policy: shm (shared memory); sim, verbs when compiled in")
+      ->capture_default_str();
+  app.add_option("--workload", opt.workload,
+                 "YCSB workload: load (load phase only), a (50% read/50% update), b (95/5), "
+                 "c (read only), d (95% read latest/5% insert), e (95% scan/5% insert), "
+                 "f (50% read/50% read-modify-write)")
+      ->check(CLI::IsMember({"load", "a", "b", "c", "d", "e", "f"}, CLI::ignore_case))
+      ->capture_default_str();
+  app.add_option("--keys", opt.keys, "Records inserted by the load phase")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))
+      ->capture_default_str();
+  auto* ops = app.add_option("--ops", opt.ops, "Operations in the run phase (all clients together)")
+                  ->check(CLI::Range(uint64_t{1}, ~uint64_t{0}))
+                  ->capture_default_str();
+  app.add_option("--seconds", opt.seconds,
+                 "Run phase length in seconds of the transport clock (instead of --ops)")
+      ->check(CLI::PositiveNumber)
+      ->excludes(ops);
+  app.add_option("--threads", opt.threads, "OS threads")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  app.add_option("--fibers", opt.fibers, "Client fibers per thread")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  auto* dist = app.add_option("--distribution", opt.distribution,
+                              "Key popularity: zipfian (scrambled), uniform, latest "
+                              "(default zipfian; workload d: latest)")
+                   ->check(CLI::IsMember({"zipfian", "uniform", "latest"}, CLI::ignore_case));
+  app.add_option("--zipf-theta", opt.zipf_theta, "Zipfian skew theta, in (0, 1)")
+      ->check(CLI::Range(0.01, 0.9999))
+      ->capture_default_str();
+  app.add_option("--value-size", opt.value_size, "Value bytes")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--cache-mb", opt.cache_mb,
+                 "Compute-side cache budget in MiB per compute node, shared by its clients: the "
+                 "internal-node cache of chime, sherman and dmtree (0 = the index default)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--seed", opt.seed, "Random seed (op mix and keys)")->capture_default_str();
+  app.add_option("--key-order", opt.key_order,
+                 "Record -> key map: hashed (bijective 64-bit mix; key sets: shuffled) or ordered "
+                 "(record + 1; key sets: ascending)")
+      ->check(CLI::IsMember({"hashed", "ordered"}))
+      ->capture_default_str();
+  app.add_option(
+         "--keyset", opt.keyset,
+         "Keys the records stand for: ycsb (the --key-order map over 64-bit keys), or a "
+         "learned-index key set: uniform, normal, lognormal, seqgaps (sequential with gaps)")
+      ->check(CLI::IsMember({"ycsb", "uniform", "normal", "lognormal", "seqgaps"}))
+      ->capture_default_str();
+  app.add_option("--json", opt.json,
+                 "Append one JSON object per phase (JSON Lines) to FILE; - = stdout");
+  auto* cluster = app.add_option("--cluster", opt.cluster, "TOML cluster file (default: embedded)")
+                      ->check(CLI::ExistingFile);
+  app.add_option("--memory-nodes", opt.memory_nodes, "Memory nodes of the embedded cluster")
+      ->check(CLI::Range(1u, 1024u))
+      ->excludes(cluster)
+      ->capture_default_str();
+  app.add_option("--memory-mb", opt.memory_mb, "Region MiB per memory node of the embedded cluster")
+      ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 24))
+      ->excludes(cluster)
+      ->capture_default_str();
+  const std::string compute_help =
+      "Compute nodes; clients are homed round-robin over them (shm: of the embedded cluster; "
+      "sim: simulated, each with --clients-per-node clients)";
+#if DMRT_TRANSPORT_SIM
+  sim::add_cli_flags(app, opt.sim, "Simulator (--transport sim)", false);
+  // The simulator owns --compute-nodes; it also sizes shm's embedded cluster, so it is listed
+  // with the general flags.
+  CLI::Option* compute = app.get_option("--compute-nodes");
+  compute->description(compute_help)->group("Options");
+#else
+  CLI::Option* compute = app.add_option("--compute-nodes", opt.compute_nodes, compute_help)
+                             ->check(CLI::Range(1u, 1024u))
+                             ->capture_default_str();
+#endif
+#if DMRT_TRANSPORT_VERBS
+  const std::string vg = "RDMA (--transport verbs)";
+  app.add_option("--nodes", opt.nodes,
+                 "verbs: the cluster inline, role:size@host:port,... (instead of --cluster)")
+      ->excludes(cluster)
+      ->group(vg);
+  app.add_option("--node", opt.node,
+                 "verbs: this process's node id in the cluster (default: its compute node)")
+      ->check(CLI::Range(0, 65535))
+      ->group(vg);
+  app.add_flag("--stop-nodes", opt.stop_nodes,
+               "verbs: stop the memory nodes (dmrt-node) when the run ends")
+      ->group(vg);
+  verbs::add_cli_flags(app, opt.verbs, vg);
+#endif
+  app.add_flag("--verify", opt.verify, "Record a history and check it for linearizability");
+  app.add_flag("--quiet", opt.quiet, "No table on stdout (with --json FILE: JSON only)");
+  bool list = false;
+  app.add_flag(
+      "--list-indexes", list,
+      "Print the indexes of this build, one per line: name, scan or -, local or -; then exit");
+  // One option group per index; their flags are refused unless --index names that index.
+  const auto flag_groups = add_index_flags(app, flags);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kUsage;
+  }
+
+  if (list) {
+    for (const auto& i : index_infos<ShmTransport>(IndexList<ShmTransport>{}))
+      std::printf("%s\t%s\t%s\n", i.name.c_str(), i.scan ? "scan" : "-", i.local ? "local" : "-");
+    return 0;
+  }
+
+  for (char& ch : opt.workload)
+    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (char& ch : opt.distribution)
+    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  auto mix = mix_of(opt.workload);
+  if (!mix) return usage_error("unknown workload " + opt.workload);
+  if (dist->count() == 0) opt.distribution = mix->forces_latest ? "latest" : "zipfian";
+  if (opt.json == "-" && !opt.quiet) opt.quiet = true;  // keep stdout parseable
+
+#if DMRT_TRANSPORT_SIM
+  opt.compute_nodes = opt.sim.compute_nodes;
+#endif
+  if (compute->count() > 0 && !opt.cluster.empty())
+    return usage_error(
+        "--compute-nodes cannot be combined with --cluster (the file lists the nodes)");
+  if (opt.compute_nodes < 1) return usage_error("--compute-nodes must be at least 1");
+
+  // Index flags: only the chosen index's, and only if its adapter applies them.
+  for (const auto& [name, group] : flag_groups) {
+    for (const CLI::Option* o : group->get_options()) {
+      if (o->count() == 0) continue;
+      if (name != opt.index)
+        return usage_error(o->get_name() + " is a flag of --index " + name + ", not of --index " +
+                           opt.index);
+      for (const auto& info : index_infos<ShmTransport>(IndexList<ShmTransport>{}))
+        if (info.name == name && info.ignores_flags)
+          return usage_error(o->get_name() + ": the " + name +
+                             " adapter of this build does not apply its flags yet");
+    }
+  }
+  if (std::string err = check_index_flags(opt.index, flags); !err.empty()) return usage_error(err);
+
+  if (opt.verify && !verify_available()) {
+    std::fprintf(stderr, "verify: not available in this build\n");
+    return kUsage;
+  }
+
+  ClusterConfig config =
+      !opt.cluster.empty() ? ClusterConfig::from_toml_file(opt.cluster)
+#if DMRT_TRANSPORT_VERBS
+      : !opt.nodes.empty()
+          ? verbs::parse_cluster_arg(opt.nodes)
+#endif
+          : ClusterConfig::embedded(opt.memory_nodes, opt.compute_nodes, opt.memory_mb << 20);
+  if (opt.transport != "verbs" && (!opt.nodes.empty() || opt.node >= 0 || opt.stop_nodes))
+    return usage_error("--nodes, --node and --stop-nodes are flags of --transport verbs");
+
+  // The one transport switch: each case instantiates the whole driver for that policy.
+  if (opt.transport == "shm") return run_shm(opt, config, *mix, flags);
+#if DMRT_TRANSPORT_SIM
+  if (opt.transport == "sim") {
+    // Every simulated client is a fiber of one OS thread, in virtual time.
+    if (!opt.cluster.empty())
+      opt.sim.compute_nodes = static_cast<unsigned>(config.compute_nodes().size());
+    opt.compute_nodes = opt.sim.compute_nodes;
+    opt.threads = 1;
+    opt.fibers = opt.sim.compute_nodes * opt.sim.clients_per_node;
+    return run_sim(opt, config, *mix, flags);
+  }
+#endif
+#if DMRT_TRANSPORT_VERBS
+  if (opt.transport == "verbs") return run_verbs(opt, config, *mix, flags);
+#endif
+  if (opt.transport == "sim" || opt.transport == "verbs") {
+    std::string built = "shm";
+#if DMRT_TRANSPORT_SIM
+    built += ", sim";
+#endif
+#if DMRT_TRANSPORT_VERBS
+    built += ", verbs";
+#endif
+    return usage_error("transport " + opt.transport +
+                       " is not available in this dmrt-bench build (compiled in: " + built + ")");
+  }
+  return usage_error("unknown transport " + opt.transport + " (choices: shm, sim, verbs)");
+}
+
+}  // namespace
+}  // namespace dmrt::bench
+
+int main(int argc, char** argv) {
+  try {
+    return dmrt::bench::main_impl(argc, argv);
+  } catch (const dmrt::WorkerFailure& e) {
+    std::string first;
+    try {
+      if (e.first()) std::rethrow_exception(e.first());
+    } catch (const std::exception& inner) {
+      first = inner.what();
+    } catch (...) {
+    }
+    std::fprintf(stderr, "dmrt-bench: %s%s%s\n", e.what(), first.empty() ? "" : ": ",
+                 first.c_str());
+    return 1;
+  } catch (const dmrt::ConfigError& e) {
+    std::fprintf(stderr, "dmrt-bench: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dmrt-bench: %s\n", e.what());
+    return 1;
+  }
+}

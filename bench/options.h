@@ -1,0 +1,61 @@
+// Parsed dmrt-bench command line (see bench/main.cpp for the flags, docs/bench.md for meanings).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "bench/workload.h"
+
+#if DMRT_TRANSPORT_SIM
+#include "policies/sim/options.h"
+#endif
+#if DMRT_TRANSPORT_VERBS
+#include "policies/verbs/device.h"
+#endif
+
+namespace dmrt::bench {
+
+struct Options {
+  std::string index;
+  std::string transport = "shm";
+  std::string workload = "c";
+  uint64_t keys = 1'000'000;
+  uint64_t ops = 1'000'000;  // run phase length when seconds == 0
+  double seconds = 0;        // run phase length in seconds (transport clock) when > 0
+  unsigned threads = 1;
+  unsigned fibers = 1;
+  std::string distribution = "zipfian";  // effective distribution (D defaults to latest)
+  double zipf_theta = 0.99;
+  size_t value_size = 8;
+  double cache_mb = 0;
+  uint64_t seed = 1;
+  std::string key_order = "hashed";
+  std::string keyset = "ycsb";  // which keys records stand for (KeyMap in bench/workload.h)
+  std::string json;             // "" = none, "-" = stdout, else a file (JSON Lines, appended)
+  std::string cluster;          // TOML cluster file; "" = embedded
+  unsigned memory_nodes = 1;
+  unsigned compute_nodes = 1;  // embedded cluster (shm); on sim, sim.compute_nodes
+  uint64_t memory_mb = 4096;
+#if DMRT_TRANSPORT_SIM
+  sim::Options sim = sim::Options::preset("rdma-cx6");  // --transport sim: cluster and cost model
+#endif
+#if DMRT_TRANSPORT_VERBS
+  verbs::Options verbs;  // --transport verbs: device and queue-pair settings
+#endif
+  std::string nodes;        // verbs: the cluster inline, role:size@host:port,... ("" = --cluster)
+  int node = -1;            // verbs: this process's node id (-1: the cluster's compute node)
+  bool stop_nodes = false;  // verbs: ask the memory nodes (dmrt-node) to exit at the end
+  bool verify = false;
+  bool quiet = false;  // no table on stdout
+
+  Distribution dist() const {
+    if (distribution == "uniform") return Distribution::kUniform;
+    if (distribution == "latest") return Distribution::kLatest;
+    return Distribution::kZipfian;
+  }
+  KeyOrder order() const {
+    return key_order == "ordered" ? KeyOrder::kOrdered : KeyOrder::kHashed;
+  }
+};
+
+}  // namespace dmrt::bench

@@ -1,0 +1,70 @@
+// Phase results of dmrt-bench and their two renderings: a table on stdout and one JSON object.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/options.h"
+#include "bench/workload.h"
+#include "indexes/common/kv.h"
+#include "runtime/stats.h"
+
+namespace dmrt::bench {
+
+// Everything attributed to one operation kind (or to all kinds together).
+struct KindResult {
+  uint64_t count = 0;
+  uint64_t failed = 0;
+  Histogram latency;                      // ns, transport clock
+  VerbCounters total;                     // verbs/bytes/round trips of these ops
+  std::array<VerbCounters, 2> by_role{};  // split by node role (memory / compute)
+
+  void merge(const KindResult& o) {
+    count += o.count;
+    failed += o.failed;
+    latency.merge(o.latency);
+    total += o.total;
+    by_role[0] += o.by_role[0];
+    by_role[1] += o.by_role[1];
+  }
+};
+
+struct PhaseResult {
+  std::string phase;  // "load" | "run"
+  double seconds = 0;
+  std::array<KindResult, kOpKinds> kinds{};
+  KindResult all;  // merge of kinds
+  uint64_t cache_bytes = 0;
+  uint64_t pool_bytes_used = 0;
+  IndexStats index_stats;
+  // Transport-specific figures (sim: NIC utilisation and the bottleneck); null when none.
+  nlohmann::json transport_report;
+  std::string transport_summary;  // the same for the table
+};
+
+struct RunInfo {
+  std::string index;
+  std::string transport;
+  std::string workload;
+  std::string distribution;
+  std::string key_order;
+  std::string keyset = "ycsb";
+  double zipf_theta = 0.99;
+  uint64_t keys = 0;
+  unsigned threads = 1, fibers = 1;
+  size_t value_size = 8;
+  uint64_t seed = 1;
+  unsigned memory_nodes = 1, compute_nodes = 1;
+  bool local_index = false;
+  nlohmann::json index_options = nlohmann::json::object();  // the options the index ran with
+};
+
+nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r);
+void print_phase(const RunInfo& info, const PhaseResult& r);
+// Appends one line (JSON Lines) to `path`, or prints it when path is "-". Throws on I/O errors.
+void write_json_line(const std::string& path, const nlohmann::json& j);
+
+}  // namespace dmrt::bench

@@ -1,0 +1,450 @@
+// The benchmark driver proper: load and run phases of a YCSB workload over one index adapter and
+// one transport, every client a fiber of the Scheduler, every operation timed and its verbs
+// attributed to its kind.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/indexes.h"
+#include "bench/options.h"
+#include "bench/report.h"
+#include "bench/transports.h"
+#include "bench/verify.h"
+#include "bench/workload.h"
+#include "runtime/client.h"
+#include "runtime/scheduler.h"
+
+namespace dmrt::bench {
+
+// Prints "phase: done/target" on stderr every 250 ms while a phase runs, only on a terminal.
+class Progress {
+ public:
+  Progress(std::string phase, uint64_t target, double seconds)
+      : enabled_(isatty(STDERR_FILENO) == 1) {
+    if (!enabled_) return;
+    thread_ = std::thread([this, phase = std::move(phase), target, seconds] {
+      auto start = std::chrono::steady_clock::now();
+      while (!stop_.load(std::memory_order_relaxed)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        uint64_t d = done.load(std::memory_order_relaxed);
+        if (seconds > 0)
+          std::fprintf(stderr, "\r%s: %llu ops, %.1f/%.1f s, %.2f Mops/s   ", phase.c_str(),
+                       static_cast<unsigned long long>(d), el, seconds,
+                       el > 0 ? d / el / 1e6 : 0.0);
+        else
+          std::fprintf(stderr, "\r%s: %llu/%llu ops (%.0f%%), %.2f Mops/s   ", phase.c_str(),
+                       static_cast<unsigned long long>(d), static_cast<unsigned long long>(target),
+                       target ? 100.0 * d / target : 100.0, el > 0 ? d / el / 1e6 : 0.0);
+        std::fflush(stderr);
+      }
+      std::fprintf(stderr, "\r%*s\r", 72, "");
+      std::fflush(stderr);
+    });
+  }
+  ~Progress() {
+    if (!enabled_) return;
+    stop_.store(true);
+    thread_.join();
+  }
+  void add(uint64_t n) {
+    if (enabled_) done.fetch_add(n, std::memory_order_relaxed);
+  }
+
+  std::atomic<uint64_t> done{0};
+
+ private:
+  bool enabled_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+template <Transport T, class A>
+class Bench {
+ public:
+  using Index = typename A::Index;
+  using Handle = typename A::Handle;
+
+  using Flags = FlagsOf<A>;
+
+  Bench(const Options& opt, const ClusterConfig& config, Mix mix, const Flags& flags)
+      : opt_(opt), mix_(mix), flags_(flags), env_(opt, config) {
+    const ClusterConfig& c = env_.config();
+    compute_ = c.compute_nodes();
+    if (compute_.empty()) compute_ = c.memory_nodes();  // no compute node: clients live on node 0
+    workers_.resize(static_cast<size_t>(opt.threads) * opt.fibers);
+
+    info_.index = std::string(A::kName);
+    info_.transport = std::string(T::kName);
+    info_.workload = opt.workload;
+    info_.distribution = opt.distribution;
+    info_.key_order = opt.key_order;
+    info_.keyset = opt.keyset;
+    info_.zipf_theta = opt.zipf_theta;
+    info_.keys = opt.keys;
+    info_.threads = opt.threads;
+    info_.fibers = opt.fibers;
+    info_.value_size = opt.value_size;
+    info_.seed = opt.seed;
+    info_.memory_nodes = static_cast<unsigned>(c.memory_nodes().size());
+    info_.compute_nodes = static_cast<unsigned>(c.compute_nodes().size());
+    info_.local_index = A::kLocal;
+  }
+
+  // Runs the phases; returns the process exit code (0, or the verifier's verdict).
+  int run() {
+    const uint64_t run_ops = mix_.load_only ? 0 : (opt_.seconds > 0 ? opt_.keys : opt_.ops);
+    expected_inserts_ = static_cast<uint64_t>(static_cast<double>(run_ops) * mix_.insert * 2.0);
+
+    // A key-set table covers every record the run can insert: expected_inserts_ is already twice
+    // what a --ops run inserts; a --seconds run is open-ended, so it gets twice that again.
+    if (opt_.keyset != "ycsb")
+      keys_ = KeyMap(opt_.keyset, opt_.keys + expected_inserts_ * (opt_.seconds > 0 ? 2 : 1) + 64,
+                     opt_.seed, opt_.order());
+    else
+      keys_ = KeyMap(opt_.order());
+
+    IndexOptions io;
+    io.value_size = opt_.value_size;
+    io.cache_bytes = static_cast<uint64_t>(opt_.cache_mb * 1024 * 1024);
+    io.expected_keys = opt_.keys + expected_inserts_;
+    if (keys_.tabled())
+      io.key_space = keys_.max_key();
+    else
+      io.key_space = opt_.order() == KeyOrder::kOrdered ? io.expected_keys + 1 : 0;
+    io.clients = static_cast<unsigned>(workers_.size());
+    io.compute_nodes = static_cast<unsigned>(compute_.size());
+    io.seed = opt_.seed;
+
+    if constexpr (requires { A::describe(io, flags_); })
+      info_.index_options = A::describe(io, flags_);
+    else if constexpr (requires { A::describe(io); })
+      info_.index_options = A::describe(io);
+
+    setup_ = std::make_unique<Client<T>>(
+        env_.endpoint(compute_[0], static_cast<uint32_t>(workers_.size())));
+    on_setup_client([&] {
+      if constexpr (CreatesWithFlags<A, T>)
+        index_ = A::create(*setup_, io, flags_);
+      else
+        index_ = A::create(*setup_, io);
+    });
+
+    emit(load_phase());
+    if (!mix_.load_only) emit(run_phase());
+
+    if (opt_.verify) {
+      History h;
+      for (auto& w : workers_) h.push_back(w ? std::move(w->history) : std::vector<RecordedOp>{});
+      return verify_history(h, opt_);
+    }
+    return 0;
+  }
+
+ private:
+  struct Worker {
+    std::unique_ptr<Client<T>> client;
+    std::unique_ptr<Handle> handle;
+    Rng rng{1};
+    std::optional<KeyChooser> chooser;
+    std::array<KindResult, kOpKinds> acc{};
+    uint64_t start_ns = 0, end_ns = 0;
+    uint64_t stamp = 0;  // per-writer value sequence
+    std::string value, out;
+    std::vector<std::pair<Key, std::string>> rows;
+    std::vector<RecordedOp> history;
+  };
+
+  // Runs f on one fiber of a 1x1 scheduler (so that transports whose verbs need a fiber work).
+  template <class F>
+  void on_setup_client(F&& f) {
+    Scheduler s({1, 1});
+    s.run([&](const WorkerId&) { f(); }, env_.hooks());
+  }
+
+  Worker& worker(const WorkerId& id) {
+    auto& slot = workers_[id.index];
+    if (!slot) {
+      slot = std::make_unique<Worker>();
+      slot->client = std::make_unique<Client<T>>(
+          env_.endpoint(compute_[id.index % compute_.size()], id.index));
+      slot->handle.reset(new Handle(A::handle(*index_, *slot->client)));
+      slot->rng = Rng(opt_.seed * 0x9e3779b97f4a7c15ull + id.index + 1);
+      slot->value.reserve(opt_.value_size);
+    }
+    return *slot;
+  }
+
+  // One timed index call with its verbs attributed to `kind`. `op` returns success.
+  template <class Op>
+  void timed(Worker& w, OpKind kind, Op&& op) {
+    Client<T>& c = *w.client;
+    const VerbCounters before = c.counters().total;
+    const VerbCounters mem_before = c.counters().by_role[0];
+    const VerbCounters cmp_before = c.counters().by_role[1];
+    const uint64_t t0 = c.now_ns();
+    const bool ok = op();
+    const uint64_t t1 = c.now_ns();
+    KindResult& k = w.acc[static_cast<size_t>(kind)];
+    ++k.count;
+    if (!ok) ++k.failed;
+    k.latency.record(t1 - t0);
+    k.total += c.counters().total - before;
+    k.by_role[0] += c.counters().by_role[0] - mem_before;
+    k.by_role[1] += c.counters().by_role[1] - cmp_before;
+    if (opt_.verify && !w.history.empty() && w.history.back().invoke_ns == kPending) {
+      w.history.back().invoke_ns = t0;
+      w.history.back().response_ns = t1;
+    }
+  }
+  static constexpr uint64_t kPending = std::numeric_limits<uint64_t>::max();
+
+  RecordedOp* record(Worker& w, uint32_t id, OpKind kind, Key key) {
+    if (!opt_.verify) return nullptr;
+    RecordedOp& r = w.history.emplace_back();
+    r.client = id;
+    r.kind = kind;
+    r.key = key;
+    r.invoke_ns = kPending;
+    return &r;
+  }
+
+  // --- the operations ---------------------------------------------------------------------------
+  bool do_insert(Worker& w, uint32_t id, uint64_t record) {
+    Key key = keys_(record);
+    make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
+    RecordedOp* r = record_op(w, id, OpKind::kInsert, key);
+    bool ok = false;
+    timed(w, OpKind::kInsert, [&] { return ok = w.handle->insert(key, w.value); });
+    if (r) r->value = w.value, r->ok = ok;
+    return ok;
+  }
+  void do_search(Worker& w, uint32_t id, Key key) {
+    RecordedOp* r = record_op(w, id, OpKind::kSearch, key);
+    bool ok = false;
+    timed(w, OpKind::kSearch, [&] { return ok = w.handle->search(key, w.out); });
+    if (r) r->ok = ok, r->out = ok ? w.out : std::string();
+  }
+  void do_update(Worker& w, uint32_t id, Key key) {
+    make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
+    RecordedOp* r = record_op(w, id, OpKind::kUpdate, key);
+    bool ok = false;
+    timed(w, OpKind::kUpdate, [&] { return ok = w.handle->update(key, w.value); });
+    if (r) r->value = w.value, r->ok = ok;
+  }
+  void do_rmw(Worker& w, uint32_t id, Key key) {
+    make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
+    // Recorded as its two halves; timed and counted as one operation.
+    RecordedOp* rd = record_op(w, id, OpKind::kSearch, key);
+    bool found = false, updated = false;
+    uint64_t mid = 0;
+    timed(w, OpKind::kRmw, [&] {
+      found = w.handle->search(key, w.out);
+      if (opt_.verify) mid = w.client->now_ns();
+      updated = w.handle->update(key, w.value);
+      return found && updated;
+    });
+    if (rd) {
+      // timed() stamped the first record; split the interval at the update's start.
+      size_t i = w.history.size() - 1;
+      w.history[i].ok = found;
+      w.history[i].out = found ? w.out : std::string();
+      uint64_t end = w.history[i].response_ns;
+      w.history[i].response_ns = mid;
+      RecordedOp& up = w.history.emplace_back();
+      up.client = id;
+      up.kind = OpKind::kUpdate;
+      up.key = key;
+      up.value = w.value;
+      up.ok = updated;
+      up.invoke_ns = mid;
+      up.response_ns = end;
+    }
+  }
+  void do_scan(Worker& w, uint32_t id, Key key, uint32_t count) {
+    RecordedOp* r = record_op(w, id, OpKind::kScan, key);
+    if constexpr (kSupportsScan<A>) {
+      timed(w, OpKind::kScan, [&] {
+        w.handle->scan(key, count, w.rows);
+        return !w.rows.empty() && w.rows.front().first == key;
+      });
+      if (r) r->ok = true, r->rows = w.rows, r->scan_count = count;
+    } else {
+      (void)r, (void)key, (void)count;
+      throw ConfigError(std::string("index ") + std::string(A::kName) + " does not support scans");
+    }
+  }
+  RecordedOp* record_op(Worker& w, uint32_t id, OpKind kind, Key key) {
+    return record(w, id, kind, key);
+  }
+
+  // --- phases -----------------------------------------------------------------------------------
+  template <class Body>
+  PhaseResult phase(const std::string& name, uint64_t target, double seconds, Body&& body) {
+    for (auto& w : workers_)
+      if (w) {
+        w->acc = {};
+        w->start_ns = w->end_ns = 0;
+      }
+    env_.begin_phase();
+    {
+      Progress progress(name, target, seconds);
+      Scheduler sched({opt_.threads, opt_.fibers});
+      sched.run(
+          [&](const WorkerId& id) {
+            Worker& w = worker(id);
+            w.start_ns = w.client->now_ns();
+            body(w, id, progress);
+            w.end_ns = w.client->now_ns();
+          },
+          env_.hooks());
+    }
+    PhaseResult r;
+    r.phase = name;
+    uint64_t start = ~0ull, end = 0;
+    for (auto& w : workers_) {
+      if (!w) continue;
+      for (size_t k = 0; k < kOpKinds; ++k) {
+        r.kinds[k].merge(w->acc[k]);
+        r.all.merge(w->acc[k]);
+      }
+      start = std::min(start, w->start_ns);
+      end = std::max(end, w->end_ns);
+    }
+    r.seconds = end > start ? static_cast<double>(end - start) / 1e9 : 0.0;
+    r.pool_bytes_used = env_.pool_bytes_used();
+    env_.end_phase(r);
+    on_setup_client([&] {
+      r.index_stats = A::stats(*index_, *setup_);
+      for (auto& w : workers_)
+        if (w) r.cache_bytes += A::cache_bytes(*index_, *w->handle);
+      if constexpr (requires { A::shared_cache_bytes(*index_); })
+        r.cache_bytes += A::shared_cache_bytes(*index_);  // per compute node, counted once
+    });
+    return r;
+  }
+
+  PhaseResult load_phase() {
+    std::atomic<uint64_t> next{0};
+    constexpr uint64_t kChunk = 32;
+    return phase("load", opt_.keys, 0, [&](Worker& w, const WorkerId& id, Progress& p) {
+      for (;;) {
+        uint64_t first = next.fetch_add(kChunk, std::memory_order_relaxed);
+        if (first >= opt_.keys) break;
+        uint64_t last = std::min(first + kChunk, opt_.keys);
+        for (uint64_t rec = first; rec < last; ++rec) {
+          do_insert(w, id.index, rec);
+          env_.between_ops(*w.client);
+        }
+        p.add(last - first);
+      }
+    });
+  }
+
+  PhaseResult run_phase() {
+    InsertSequence seq(opt_.keys);
+    ChooserSpec spec;
+    spec.dist = opt_.dist();
+    spec.theta = opt_.zipf_theta;
+    spec.loaded = opt_.keys;
+    spec.zipf_items = opt_.keys + expected_inserts_;
+    if (spec.dist == Distribution::kZipfian)
+      spec.zipf_zetan = zeta_extend(0, spec.zipf_items, spec.theta, 0.0);
+    if (spec.dist == Distribution::kLatest)
+      spec.latest_zetan = zeta_extend(0, spec.loaded, spec.theta, 0.0);
+    for (auto& w : workers_)
+      if (w) w->chooser.reset();
+
+    std::atomic<uint64_t> claimed{0};
+    std::atomic<uint64_t> shared_deadline{0};
+    const bool timed_run = opt_.seconds > 0;
+    const uint64_t span_ns = static_cast<uint64_t>(opt_.seconds * 1e9);
+    constexpr uint64_t kChunk = 16;
+
+    return phase("run", opt_.ops, opt_.seconds, [&](Worker& w, const WorkerId& id, Progress& p) {
+      if (!w.chooser) w.chooser.emplace(spec);
+      // One deadline for the phase, set by the first client to start (transport clock).
+      uint64_t deadline = 0;
+      if (timed_run) {
+        uint64_t mine = w.client->now_ns() + span_ns, none = 0;
+        deadline = shared_deadline.compare_exchange_strong(none, mine) ? mine : none;
+      }
+      uint64_t budget = 0;
+      for (;;) {
+        if (timed_run) {
+          if (w.client->now_ns() >= deadline) break;
+          budget = kChunk;
+        } else if (budget == 0) {
+          uint64_t first = claimed.fetch_add(kChunk, std::memory_order_relaxed);
+          if (first >= opt_.ops) break;
+          budget = std::min(kChunk, opt_.ops - first);
+        }
+        uint64_t batch = timed_run ? 1 : budget;
+        for (uint64_t i = 0; i < batch; ++i) {
+          one_op(w, id.index, seq);
+          env_.between_ops(*w.client);
+        }
+        budget -= batch;
+        p.add(batch);
+      }
+    });
+  }
+
+  void one_op(Worker& w, uint32_t id, InsertSequence& seq) {
+    OpKind kind = pick_op(mix_, w.rng);
+    if (kind == OpKind::kInsert) {
+      uint64_t rec = seq.next();
+      do_insert(w, id, rec);
+      seq.acknowledge(rec);
+      return;
+    }
+    const Key key = keys_(w.chooser->next(w.rng, seq.limit()));
+    switch (kind) {
+      case OpKind::kSearch:
+        do_search(w, id, key);
+        break;
+      case OpKind::kUpdate:
+        do_update(w, id, key);
+        break;
+      case OpKind::kRmw:
+        do_rmw(w, id, key);
+        break;
+      case OpKind::kScan:
+        do_scan(w, id, key, 1 + static_cast<uint32_t>(w.rng.below(mix_.max_scan)));
+        break;
+      default:
+        break;
+    }
+  }
+
+  void emit(const PhaseResult& r) {
+    if (!opt_.quiet) print_phase(info_, r);
+    if (!opt_.json.empty()) write_json_line(opt_.json, phase_json(info_, r));
+  }
+
+  Options opt_;
+  Mix mix_;
+  const Flags& flags_;  // main.cpp's, alive for the whole run
+  KeyMap keys_;
+  Env<T> env_;
+  RunInfo info_;
+  std::vector<NodeId> compute_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<Client<T>> setup_;
+  std::shared_ptr<Index> index_;
+  uint64_t expected_inserts_ = 0;
+};
+
+}  // namespace dmrt::bench

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# dmrt.sh: install what is missing, build, then run the benchmark (bench) or the test suite (test).
+#   ./dmrt.sh bench [dmrt-bench flags...]   main benchmark on the default (shm) transport
+#   ./dmrt.sh test                          release tests, ASan/UBSan and TSan runs, then the
+#                                           verbs tests inside a Soft-RoCE VM (tests/vm/run.sh)
+# Each configuration is built once into build/, build-asan/, build-tsan/ and reused.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+packages=(meson ninja-build g++ pkg-config libboost-fiber-dev libboost-context-dev libnuma-dev
+          libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libfmt-dev libxxhash-dev
+          libtomlplusplus-dev libtbb-dev libibverbs-dev ibverbs-providers)
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "dmrt: installing ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+jobs=$(nproc 2>/dev/null || echo 2)
+
+configure() {  # configure DIR [meson options...]: set up once, then build; log shown on failure
+  local dir=$1; shift
+  local log
+  log=$(mktemp)
+  if { if [ -f "$dir/build.ninja" ]; then meson configure "$dir" "$@"; else meson setup "$dir" "$@"; fi; } >"$log" 2>&1 &&
+     ninja -C "$dir" -j"$jobs" >>"$log" 2>&1; then
+    rm -f "$log"
+    return 0
+  fi
+  tail -n 60 "$log" >&2
+  rm -f "$log"
+  echo "dmrt: building $dir failed" >&2
+  return 1
+}
+
+passed=0
+failed=0
+# run_suites DIR LABEL [meson test args...]: runs tests, adds meson's per-test results to the totals.
+run_suites() {
+  local dir=$1 label=$2; shift 2
+  echo "== $label" >&2
+  local rc=0
+  (cd "$dir" && meson test --no-rebuild --print-errorlogs "$@") || rc=$?
+  local log="$dir/meson-logs/testlog.json"
+  if [ -f "$log" ]; then
+    local p f
+    p=$(grep -c '"result": "OK"' "$log" || true)
+    f=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" || true)
+    passed=$((passed + p))
+    failed=$((failed + f))
+    echo "$label: $p passed, $f failed" >&2
+  fi
+  if [ "$rc" -ne 0 ] && [ ! -f "$log" ]; then failed=$((failed + 1)); fi
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  bench)
+    install_missing
+    configure build -Dtransports=shm,sim,verbs
+    if [ $# -eq 0 ]; then
+      set -- --index race --workload a --keys 100000 --ops 1000000 --threads 2 --fibers 8
+    fi
+    exec ./build/bench/dmrt-bench "$@"
+    ;;
+  test)
+    install_missing
+    start=$(date +%s)
+    if configure build -Dtransports=shm,sim,verbs; then
+      run_suites build "release: all suites" --num-processes 1
+    else
+      failed=$((failed + 1))
+    fi
+    # Sanitizers run the suites that exercise concurrency and memory handling.
+    if configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false; then
+      ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        run_suites build-asan "asan+ubsan" --suite unit --suite concurrency --suite process \
+          --num-processes 1 --timeout-multiplier 3
+    else
+      failed=$((failed + 1))
+    fi
+    if configure build-tsan -Db_sanitize=thread -Dbench=false; then
+      TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+        run_suites build-tsan "tsan" --suite concurrency --num-processes 1 --timeout-multiplier 4
+    else
+      failed=$((failed + 1))
+    fi
+    # The verbs transport for real: Soft-RoCE inside a qemu VM, running the release build's binaries.
+    if [ -x build/tests/verbs/verbs_unit ]; then
+      echo "== verbs in a Soft-RoCE VM" >&2
+      vm_log=$(mktemp)
+      tests/vm/run.sh --build build 2>&1 | tee "$vm_log" >&2 || true
+      vm_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$vm_log" | tail -n 1 || true)
+      if [ -n "$vm_line" ]; then
+        passed=$((passed + $(echo "$vm_line" | cut -d' ' -f1)))
+        failed=$((failed + $(echo "$vm_line" | cut -d' ' -f3)))
+      else
+        echo "dmrt: the VM stage did not report results" >&2
+        failed=$((failed + 1))
+      fi
+      rm -f "$vm_log"
+    fi
+    echo "dmrt: tests took $(( $(date +%s) - start )) s" >&2
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    ;;
+  *)
+    sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac

@@ -1,0 +1,75 @@
+// Hotspot buffer: per-compute-node LFU table of hot leaf entries for speculative single-entry
+// reads.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "indexes/common/sealed_object.h"
+#include "runtime/address.h"
+
+namespace dmrt::chime {
+
+// Entry (16 B, as in the paper): key word = leaf address | slot index (leaves are 256-byte
+// aligned, so the low byte is free), value word = fingerprint:16 | counter:32. Bucketed
+// 4-way; a full bucket replaces its least-counted entry (LFU). Lock-free: the two words may be
+// updated non-atomically together by racing threads, which is harmless because a speculative
+// read is always validated against the entry it fetches.
+class HotspotBuffer {
+ public:
+  explicit HotspotBuffer(uint64_t bytes) : n_(bytes / 16 / kWays * kWays) {
+    if (n_) slots_ = std::make_unique<Slot[]>(n_);
+  }
+  bool enabled() const { return n_ != 0; }
+
+  // Counter of (leaf, idx) if buffered with this fingerprint, else 0.
+  uint32_t lookup(GlobalAddress leaf, uint32_t idx, uint16_t fp) const {
+    if (!n_) return 0;
+    uint64_t key = leaf.raw() | idx;
+    const Slot* b = bucket(key);
+    for (unsigned i = 0; i < kWays; ++i) {
+      if (b[i].key.load(std::memory_order_relaxed) != key) continue;
+      uint64_t v = b[i].val.load(std::memory_order_relaxed);
+      return (v >> 32) == fp ? static_cast<uint32_t>(v) : 0;
+    }
+    return 0;
+  }
+
+  // Records an access to a KV entry.
+  void touch(GlobalAddress leaf, uint32_t idx, uint16_t fp) {
+    if (!n_) return;
+    uint64_t key = leaf.raw() | idx;
+    Slot* b = bucket(key);
+    unsigned victim = 0;
+    uint32_t least = UINT32_MAX;
+    for (unsigned i = 0; i < kWays; ++i) {
+      if (b[i].key.load(std::memory_order_relaxed) == key) {
+        uint64_t v = b[i].val.load(std::memory_order_relaxed);
+        uint32_t cnt = (v >> 32) == fp ? static_cast<uint32_t>(v) : 0;  // new occupant: restart
+        if (cnt < UINT32_MAX) ++cnt;
+        b[i].val.store(uint64_t{fp} << 32 | cnt, std::memory_order_relaxed);
+        return;
+      }
+      uint32_t c = static_cast<uint32_t>(b[i].val.load(std::memory_order_relaxed));
+      if (c < least) least = c, victim = i;
+    }
+    b[victim].key.store(key, std::memory_order_relaxed);
+    b[victim].val.store(uint64_t{fp} << 32 | 1, std::memory_order_relaxed);
+  }
+
+  uint64_t bytes() const { return n_ * 16; }
+
+ private:
+  static constexpr unsigned kWays = 4;
+  struct Slot {
+    std::atomic<uint64_t> key{0};
+    std::atomic<uint64_t> val{0};
+  };
+  Slot* bucket(uint64_t key) const { return &slots_[btree::mix64(key) % (n_ / kWays) * kWays]; }
+
+  size_t n_;
+  std::unique_ptr<Slot[]> slots_;
+};
+
+}  // namespace dmrt::chime

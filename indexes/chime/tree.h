@@ -1,0 +1,545 @@
+// CHIME (SOSP '24): B+ tree upper levels (cached) over hopscotch-hashed leaves, with three-level
+// optimistic synchronization, piggybacked vacancy bitmaps, replicated leaf metadata,
+// sibling-based validation and hotness-aware speculative reads.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "indexes/chime/hotspot.h"
+#include "indexes/chime/leaf.h"
+#include "indexes/chime/options.h"
+#include "indexes/common/btree_core.h"
+#include "indexes/common/kv.h"
+#include "runtime/client.h"
+#include "runtime/error.h"
+#include "runtime/layout.h"
+
+namespace dmrt::chime {
+
+template <Transport T>
+class Tree : public std::enable_shared_from_this<Tree<T>> {
+ public:
+  class Handle;
+
+  static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
+    auto t = std::shared_ptr<Tree>(new Tree(c, o));
+    LeafImage img(t->geo_);
+    for (uint32_t r = 0; r < t->geo_.groups(); ++r) img.set_replica(r, 1, GlobalAddress::null());
+    for (uint32_t i = 0; i < t->geo_.span(); ++i) img.set_entry(i, 1, 0, 0, 0, nullptr);
+    img.w[t->geo_.lock_word()] = 0;
+    GlobalAddress leaf = t->alloc_leaf(c);
+    c.write(leaf, img.w.data(), static_cast<uint32_t>(img.w.size() * 8));
+    btree::BTreeCore<T>::publish_root(c, t->core_.root_slot(), {0, leaf});
+    t->leaves_.fetch_add(1);
+    return t;
+  }
+  static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
+    auto t = std::shared_ptr<Tree>(new Tree(c, o));
+    t->core_.read_root(c);
+    return t;
+  }
+
+  Handle handle(Client<T>& c) { return Handle(this->shared_from_this(), c); }
+
+  IndexStats stats() {
+    const auto& s = core_.stats();
+    return {{"height", static_cast<double>(core_.cached_height()) + 1},
+            {"leaves", static_cast<double>(leaves_.load())},
+            {"splits", static_cast<double>(splits_.load() + s.internal_splits.load())},
+            {"leaf_splits", static_cast<double>(splits_.load())},
+            {"internal_splits", static_cast<double>(s.internal_splits.load())},
+            {"cache_hits", static_cast<double>(s.cache_hits.load())},
+            {"cache_misses", static_cast<double>(s.cache_misses.load())},
+            {"cache_bytes", static_cast<double>(core_.cache().used_bytes())},
+            {"cache_evictions", static_cast<double>(core_.cache().evictions())},
+            {"hotspot_bytes", static_cast<double>(hot_.bytes())},
+            {"speculative_hits", static_cast<double>(spec_hits_.load())},
+            {"speculative_misses", static_cast<double>(spec_misses_.load())},
+            {"sibling_moves", static_cast<double>(sibling_moves_.load())},
+            {"read_retries", static_cast<double>(read_retries_.load() + s.retries.load())},
+            {"lock_retries", static_cast<double>(lock_retries_.load())}};
+  }
+  // Internal-node cache in use (the hotspot buffer is a separate, fixed budget).
+  uint64_t cache_bytes() const { return core_.cache().used_bytes(); }
+  const Options& options() const { return opts_; }
+  const Geometry& geometry() const { return geo_; }
+
+ private:
+  Tree(Client<T>& c, const Options& o)
+      : opts_(validate(o)),
+        geo_(o.span, o.neighborhood, o.value_size),
+        hot_(o.speculative_read ? o.hotspot_bytes : 0),
+        core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
+              nullptr) {}
+
+  static const Options& validate(const Options& o) {
+    if (o.value_size == 0 || o.value_size > 1024)
+      throw ConfigError("chime: value_size must be in [1, 1024]");
+    if (o.root_slot >= layout::kRootSlots) throw ConfigError("chime: root_slot out of range");
+    return o;
+  }
+  static NodeId first_memory_node(Client<T>& c) {
+    auto m = c.memory_nodes();
+    if (m.empty()) throw ConfigError("chime: the cluster has no memory node");
+    return m.front();
+  }
+  // 256-byte alignment frees the low byte of a leaf address for the hotspot buffer's slot index.
+  GlobalAddress alloc_leaf(Client<T>& c) {
+    uint64_t bytes = (geo_.remote_bytes() + 255) & ~uint64_t{255};
+    return c.alloc(bytes, bytes <= 4096 ? 256 : 64);
+  }
+
+  Options opts_;
+  Geometry geo_;
+  HotspotBuffer hot_;
+  btree::BTreeCore<T> core_;
+  std::atomic<uint64_t> leaves_{0}, splits_{0}, spec_hits_{0}, spec_misses_{0}, sibling_moves_{0},
+      read_retries_{0}, lock_retries_{0};
+
+ public:
+  class Handle {
+   public:
+    Handle(std::shared_ptr<Tree> t, Client<T>& c) : t_(std::move(t)), c_(&c), img_(t_->geo_) {}
+
+    // 1 RTT (neighborhood or speculative entry), 2 when a speculation misses.
+    bool search(Key k, std::string& out) {
+      const Geometry& g = t_->geo_;
+      auto [home, fp] = g.home_fp(k);
+      for (;;) {
+        btree::Located loc = t_->core_.locate(*c_, k);
+        if (t_->opts_.speculative_read && speculate(loc.leaf, k, home, fp, out)) return true;
+        GlobalAddress a = loc.leaf;
+        bool restart = false;
+        for (;;) {
+          read_neighborhood(a, home);
+          GlobalAddress sib = img_.sibling();
+          if (loc.from_cache && sib != loc.next) {  // SBV: cached parent is stale
+            t_->core_.cache().invalidate(loc.parent);
+            restart = true;
+            break;
+          }
+          int i = find_in_neighborhood(k, home);
+          if (i >= 0) {
+            if (img_.tomb(i)) return false;
+            t_->hot_.touch(a, static_cast<uint32_t>(i), fp);
+            btree::load_value(img_.value(i), g.value_size(), out);
+            return true;
+          }
+          if (!t_->opts_.faults.skip_bitmap_check && !img_.bitmap_matches(home)) {  // level 3
+            t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
+            c_->pause();
+            continue;
+          }
+          if (sib != loc.next) {  // half split: the key may have moved right
+            t_->sibling_moves_.fetch_add(1, std::memory_order_relaxed);
+            a = sib;
+            continue;
+          }
+          return false;
+        }
+        if (!restart) return false;
+      }
+    }
+
+    bool insert(Key k, std::string_view v) { return write_op(k, v, Op::kInsert); }
+    bool update(Key k, std::string_view v) { return write_op(k, v, Op::kUpdate); }
+    bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
+
+    // General keys: whole leaves along the sibling chain, 1 RTT per leaf.
+    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+      rows.clear();
+      if (count == 0) return;
+      const Geometry& g = t_->geo_;
+      btree::Located loc = t_->core_.locate(*c_, from);
+      GlobalAddress a = loc.leaf;
+      bool any = false;
+      Key last = 0;
+      std::vector<std::pair<Key, uint32_t>> ks;
+      while (a && rows.size() < count) {
+        read_whole_consistent(a);
+        ks.clear();
+        for (uint32_t i = 0; i < g.span(); ++i)
+          if (img_.occupied(i) && !img_.tomb(i) && img_.key(i) >= from &&
+              (!any || img_.key(i) > last))
+            ks.emplace_back(img_.key(i), i);
+        std::sort(ks.begin(), ks.end());
+        for (auto& [k, i] : ks) {
+          if (rows.size() == count) break;
+          std::string v;
+          btree::load_value(img_.value(i), g.value_size(), v);
+          rows.emplace_back(k, std::move(v));
+          last = k;
+          any = true;
+        }
+        a = img_.sibling_of(0);
+      }
+    }
+
+    Client<T>& client() { return *c_; }
+
+   private:
+    enum class Op { kInsert, kUpdate, kRemove };
+    const Geometry& g() const { return t_->geo_; }
+    GlobalAddress lock_addr(GlobalAddress a) const { return a + 8 * g().lock_word(); }
+
+    // Hotness-aware speculative read: the hottest buffered slot of the neighborhood whose
+    // fingerprint matches; one entry READ; a hit needs a sealed, live entry holding k.
+    bool speculate(GlobalAddress leaf, Key k, uint32_t home, uint16_t fp, std::string& out) {
+      if (!t_->hot_.enabled()) return false;
+      uint32_t best = 0, best_i = 0;
+      for (uint32_t d = 0; d < g().h(); ++d) {
+        uint32_t i = (home + d) % g().span();
+        uint32_t cnt = t_->hot_.lookup(leaf, i, fp);
+        if (cnt > best) best = cnt, best_i = i;
+      }
+      if (!best) return false;
+      std::vector<uint64_t> e(g().ew());
+      c_->read(leaf + 8 * g().entry_word(best_i), e.data(), g().ew() * 8);
+      Meta m = btree::meta_of(e.data());
+      if (btree::verify(e.data(), 1 + g().vw()) && (m.flags & Geometry::kOccupied) &&
+          !(m.flags & Geometry::kTombstone) && e[1] == k) {
+        t_->spec_hits_.fetch_add(1, std::memory_order_relaxed);
+        t_->hot_.touch(leaf, best_i, fp);
+        btree::load_value(e.data() + 2, g().value_size(), out);
+        return true;
+      }
+      t_->spec_misses_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+
+    int find_in_neighborhood(Key k, uint32_t home) const {
+      for (uint32_t d = 0; d < g().h(); ++d) {
+        uint32_t i = (home + d) % g().span();
+        if (img_.have_e[i] && img_.occupied(i) && img_.key(i) == k) return static_cast<int>(i);
+      }
+      return -1;
+    }
+
+    // Segments an access to k's neighborhood reads (whole leaf without hopscotch reads).
+    std::vector<Segment> neighborhood_segments(uint32_t home) const {
+      if (!t_->opts_.hopscotch_leaf) return {{0, g().node_words()}};
+      return img_.entry_range(home, (home + g().h() - 1) % g().span(), true);
+    }
+    void fetch(GlobalAddress a, const std::vector<Segment>& segs) {
+      Batch b;
+      for (auto s : segs) {
+        b.read(a + 8 * s.from, &img_.w[s.from], static_cast<uint32_t>(8 * (s.to - s.from)));
+        img_.mark(s);
+      }
+      c_->run(b);
+    }
+    // Leaf metadata as a separate READ when replication is off (the factor-analysis baseline).
+    void fetch_metadata_separately(GlobalAddress a) {
+      std::fill(img_.have_r.begin(), img_.have_r.end(), 0);
+      c_->read(a, &img_.w[0], 16);
+      img_.have_r[0] = 1;
+    }
+    void read_neighborhood(GlobalAddress a, uint32_t home) {
+      for (;;) {
+        img_.forget();
+        fetch(a, neighborhood_segments(home));
+        if (!t_->opts_.metadata_replication) fetch_metadata_separately(a);
+        if (img_.consistent(nullptr)) return;
+        t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
+        c_->pause();
+      }
+    }
+    // The lock word is fetched last in the same READ: a writer still holding it may be midway
+    // through a hop range, so the image is retried rather than trusted to level 3 alone.
+    void read_whole_consistent(GlobalAddress a) {
+      for (;;) {
+        img_.forget();
+        fetch(a, {{0, g().node_words() + 1}});
+        bool locked = img_.w[g().lock_word()] & Geometry::kLock;
+        if (!locked && img_.consistent(nullptr) &&
+            (t_->opts_.faults.skip_bitmap_check || img_.all_bitmaps_match()))
+          return;
+        t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
+        c_->pause();
+      }
+    }
+
+    // Masked CAS on the lock bit only: the old word (vacancy bitmap, argmax) comes back free.
+    uint64_t lock_leaf(GlobalAddress a) {
+      for (;;) {
+        uint64_t old =
+            c_->masked_cas(lock_addr(a), 0, Geometry::kLock, Geometry::kLock, Geometry::kLock);
+        if (!(old & Geometry::kLock)) {
+          if (!t_->opts_.vacancy_piggyback)  // baseline: the bitmap is a separate READ
+            old = c_->template read_value<uint64_t>(lock_addr(a)) & ~Geometry::kLock;
+          return old;
+        }
+        t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
+        c_->pause();
+      }
+    }
+    void unlock(GlobalAddress a, uint64_t word) {
+      uint64_t w = word & ~Geometry::kLock;
+      c_->write(lock_addr(a), &w, 8);
+    }
+    // Writes entry ranges and the new lock word (unlock) in one batch: one round trip.
+    void write_back_and_unlock(GlobalAddress a, const std::vector<Segment>& segs, uint64_t word) {
+      Batch b;
+      for (auto s : segs)
+        b.write(a + 8 * s.from, &img_.w[s.from], static_cast<uint32_t>(8 * (s.to - s.from)));
+      img_.w[g().lock_word()] = word & ~Geometry::kLock;
+      b.write(lock_addr(a), &img_.w[g().lock_word()], 8);
+      c_->run(b);
+    }
+
+    // Key at argmax (the leaf's largest key, live or tombstone); false when the leaf is empty.
+    bool max_key(GlobalAddress a, uint64_t word, Key* out) {
+      uint32_t i = g().argmax(word);
+      if (!img_.have_e[i]) {
+        c_->read(a + 8 * g().entry_word(i), img_.entry(i), g().ew() * 8);
+        img_.have_e[i] = 1;
+      }
+      if (!img_.occupied(i)) return false;
+      *out = img_.key(i);
+      return true;
+    }
+    // Under the lock, after a sibling mismatch seen through a fresh parent: does k belong to
+    // this leaf (range ends at max+1 since its last split) or to the right?
+    bool belongs_right(GlobalAddress a, uint64_t word, Key k) {
+      for (uint32_t i = 0; i < g().span(); ++i)
+        if (img_.have_e[i] && img_.occupied(i) && img_.key(i) >= k) return false;
+      Key mx;
+      if (!max_key(a, word, &mx)) return false;
+      return k > mx;
+    }
+
+    bool write_op(Key k, std::string_view v, Op op) {
+      if (op != Op::kRemove && v.size() > g().value_size())
+        throw LimitError("chime: value of " + std::to_string(v.size()) +
+                         " bytes exceeds value_size " + std::to_string(g().value_size()));
+      std::vector<uint64_t> val(g().vw());
+      if (op != Op::kRemove) btree::store_value(val.data(), v, g().value_size());
+      uint32_t home = g().home(k);
+      for (;;) {
+        btree::Located loc = t_->core_.locate(*c_, k);
+        GlobalAddress a = loc.leaf;
+        for (;;) {
+          uint64_t word = lock_leaf(a);
+          img_.forget();
+          if (op == Op::kInsert)
+            fetch(a, insert_segments(home, word));
+          else
+            fetch(a, neighborhood_segments(home));
+          if (!t_->opts_.metadata_replication) fetch_metadata_separately(a);
+          GlobalAddress sib = img_.sibling();
+          if (loc.from_cache && sib != loc.next) {
+            unlock(a, word);
+            t_->core_.cache().invalidate(loc.parent);
+            break;  // re-locate through fresh internal nodes
+          }
+          int i = find_in_neighborhood(k, home);
+          if (i < 0 && sib != loc.next && belongs_right(a, word, k)) {
+            unlock(a, word);
+            t_->sibling_moves_.fetch_add(1, std::memory_order_relaxed);
+            a = sib;
+            continue;
+          }
+          uint8_t nv = 0;
+          img_.consistent(&nv);  // under the lock: stable; just the current node version
+          switch (op) {
+            case Op::kUpdate:
+            case Op::kRemove:
+              if (i < 0 || img_.tomb(i)) {
+                unlock(a, word);
+                return false;
+              }
+              if (op == Op::kUpdate) {
+                img_.set_entry(i, nv, Geometry::kOccupied, img_.hop(i), k, val.data());
+                write_back_and_unlock(a, img_.entry_range(i, i, false), word);
+              } else {
+                remove_at(a, static_cast<uint32_t>(i), home, nv, word);
+              }
+              return true;
+            case Op::kInsert:
+              if (i >= 0) {
+                if (!img_.tomb(i)) {
+                  unlock(a, word);
+                  return false;
+                }
+                img_.set_entry(i, nv, Geometry::kOccupied, img_.hop(i), k, val.data());  // revive
+                write_back_and_unlock(a, img_.entry_range(i, i, false), word);
+                return true;
+              }
+              if (t_->opts_.faults.ack_without_write) {
+                unlock(a, word);
+                return true;
+              }
+              if (hop_insert(a, k, val.data(), home, nv, word)) return true;
+              split(a, nv, word);
+              goto relocate;  // retry the insert against the split leaves
+          }
+        }
+      relocate:;
+      }
+    }
+
+    // Deleting the leaf's largest key would move its max+1 routing boundary (sibling-based
+    // validation relies on it), so that key stays as a tombstone; others are cleared.
+    void remove_at(GlobalAddress a, uint32_t i, uint32_t home, uint8_t nv, uint64_t word) {
+      if (g().argmax(word) == i) {
+        img_.set_entry(i, nv, Geometry::kOccupied | Geometry::kTombstone, img_.hop(i), img_.key(i),
+                       img_.value(i));
+        write_back_and_unlock(a, img_.entry_range(i, i, false), word);
+        return;
+      }
+      img_.set_entry(i, nv, 0, img_.hop(i), 0, nullptr);
+      uint32_t d = g().dist(home, i);
+      img_.reseal(home, nv, img_.emeta(home).flags,
+                  static_cast<uint16_t>(img_.hop(home) & ~(1u << d)));
+      word = g().with_bucket(word, g().bucket(i), false);
+      write_back_and_unlock(a, img_.entry_range(home, i, false), word);
+    }
+
+    // Hop range for an insert: from home's group replica to the end of the first bucket after
+    // home that the piggybacked vacancy bitmap shows non-full, and at least the neighborhood
+    // (to find an existing key). Wrapping ranges read the whole leaf.
+    std::vector<Segment> insert_segments(uint32_t home, uint64_t word) {
+      std::vector<Segment> segs;
+      uint32_t last = home + g().h() - 1;
+      bool whole = !t_->opts_.hopscotch_leaf || last >= g().span();
+      if (!whole) {
+        uint32_t b = g().bucket(home);
+        while (b < g().vbits() && (g().bucket_full(word, b) || g().bucket_end(b) < home)) ++b;
+        if (b >= g().vbits())
+          whole = true;
+        else
+          last = std::max(last, g().bucket_end(b));
+      }
+      if (whole) {
+        segs.push_back({0, g().node_words()});
+      } else {
+        segs.push_back({g().replica_word(home / g().h()), g().entry_word(last) + g().ew()});
+      }
+      uint32_t am = g().argmax(word);  // the max key, for sibling checks and argmax upkeep
+      size_t aw = g().entry_word(am);
+      if (!(aw >= segs[0].from && aw + g().ew() <= segs[0].to)) segs.push_back({aw, aw + g().ew()});
+      return segs;
+    }
+
+    // Hopscotch insert on the local image. False when no feasible hop exists (split needed).
+    bool hop_insert(GlobalAddress a, Key k, const uint64_t* val, uint32_t home, uint8_t nv,
+                    uint64_t word) {
+      const Geometry& geo = g();
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        int jj = -1;
+        bool need_whole = false;
+        for (uint32_t d = 0; d < geo.span(); ++d) {
+          uint32_t i = (home + d) % geo.span();
+          if (!img_.have_e[i]) {
+            need_whole = true;
+            break;
+          }
+          if (!img_.occupied(i)) {
+            jj = static_cast<int>(i);
+            break;
+          }
+        }
+        if (need_whole && attempt == 0) {  // vacancy bits were conservative: read the rest
+          fetch(a, {{0, geo.node_words()}});
+          continue;
+        }
+        if (jj < 0) return false;
+        uint32_t j = static_cast<uint32_t>(jj), j0 = j;
+        uint32_t am = geo.argmax(word);
+        while (geo.dist(home, j) >= geo.h()) {
+          bool moved = false;
+          for (uint32_t off = geo.h() - 1; off >= 1 && !moved; --off) {
+            uint32_t h = (j + geo.span() - off) % geo.span();
+            if (!img_.have_e[h] || !img_.occupied(h)) continue;
+            uint32_t h0 = geo.home(img_.key(h));
+            if (!img_.have_e[h0] || geo.dist(h0, j) >= geo.h() || geo.dist(h0, h) > geo.dist(h0, j))
+              continue;
+            // Move h -> j; hop bitmaps belong to slots, not to the keys moving through them.
+            Meta mh = img_.emeta(h);
+            img_.set_entry(j, nv, mh.flags, img_.hop(j), img_.key(h), img_.value(h));
+            img_.set_entry(h, nv, 0, img_.hop(h), 0, nullptr);
+            uint16_t hb = img_.hop(h0);
+            hb = static_cast<uint16_t>((hb & ~(1u << geo.dist(h0, h))) | (1u << geo.dist(h0, j)));
+            img_.reseal(h0, nv, img_.emeta(h0).flags, hb);
+            if (am == h) am = j;
+            j = h;
+            moved = true;
+          }
+          if (!moved) return false;
+        }
+        img_.set_entry(j, nv, Geometry::kOccupied, img_.hop(j), k, val);
+        img_.reseal(home, nv, img_.emeta(home).flags,
+                    static_cast<uint16_t>(img_.hop(home) | (1u << geo.dist(home, j))));
+        // New lock word: argmax follows moves and the new key; the filled bucket's bit is set
+        // only when all of its entries are known full (a stale 0 just costs a wider read).
+        Key mx;
+        bool nonempty = img_.have_e[am] && img_.occupied(am) && (mx = img_.key(am), true);
+        if (!nonempty || k > mx) am = j;
+        uint64_t nw = geo.with_argmax(word, am);
+        uint32_t b = geo.bucket(j0);
+        bool full = true;
+        for (uint32_t i = geo.bucket_start(b); i <= geo.bucket_end(b); ++i)
+          full = full && img_.have_e[i] && img_.occupied(i);
+        nw = geo.with_bucket(nw, b, full);
+        write_back_and_unlock(a, img_.entry_range(home, j0, false), nw);
+        return true;
+      }
+      return false;
+    }
+
+    // Leaf split under the lock: keys above the median move to a new leaf at the same slots
+    // (hop bitmaps stay valid); new leaf written first, then the old leaf with its unlock; the
+    // separator published upward is max(old) + 1, matching the argmax rule.
+    void split(GlobalAddress a, uint8_t nv, uint64_t word) {
+      const Geometry& geo = g();
+      (void)word;
+      if (!img_.whole()) fetch(a, {{0, geo.node_words()}});
+      std::vector<std::pair<Key, uint32_t>> live;
+      for (uint32_t i = 0; i < geo.span(); ++i)
+        if (img_.occupied(i) && !img_.tomb(i)) live.emplace_back(img_.key(i), i);
+      if (live.size() < 2)
+        throw LimitError("chime: leaf cannot split (neighborhood too small for its keys)");
+      std::sort(live.begin(), live.end());
+      size_t m = live.size() / 2;
+      Key sep = live[m - 1].first + 1;
+      uint8_t nnv = static_cast<uint8_t>(nv + 1);
+      GlobalAddress na = t_->alloc_leaf(*c_);
+      GlobalAddress old_sib = img_.sibling_of(0);
+
+      LeafImage right(geo);
+      for (uint32_t i = 0; i < geo.span(); ++i) right.set_entry(i, nnv, 0, 0, 0, nullptr);
+      for (size_t x = m; x < live.size(); ++x) {
+        uint32_t i = live[x].second;
+        right.set_entry(i, nnv, Geometry::kOccupied, 0, img_.key(i), img_.value(i));
+      }
+      for (uint32_t i = 0; i < geo.span(); ++i)
+        if (img_.occupied(i) && (img_.tomb(i) || img_.key(i) >= sep))
+          img_.set_entry(i, nnv, 0, 0, 0, nullptr);
+      right.rebuild_hops(nnv);
+      img_.rebuild_hops(nnv);
+      for (uint32_t r = 0; r < geo.groups(); ++r) {
+        right.set_replica(r, nnv, old_sib);
+        img_.set_replica(r, nnv, na);
+      }
+      right.w[geo.lock_word()] = right.exact_lock_word();
+      img_.w[geo.lock_word()] = img_.exact_lock_word();  // written with the node: unlocks it
+      c_->write(na, right.w.data(), static_cast<uint32_t>(right.w.size() * 8));
+      c_->write(a, img_.w.data(), static_cast<uint32_t>(img_.w.size() * 8));
+      t_->splits_.fetch_add(1, std::memory_order_relaxed);
+      t_->leaves_.fetch_add(1, std::memory_order_relaxed);
+      t_->core_.insert_separator(*c_, 1, sep, na, a);
+    }
+
+    std::shared_ptr<Tree> t_;
+    Client<T>* c_;
+    LeafImage img_;
+  };
+};
+
+}  // namespace dmrt::chime

@@ -1,0 +1,323 @@
+// Shared B+-tree upper part: root word, cached/remote traversal with B-link moves, separator
+// insertion.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "indexes/common/internal_node.h"
+#include "indexes/common/local_lock_table.h"
+#include "indexes/common/node_cache.h"
+#include "runtime/client.h"
+#include "runtime/error.h"
+#include "runtime/layout.h"
+
+namespace dmrt::btree {
+
+// Root word (one CASable 8-byte slot from runtime/layout.h): level:8 | node:8 | offset:48, so
+// growing the tree swaps root address and height atomically. Level 0 = the root is a leaf.
+struct RootWord {
+  uint8_t level = 0;
+  GlobalAddress addr;
+  uint64_t raw() const {
+    return uint64_t{level} << 56 | uint64_t{addr.node()} << 48 | addr.offset();
+  }
+  static RootWord from_raw(uint64_t r) {
+    return {static_cast<uint8_t>(r >> 56),
+            GlobalAddress(static_cast<NodeId>((r >> 48) & 0xff), r & GlobalAddress::kOffsetMask)};
+  }
+};
+
+// Where a key's leaf is, as far as the upper levels know.
+struct Located {
+  GlobalAddress leaf;
+  GlobalAddress next;         // parent's next child pointer (sibling-based validation); null = last
+  bool from_cache = false;    // the parent came from the compute-side cache (may be stale)
+  NodeCache::NodePtr parent;  // the cached parent, to invalidate when found stale
+};
+
+// Counters shared by the clients of one process (atomics: many threads update them).
+struct CoreStats {
+  std::atomic<uint64_t> cache_hits{0}, cache_misses{0}, internal_splits{0}, root_grows{0},
+      internal_reads{0}, retries{0};
+};
+
+template <Transport T>
+class BTreeCore {
+ public:
+  BTreeCore(GlobalAddress root_slot, uint32_t fanout, uint64_t cache_bytes, LocalLockTable* llt)
+      : root_slot_(root_slot), fanout_(fanout), cache_(cache_bytes), llt_(llt) {
+    if (fanout < 4 || fanout > 1024)
+      throw ConfigError("internal node fanout must be in [4, 1024], got " + std::to_string(fanout));
+  }
+
+  // --- root -----------------------------------------------------------------------------------
+  static void publish_root(Client<T>& c, GlobalAddress slot, RootWord rw) {
+    if (rw.addr.node() > 0xff) throw ConfigError("root node id must fit 8 bits");
+    uint64_t raw = rw.raw();
+    c.write(slot, &raw, 8);
+  }
+  RootWord read_root(Client<T>& c) {
+    uint64_t raw = c.template read_value<uint64_t>(root_slot_);
+    if (raw == 0)
+      throw ConfigError("no tree at root slot " + root_slot_.to_string() + " (create it first)");
+    RootWord rw = RootWord::from_raw(raw);
+    remember_root(rw);
+    return rw;
+  }
+  // Cached root; re-read while the root is a leaf (cheap: only tiny trees) or never read yet.
+  RootWord root(Client<T>& c) {
+    uint64_t raw = root_raw_.load(std::memory_order_acquire);
+    if (raw == 0 || RootWord::from_raw(raw).level == 0) return read_root(c);
+    return RootWord::from_raw(raw);
+  }
+  uint8_t cached_height() const { return RootWord::from_raw(root_raw_.load()).level; }
+
+  // --- traversal
+  // ----------------------------------------------------------------------------------
+  Located locate(Client<T>& c, Key k) {
+    for (;;) {
+      GlobalAddress cur;
+      unsigned lvl;
+      if (auto n = cache_.find(k, 1)) {
+        size_t p = n->child_pos(k);
+        if (n->level == 1) {
+          stats_.cache_hits.fetch_add(1, std::memory_order_relaxed);
+          return {n->child_at(p), n->next_of(p), true, n};
+        }
+        cur = n->child_at(p);
+        lvl = n->level - 1u;
+      } else {
+        RootWord rw = root(c);
+        cur = rw.addr;
+        lvl = rw.level;
+      }
+      stats_.cache_misses.fetch_add(1, std::memory_order_relaxed);
+      if (lvl == 0) return {cur, GlobalAddress::null(), false, nullptr};
+      bool restart = false;
+      while (!restart) {
+        InternalNode n = read_internal(c, cur);
+        if (!n.covers(k)) {
+          if (!n.hi_inf && k >= n.hi && n.sibling) {
+            cur = n.sibling;
+            continue;
+          }
+          restart = true;  // cannot happen with B-link invariants; be safe
+          break;
+        }
+        if (n.lo == 0 && !n.hi_inf && n.sibling) refresh_root_if(c, n);
+        cache_.put(n);
+        size_t p = n.child_pos(k);
+        if (n.level == 1) return {n.child_at(p), n.next_of(p), false, nullptr};
+        cur = n.child_at(p);
+      }
+      stats_.retries.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  // Address of some node at `level` whose range starts at or before k (callers move right).
+  GlobalAddress locate_level(Client<T>& c, Key k, unsigned level) {
+    GlobalAddress cur;
+    unsigned lvl;
+    if (auto n = cache_.find(k, level)) {
+      if (n->level == level) return n->addr;
+      cur = n->child_at(n->child_pos(k));
+      lvl = n->level - 1u;
+    } else {
+      RootWord rw = root(c);
+      cur = rw.addr;
+      lvl = rw.level;
+      if (lvl < level) throw Error("locate_level above the root");
+    }
+    while (lvl > level) {
+      InternalNode n = read_internal(c, cur);
+      if (!n.covers(k) && !n.hi_inf && k >= n.hi && n.sibling) {
+        cur = n.sibling;
+        continue;
+      }
+      cache_.put(n);
+      cur = n.child_at(n.child_pos(k));
+      --lvl;
+    }
+    return cur;
+  }
+
+  InternalNode read_internal(Client<T>& c, GlobalAddress a) {
+    std::vector<uint64_t> w(InternalNode::image_bytes(fanout_) / 8);
+    for (;;) {
+      c.read(a + 8, w.data(), static_cast<uint32_t>(w.size() * 8));
+      stats_.internal_reads.fetch_add(1, std::memory_order_relaxed);
+      if (auto n = InternalNode::decode(a, w.data(), fanout_)) return *n;
+      stats_.retries.fetch_add(1, std::memory_order_relaxed);
+      c.pause();  // torn by a concurrent node write: read again
+    }
+  }
+
+  // --- separator insertion (up-propagation)
+  // ---------------------------------------------------------- After a node at level-1 split into
+  // `left` and `right` at `sep`, insert (sep, right) at `level`; splits propagate upward; a split
+  // root is replaced through a CAS on the root word.
+  void insert_separator(Client<T>& c, unsigned level, Key sep, GlobalAddress right,
+                        GlobalAddress left) {
+    for (;;) {
+      if (cached_height() < level) {
+        RootWord rw = read_root(c);
+        if (rw.level < level) {
+          if (rw.addr != left) {  // the root's splitter installs the new root; wait for it
+            c.pause();
+            continue;
+          }
+          InternalNode r;
+          r.level = static_cast<uint8_t>(level);
+          r.lo = 0;
+          r.hi_inf = true;
+          r.leftmost = left;
+          r.keys = {sep};
+          r.children = {right};
+          r.addr = c.alloc(InternalNode::remote_bytes(fanout_), 64);
+          write_whole(c, r, /*locked=*/false);
+          RootWord nw{static_cast<uint8_t>(level), r.addr};
+          if (c.cas(root_slot_, rw.raw(), nw.raw()) == rw.raw()) {
+            remember_root(nw);
+            cache_.put(r);
+            stats_.root_grows.fetch_add(1, std::memory_order_relaxed);
+            return;
+          }
+          continue;  // someone else grew the tree (cannot, as only we own `left`; be safe)
+        }
+      }
+      GlobalAddress a = locate_level(c, sep, level);
+      for (;;) {
+        InternalNode n = lock_and_read(c, a);
+        if (!n.covers(sep)) {
+          unlock(c, a);
+          if (!n.hi_inf && sep >= n.hi && n.sibling) {
+            a = n.sibling;
+            continue;
+          }
+          throw Error("separator insertion reached a node left of its key");
+        }
+        size_t p = n.child_pos(sep);
+        if (p > 0 && n.keys[p - 1] == sep) {  // already there (retried propagation)
+          unlock(c, a);
+          return;
+        }
+        n.keys.insert(n.keys.begin() + p, sep);
+        n.children.insert(n.children.begin() + p, right);
+        ++n.nv;
+        if (n.count() <= fanout_) {
+          write_whole(c, n, true);
+          cache_.put(n);
+          return;
+        }
+        // Split: right half to a new node, written first so it is complete before it is reachable.
+        size_t m = n.count() / 2;
+        InternalNode r;
+        r.level = n.level;
+        r.lo = n.keys[m];
+        r.hi = n.hi;
+        r.hi_inf = n.hi_inf;
+        r.sibling = n.sibling;
+        r.sibling_leftmost = n.sibling_leftmost;
+        r.leftmost = n.children[m];
+        r.keys.assign(n.keys.begin() + m + 1, n.keys.end());
+        r.children.assign(n.children.begin() + m + 1, n.children.end());
+        r.addr = c.alloc(InternalNode::remote_bytes(fanout_), 64);
+        Key pivot = n.keys[m];
+        n.keys.resize(m);
+        n.children.resize(m);
+        n.hi = pivot;
+        n.hi_inf = false;
+        n.sibling = r.addr;
+        n.sibling_leftmost = r.leftmost;
+        write_whole(c, r, false);
+        write_whole(c, n, true);
+        cache_.put(r);
+        cache_.put(n);
+        stats_.internal_splits.fetch_add(1, std::memory_order_relaxed);
+        sep = pivot;
+        right = r.addr;
+        left = a;
+        ++level;
+        break;
+      }
+    }
+  }
+
+  NodeCache& cache() { return cache_; }
+  const NodeCache& cache() const { return cache_; }
+  const CoreStats& stats() const { return stats_; }
+  uint32_t fanout() const { return fanout_; }
+  GlobalAddress root_slot() const { return root_slot_; }
+
+ private:
+  void remember_root(RootWord rw) {
+    uint64_t cur = root_raw_.load(std::memory_order_relaxed);
+    // Heights only grow: never replace a higher root by a lower (older) one.
+    while (cur == 0 || RootWord::from_raw(cur).level <= rw.level) {
+      if (root_raw_.compare_exchange_weak(cur, rw.raw(), std::memory_order_acq_rel)) return;
+    }
+  }
+  void refresh_root_if(Client<T>& c, const InternalNode& n) {
+    RootWord cached = RootWord::from_raw(root_raw_.load());
+    if (cached.addr == n.addr) read_root(c);  // our root split: learn the new one
+  }
+
+  // Lock word CAS and node READ in one batch (Sherman's combined command); with the local lock
+  // table a handed-over lock needs only the READ.
+  InternalNode lock_and_read(Client<T>& c, GlobalAddress a) {
+    bool handed = llt_ && llt_->acquire(c, a);
+    std::vector<uint64_t> w(InternalNode::image_bytes(fanout_) / 8);
+    for (;;) {
+      uint64_t old = 0;
+      Batch b;
+      if (!handed) b.cas(a, 0, uint64_t{c.id()} + 1, &old);
+      b.read(a + 8, w.data(), static_cast<uint32_t>(w.size() * 8));
+      c.run(b);
+      if (handed || old == 0) {
+        auto n = InternalNode::decode(a, w.data(), fanout_);
+        if (!n) throw Error("internal node " + a.to_string() + " is corrupt under its lock");
+        return *n;
+      }
+      c.pause();
+    }
+  }
+  void unlock(Client<T>& c, GlobalAddress a) {
+    Batch b;
+    finish(c, a, b);
+  }
+  // Runs `b` and releases the lock of `a` (combined into the same batch unless handed over).
+  void finish(Client<T>& c, GlobalAddress a, Batch& b) {
+    bool hand = llt_ && llt_->should_hand_over(a);
+    static const uint64_t kZero = 0;
+    if (!hand) b.write(a, &kZero, 8);
+    if (!b.empty()) c.run(b);
+    if (llt_) llt_->release(a, hand);
+  }
+  // Node write: a locked node is rewritten and unlocked in one batch; a new node (not yet
+  // reachable, lock never taken) is written with a free lock word.
+  void write_whole(Client<T>& c, const InternalNode& n, bool locked) {
+    std::vector<uint64_t> w = n.encode(fanout_);
+    Batch b;
+    if (!locked) {
+      w.insert(w.begin(), 0);
+      b.write(n.addr, w.data(), static_cast<uint32_t>(w.size() * 8));
+      c.run(b);
+      return;
+    }
+    b.write(n.addr + 8, w.data(), static_cast<uint32_t>(w.size() * 8));
+    finish(c, n.addr, b);
+  }
+
+  GlobalAddress root_slot_;
+  uint32_t fanout_;
+  NodeCache cache_;
+  LocalLockTable* llt_;
+  std::atomic<uint64_t> root_raw_{0};
+  CoreStats stats_;
+};
+
+}  // namespace dmrt::btree

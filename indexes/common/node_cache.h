@@ -1,0 +1,143 @@
+// Compute-side cache of internal nodes under a byte budget, shared by all clients of a process.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+#include "indexes/common/internal_node.h"
+
+namespace dmrt::btree {
+
+// Keyed by (level, lo fence): a lookup returns the lowest-level cached node whose fences cover
+// the key, so a traversal starts from the deepest cached child pointer. Entries may be stale;
+// callers detect that (fences, sibling-based validation) and invalidate.
+//
+// Eviction is CLOCK (second chance) over insertion order: what does not fit the budget is
+// dropped and later re-read remotely. Thread-safe: a shared_mutex guards the maps; it is never
+// held across a remote verb, so fibers never suspend while holding it.
+class NodeCache {
+ public:
+  using NodePtr = std::shared_ptr<const InternalNode>;
+
+  explicit NodeCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
+
+  // Lowest level >= min_level whose cached node covers k.
+  NodePtr find(Key k, unsigned min_level = 1) const {
+    std::shared_lock lock(mu_);
+    for (unsigned lvl = min_level; lvl < levels_.size(); ++lvl) {
+      const auto& m = levels_[lvl];
+      auto it = m.upper_bound(k);
+      if (it == m.begin()) continue;
+      --it;
+      if (it->second.node->covers(k)) {
+        it->second.ref->store(true, std::memory_order_relaxed);
+        return it->second.node;
+      }
+    }
+    return nullptr;
+  }
+
+  void put(const InternalNode& n) {
+    uint64_t cost = n.cache_cost();
+    if (cost > budget_) return;
+    auto ptr = std::make_shared<const InternalNode>(n);
+    std::unique_lock lock(mu_);
+    if (levels_.size() <= n.level) levels_.resize(n.level + 1);
+    auto& slot = levels_[n.level][n.lo];
+    if (slot.node) used_ -= slot.node->cache_cost();
+    slot.node = ptr;
+    slot.ref = std::make_shared<std::atomic<bool>>(false);
+    used_ += cost;
+    clock_.push_back({n.level, n.lo, ptr});
+    evict_locked();
+  }
+
+  // Drops the entry if it still holds this node (a newer copy stays).
+  void invalidate(const NodePtr& n) {
+    if (!n) return;
+    std::unique_lock lock(mu_);
+    if (n->level >= levels_.size()) return;
+    auto& m = levels_[n->level];
+    auto it = m.find(n->lo);
+    if (it != m.end() && it->second.node->addr == n->addr && it->second.node->nv == n->nv) {
+      used_ -= it->second.node->cache_cost();
+      m.erase(it);
+      invalidations_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  uint64_t used_bytes() const {
+    std::shared_lock lock(mu_);
+    return used_;
+  }
+  uint64_t budget() const { return budget_; }
+  uint64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
+  uint64_t invalidations() const { return invalidations_.load(std::memory_order_relaxed); }
+  size_t entries() const {
+    std::shared_lock lock(mu_);
+    size_t n = 0;
+    for (auto& m : levels_) n += m.size();
+    return n;
+  }
+
+ private:
+  struct Slot {
+    NodePtr node;
+    std::shared_ptr<std::atomic<bool>> ref;
+  };
+  struct Ticket {
+    unsigned level;
+    Key lo;
+    NodePtr node;
+  };
+
+  void evict_locked() {
+    size_t spins = 0;
+    while (used_ > budget_ && !clock_.empty()) {
+      Ticket t = std::move(clock_.front());
+      clock_.pop_front();
+      auto& m = levels_[t.level];
+      auto it = m.find(t.lo);
+      if (it == m.end() || it->second.node != t.node) continue;  // superseded or invalidated
+      if (it->second.ref->exchange(false, std::memory_order_relaxed) &&
+          spins++ < 2 * m.size() + 8) {
+        clock_.push_back(std::move(t));  // second chance
+        continue;
+      }
+      used_ -= it->second.node->cache_cost();
+      m.erase(it);
+      evictions_.fetch_add(1, std::memory_order_relaxed);
+    }
+    // Tickets of superseded nodes accumulate; compact when they outnumber live entries.
+    if (clock_.size() > 4 * (entries_locked() + 16)) {
+      std::deque<Ticket> live;
+      for (auto& t : clock_) {
+        auto& m = levels_[t.level];
+        auto it = m.find(t.lo);
+        if (it != m.end() && it->second.node == t.node) live.push_back(t);
+      }
+      clock_.swap(live);
+    }
+  }
+  size_t entries_locked() const {
+    size_t n = 0;
+    for (auto& m : levels_) n += m.size();
+    return n;
+  }
+
+  const uint64_t budget_;
+  mutable std::shared_mutex mu_;
+  std::vector<std::map<Key, Slot>> levels_;
+  std::deque<Ticket> clock_;
+  uint64_t used_ = 0;
+  std::atomic<uint64_t> evictions_{0};
+  std::atomic<uint64_t> invalidations_{0};
+};
+
+}  // namespace dmrt::btree

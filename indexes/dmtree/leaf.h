@@ -1,0 +1,121 @@
+// DMTree leaf (memory node) and fingerprint-table payload (compute nodes): layouts and helpers.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "indexes/common/kv.h"
+#include "indexes/common/sealed_object.h"
+#include "runtime/address.h"
+#include "runtime/collab/service.h"
+
+namespace dmrt::dmtree {
+
+// One-byte fingerprint; 0 marks an empty slot.
+inline uint8_t fingerprint(Key k) {
+  uint8_t f = static_cast<uint8_t>(btree::mix64(k ^ 0x2545f4914f6cdd1dull) >> 56);
+  return f ? f : 1;
+}
+
+// Version IDs are 24 bits here (meta words carry nv:8 + extra:16); they only need to differ
+// between consecutive ranges of one leaf.
+inline btree::Meta meta_for(uint32_t version, uint8_t flags) {
+  return {static_cast<uint8_t>(version), flags, static_cast<uint16_t>(version >> 8)};
+}
+inline uint32_t version_of(const uint64_t* obj) {
+  btree::Meta m = btree::meta_of(obj);
+  return (uint32_t{m.nv} | uint32_t{m.extra} << 8) & 0xffffff;
+}
+
+// Leaf on the memory node, addressed by its table id: arena + id * leaf_bytes. No lock word: the
+// leaf's lock is the tail word of its fingerprint table.
+//   [0..3]  header: meta(version, valid|hi_inf) lo hi sibling(id+1, 0 = none)
+//   [4 + i*ew] entry i: meta(version, occupied) key value[vw]       (ew = 2 + vw)
+// Every object is sealed (checksum): the transports promise 8-byte atomicity only, so even an
+// entry inside one cache line can be read torn; the paper's "CRC on units that span cache lines"
+// is therefore applied to every unit. Every entry carries the leaf's version ID.
+class Geometry {
+ public:
+  static constexpr uint8_t kValid = 1, kHiInf = 2, kOccupied = 1;
+  Geometry(uint32_t span, uint32_t value_size)
+      : span_(span), value_size_(value_size), vw_(btree::value_words(value_size)) {}
+  uint32_t span() const { return span_; }
+  uint32_t vw() const { return vw_; }
+  uint32_t ew() const { return 2 + vw_; }
+  uint32_t value_size() const { return value_size_; }
+  uint32_t leaf_words() const { return 4 + span_ * ew(); }
+  uint32_t leaf_bytes() const { return (leaf_words() * 8 + 63) & ~63u; }
+  uint64_t entry_offset(uint32_t i) const { return 8ull * (4 + i * ew()); }
+  // Fingerprint table payload: lo hi sibling fps[span] (bytes, in words).
+  uint32_t fp_words() const { return (span_ + 7) / 8; }
+  uint32_t payload_words() const { return 3 + fp_words(); }
+
+ private:
+  uint32_t span_, value_size_, vw_;
+};
+
+// A table image: [meta][lo][hi][sibling][fps...][lock]  (service-owned meta and lock).
+struct Table {
+  std::vector<uint64_t> w;
+  explicit Table(const Geometry& g) : w(g.payload_words() + 2, 0) {}
+  uint64_t* data() { return w.data(); }
+  uint64_t* payload() { return w.data() + 1; }
+  uint32_t version() const { return collab::table_version(w.data()); }
+  uint8_t flags() const { return collab::table_flags(w.data()); }
+  bool hi_inf() const { return flags() & collab::kUserFlag0; }
+  Key lo() const { return w[1]; }
+  Key hi() const { return w[2]; }
+  uint64_t sibling() const { return w[3]; }  // id + 1; 0 = none
+  bool covers_hi(Key k) const { return hi_inf() || k < hi(); }
+  uint64_t lock_word() const { return w.back(); }
+  uint8_t fp(uint32_t i) const { return reinterpret_cast<const uint8_t*>(&w[4])[i]; }
+  void set_fp(uint32_t i, uint8_t f) { reinterpret_cast<uint8_t*>(&w[4])[i] = f; }
+  uint8_t user_flags() const { return hi_inf() ? collab::kUserFlag0 : 0; }
+};
+
+// A leaf image in local memory.
+struct LeafImage {
+  const Geometry* g;
+  std::vector<uint64_t> w;
+  explicit LeafImage(const Geometry& geo) : g(&geo), w(geo.leaf_words(), 0) {}
+
+  uint32_t version() const { return version_of(&w[0]); }
+  bool hi_inf() const { return btree::meta_of(&w[0]).flags & Geometry::kHiInf; }
+  Key lo() const { return w[1]; }
+  Key hi() const { return w[2]; }
+  uint64_t sibling() const { return w[3]; }
+  uint64_t* entry(uint32_t i) { return &w[4 + i * g->ew()]; }
+  const uint64_t* entry(uint32_t i) const { return &w[4 + i * g->ew()]; }
+
+  void set_header(uint32_t version, Key lo, Key hi, bool hi_inf, uint64_t sibling) {
+    w[1] = lo;
+    w[2] = hi;
+    w[3] = sibling;
+    btree::seal(&w[0], 3,
+                meta_for(version,
+                         static_cast<uint8_t>(Geometry::kValid | (hi_inf ? Geometry::kHiInf : 0))));
+  }
+  bool consistent() const {
+    if (!btree::verify(&w[0], 3)) return false;
+    for (uint32_t i = 0; i < g->span(); ++i)
+      if (!btree::verify(entry(i), 1 + g->vw()) || version_of(entry(i)) != version()) return false;
+    return true;
+  }
+};
+
+// Entry helpers on a raw entry buffer of ew words.
+inline void make_entry(uint64_t* e, const Geometry& g, uint32_t version, bool occupied, Key k,
+                       const uint64_t* val) {
+  e[1] = occupied ? k : 0;
+  for (uint32_t j = 0; j < g.vw(); ++j) e[2 + j] = occupied && val ? val[j] : 0;
+  btree::seal(e, 1 + g.vw(), meta_for(version, occupied ? Geometry::kOccupied : 0));
+}
+inline bool entry_sealed(const uint64_t* e, const Geometry& g) {
+  return btree::verify(e, 1 + g.vw());
+}
+inline bool entry_occupied(const uint64_t* e) {
+  return btree::meta_of(e).flags & Geometry::kOccupied;
+}
+
+}  // namespace dmrt::dmtree

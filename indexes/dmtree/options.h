@@ -1,0 +1,38 @@
+// DMTree options: geometry, cache budget, and the typed switches of the paper's ablation (§5.4).
+#pragma once
+
+#include <cstdint>
+
+namespace dmrt::dmtree {
+
+struct Options {
+  uint32_t value_size = 8;                    // bytes per value (stored inline, zero-padded)
+  uint64_t cache_bytes = uint64_t{64} << 20;  // private internal-node cache per compute node
+  // Collaborative design (§3.2-3.3): fingerprint tables and leaf locks on compute nodes, owned by
+  // consistent hashing, with cached copies. false = the FP-B+-tree baseline: the same tables and
+  // lock words, all on the memory node.
+  bool collaborative = true;
+  bool cached_copies = true;  // keep copies of peers' tables locally (collaborative only)
+  bool scan_filter = true;    // scans read only the slot range fingerprints mark used ("RDMA Opt")
+  bool read_delegation = true;  // concurrent searches of one key on a compute node share one read
+  bool write_combining = true;  // concurrent updates of one key on a compute node share one write
+  uint32_t batch_limit = 8;     // followers per delegated/combined round; more run directly
+  uint32_t leaf_span = 32;      // KV slots per leaf (= fingerprints per table), <= 64
+  uint32_t internal_span = 32;  // pivots per internal node
+  uint64_t max_leaves = 0;      // 0 = as many as the compute area / memory node allow
+  unsigned vnodes = 64;         // virtual nodes per compute node on the ownership ring
+  // Root slots on the first memory node (CHIME 8, Sherman 9, ROLEX 12 use others).
+  unsigned root_slot = 10;        // B+-tree root word
+  unsigned meta_slot = 15;        // DMTree descriptor (leaf arena)
+  unsigned membership_slot = 11;  // collaborative service: membership word, table-id counter,
+  unsigned counter_slot = 13;     // service descriptor
+  unsigned descriptor_slot = 14;
+  uint32_t combiner_slots = 4096;
+  // Test-only faults that prove the checkers can fail. Never set them elsewhere.
+  struct Faults {
+    bool skip_negative_confirm = false;  // a search trusts a cached copy that lacks the fingerprint
+    bool ack_without_write = false;      // insert returns true without writing the entry
+  } faults;
+};
+
+}  // namespace dmrt::dmtree

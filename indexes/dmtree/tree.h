@@ -1,0 +1,594 @@
+// DMTree (FAST '26): FP-B+-tree on disaggregated memory with compute-side collaborative
+// fingerprints and locks.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "indexes/common/btree_core.h"
+#include "indexes/common/kv.h"
+#include "indexes/dmtree/combiner.h"
+#include "indexes/dmtree/leaf.h"
+#include "indexes/dmtree/options.h"
+#include "runtime/client.h"
+#include "runtime/collab/service.h"
+#include "runtime/error.h"
+#include "runtime/layout.h"
+
+namespace dmrt::dmtree {
+
+// One Tree object per compute node: create() on the first, attach() on every other one. It holds
+// the node's private internal-node cache, its handle on the collaborative service, and the
+// read-delegation/write-combining slots. Clients use it through handle(client), and must be homed
+// on that compute node. See README.md for the verbs each operation issues.
+template <Transport T>
+class Tree : public std::enable_shared_from_this<Tree<T>> {
+ public:
+  class Handle;
+  static constexpr uint64_t kMagic = 0x45455254444d4431ull;  // "1DMDTREE"
+
+  static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
+    validate(o);
+    Geometry g(o.leaf_span, o.value_size);
+    NodeId mem0 = first_memory_node(c);
+    uint64_t cap = o.max_leaves ? o.max_leaves : (c.region_bytes(mem0) / 2) / g.leaf_bytes();
+    auto svc = collab::Service<T>::create(c, service_options(o, g, cap));
+    GlobalAddress arena = c.alloc_on(mem0, svc->max_tables() * g.leaf_bytes(), 64);
+    uint64_t meta[4] = {kMagic, arena.raw(), g.leaf_bytes(),
+                        uint64_t{o.leaf_span} << 32 | o.value_size};
+    GlobalAddress m = c.alloc_on(mem0, 64, 64);
+    c.write(m, meta, sizeof(meta));
+    uint64_t mraw = m.raw();
+    c.write(layout::root_slot(mem0, o.meta_slot), &mraw, 8);
+    auto t = std::shared_ptr<Tree>(new Tree(c, o, svc));
+    t->load_meta(c);
+    uint64_t id = svc->alloc_id(c);
+    LeafImage leaf(t->geo_);
+    leaf.set_header(1, 0, 0, true, 0);
+    for (uint32_t i = 0; i < g.span(); ++i) make_entry(leaf.entry(i), g, 1, false, 0, nullptr);
+    c.write(t->leaf_addr(id), leaf.w.data(), g.leaf_words() * 8);
+    Table tb(t->geo_);
+    svc->write_new(c, id, tb.data(), 1, collab::kUserFlag0);
+    btree::BTreeCore<T>::publish_root(c, t->core_.root_slot(), {0, t->leaf_addr(id)});
+    t->leaves_.fetch_add(1);
+    return t;
+  }
+
+  // Another compute node joins: attaches to the service (membership epoch+1) with a fresh cache.
+  static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
+    validate(o);
+    Geometry g(o.leaf_span, o.value_size);
+    auto svc = collab::Service<T>::attach(c, service_options(o, g, 0));
+    auto t = std::shared_ptr<Tree>(new Tree(c, o, svc));
+    t->load_meta(c);
+    t->core_.read_root(c);
+    return t;
+  }
+
+  Handle handle(Client<T>& c) { return Handle(this->shared_from_this(), c); }
+
+  // This compute node departs (its clients must have stopped): ownership of its tables moves.
+  void leave(Client<T>& c) { svc_->leave(c); }
+
+  IndexStats stats() {
+    const auto& s = core_.stats();
+    const auto& v = svc_->stats();
+    return {{"height", static_cast<double>(core_.cached_height()) + 1},
+            {"leaves", static_cast<double>(leaves_.load())},
+            {"leaf_splits", static_cast<double>(splits_.load())},
+            {"internal_splits", static_cast<double>(s.internal_splits.load())},
+            {"cache_hits", static_cast<double>(s.cache_hits.load())},
+            {"cache_misses", static_cast<double>(s.cache_misses.load())},
+            {"cache_bytes", static_cast<double>(core_.cache().used_bytes())},
+            {"fp_area_bytes", static_cast<double>(svc_->on_memory_node()
+                                                      ? 0
+                                                      : svc_->max_tables() * svc_->table_bytes())},
+            {"local_copy_hits", static_cast<double>(local_hits_.load())},
+            {"primary_reads", static_cast<double>(primary_reads_.load())},
+            {"fp_false_positives", static_cast<double>(false_pos_.load())},
+            {"inconsistencies", static_cast<double>(inconsistent_.load())},
+            {"shared_results", static_cast<double>(comb_.shared())},
+            {"takeovers", static_cast<double>(v.takeovers.load())},
+            {"fences", static_cast<double>(v.fences.load())},
+            {"recovered_locks", static_cast<double>(v.recovered_locks.load())},
+            {"membership_refreshes", static_cast<double>(v.refreshes.load())},
+            {"lock_retries", static_cast<double>(v.lock_retries.load())},
+            {"read_retries", static_cast<double>(read_retries_.load() + s.retries.load())}};
+  }
+  uint64_t cache_bytes() const { return core_.cache().used_bytes(); }
+  const Options& options() const { return opts_; }
+  const Geometry& geometry() const { return geo_; }
+  collab::Service<T>& service() { return *svc_; }
+  NodeId home() const { return svc_->home(); }
+
+ private:
+  Tree(Client<T>& c, const Options& o, std::shared_ptr<collab::Service<T>> svc)
+      : opts_(o),
+        geo_(o.leaf_span, o.value_size),
+        svc_(std::move(svc)),
+        llt_(4096, 8),
+        core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
+              &llt_),
+        comb_(o.combiner_slots, o.batch_limit) {}
+
+  static void validate(const Options& o) {
+    if (o.value_size == 0 || o.value_size > 1024)
+      throw ConfigError("dmtree: value_size must be in [1, 1024]");
+    if (o.leaf_span < 4 || o.leaf_span > 64)
+      throw ConfigError("dmtree: leaf_span must be in [4, 64]");
+    for (unsigned s : {o.root_slot, o.meta_slot})
+      if (s >= layout::kRootSlots) throw ConfigError("dmtree: root slot out of range");
+  }
+  static NodeId first_memory_node(Client<T>& c) {
+    auto m = c.memory_nodes();
+    if (m.empty()) throw ConfigError("dmtree: the cluster has no memory node");
+    return m.front();
+  }
+  static collab::Options service_options(const Options& o, const Geometry& g, uint64_t cap) {
+    collab::Options so;
+    so.payload_words = g.payload_words();
+    so.max_tables = cap;
+    so.on_memory_node = !o.collaborative;
+    so.vnodes = o.vnodes;
+    so.membership_slot = o.membership_slot;
+    so.counter_slot = o.counter_slot;
+    so.descriptor_slot = o.descriptor_slot;
+    return so;
+  }
+  void load_meta(Client<T>& c) {
+    uint64_t mraw =
+        c.template read_value<uint64_t>(layout::root_slot(first_memory_node(c), opts_.meta_slot));
+    if (mraw == 0) throw ConfigError("dmtree: no tree at meta slot (create it first)");
+    uint64_t meta[4];
+    c.read(GlobalAddress::from_raw(mraw), meta, sizeof(meta));
+    if (meta[0] != kMagic || meta[2] != geo_.leaf_bytes() ||
+        meta[3] != (uint64_t{opts_.leaf_span} << 32 | opts_.value_size))
+      throw ConfigError("dmtree: the tree in memory has another geometry (leaf_span/value_size)");
+    arena_ = GlobalAddress::from_raw(meta[1]);
+  }
+
+  GlobalAddress leaf_addr(uint64_t id) const { return arena_ + id * geo_.leaf_bytes(); }
+  uint64_t leaf_id(GlobalAddress a) const {
+    if (a.node() != arena_.node() || a.offset() < arena_.offset())
+      throw Error("dmtree: leaf pointer " + a.to_string() + " outside the leaf arena");
+    return (a.offset() - arena_.offset()) / geo_.leaf_bytes();
+  }
+
+  // Whole-leaf READ, repeated until every object is sealed with one version.
+  void read_leaf(Client<T>& c, uint64_t id, LeafImage& leaf) {
+    for (;;) {
+      c.read(leaf_addr(id), leaf.w.data(), geo_.leaf_words() * 8);
+      if (leaf.consistent()) return;
+      read_retries_.fetch_add(1, std::memory_order_relaxed);
+      c.pause();
+    }
+  }
+  // The service's rebuild callback: a table recomputed from its leaf on the memory node.
+  void rebuild(Client<T>& c, uint64_t id, uint64_t* payload, uint32_t& version, uint8_t& flags) {
+    LeafImage leaf(geo_);
+    read_leaf(c, id, leaf);
+    payload[0] = leaf.lo();
+    payload[1] = leaf.hi();
+    payload[2] = leaf.sibling();
+    auto* fps = reinterpret_cast<uint8_t*>(payload + 3);
+    std::fill(fps, fps + geo_.fp_words() * 8, uint8_t{0});
+    for (uint32_t i = 0; i < geo_.span(); ++i)
+      if (entry_occupied(leaf.entry(i))) fps[i] = fingerprint(leaf.entry(i)[1]);
+    version = leaf.version();
+    flags = leaf.hi_inf() ? collab::kUserFlag0 : 0;
+  }
+
+  Options opts_;
+  Geometry geo_;
+  std::shared_ptr<collab::Service<T>> svc_;
+  btree::LocalLockTable llt_;
+  btree::BTreeCore<T> core_;
+  Combiner comb_;
+  GlobalAddress arena_;
+  std::atomic<uint64_t> leaves_{0}, splits_{0}, read_retries_{0}, local_hits_{0}, primary_reads_{0},
+      false_pos_{0}, inconsistent_{0};
+
+ public:
+  // One client's view. Not shared between fibers.
+  class Handle {
+   public:
+    Handle(std::shared_ptr<Tree> t, Client<T>& c)
+        : t_(std::move(t)),
+          c_(&c),
+          g_(&t_->geo_),
+          tb_(*g_),
+          ebuf_(size_t{g_->span()} * g_->ew()),
+          rebuild_([tp = t_.get()](Client<T>& cl, uint64_t id, uint64_t* p, uint32_t& v,
+                                   uint8_t& f) { tp->rebuild(cl, id, p, v, f); }) {
+      if (c.home_node() != t_->home())
+        throw ConfigError("dmtree: a client homed on node " + std::to_string(c.home_node()) +
+                          " needs the Tree of that compute node (attach one there), not node " +
+                          std::to_string(t_->home()) + "'s");
+    }
+
+    bool search(Key k, std::string& out) {
+      check_live();
+      if (t_->opts_.read_delegation)
+        return t_->comb_.run(*c_, k, false, {}, &out, [&](std::string_view, std::string* o) {
+          return search_direct(k, *o);
+        });
+      return search_direct(k, out);
+    }
+    bool insert(Key k, std::string_view v) { return write_op(k, v, Op::kInsert); }
+    bool update(Key k, std::string_view v) {
+      check_live();
+      if (t_->opts_.write_combining) {
+        check_value(v);
+        return t_->comb_.run(*c_, k, true, v, nullptr, [&](std::string_view wv, std::string*) {
+          return write_op(k, wv, Op::kUpdate);
+        });
+      }
+      return write_op(k, v, Op::kUpdate);
+    }
+    bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
+
+    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+      rows.clear();
+      check_live();
+      if (count == 0) return;
+      const Geometry& g = *g_;
+      std::vector<std::pair<Key, uint32_t>> ks;
+      std::vector<uint64_t> buf(g.leaf_words());
+      for (;;) {
+        btree::Located loc = t_->core_.locate(*c_, from);
+        uint64_t id = t_->leaf_id(loc.leaf);
+        bool first = true, any = false, restart = false;
+        Key last = 0;
+        while (rows.size() < count) {
+          primary(id, false);
+          if (first && from < tb_.lo()) {
+            if (loc.from_cache) t_->core_.cache().invalidate(loc.parent);
+            restart = true;
+            break;
+          }
+          if (first && !tb_.covers_hi(from)) {
+            if (!tb_.sibling()) break;
+            id = tb_.sibling() - 1;
+            continue;
+          }
+          uint32_t lo_i = g.span(), hi_i = 0;
+          for (uint32_t i = 0; i < g.span(); ++i)
+            if (tb_.fp(i)) {
+              lo_i = std::min(lo_i, i);
+              hi_i = i;
+            }
+          bool retry = false;
+          ks.clear();
+          if (lo_i <= hi_i) {
+            const uint64_t* base;
+            if (t_->opts_.scan_filter) {  // only the slot range fingerprints mark used
+              c_->read(t_->leaf_addr(id) + g.entry_offset(lo_i), buf.data(),
+                       (hi_i - lo_i + 1) * g.ew() * 8);
+              base = buf.data() - size_t{lo_i} * g.ew();
+            } else {
+              c_->read(t_->leaf_addr(id), buf.data(), g.leaf_words() * 8);
+              base = buf.data() + 4;
+            }
+            for (uint32_t i = lo_i; i <= hi_i && !retry; ++i) {
+              if (!tb_.fp(i)) continue;
+              const uint64_t* e = base + size_t{i} * g.ew();
+              if (!entry_sealed(e, g) || version_of(e) != tb_.version()) {
+                retry = true;
+                break;
+              }
+              if (!entry_occupied(e)) continue;  // a delete in flight
+              if (fingerprint(e[1]) != tb_.fp(i)) {
+                retry = true;
+                break;
+              }
+              if (e[1] >= from && (!any || e[1] > last)) ks.emplace_back(e[1], i);
+            }
+            if (retry) {
+              t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
+              c_->pause();
+              continue;  // same leaf again
+            }
+            std::sort(ks.begin(), ks.end());
+            for (auto& [k, i] : ks) {
+              if (rows.size() == count) break;
+              std::string v;
+              btree::load_value(base + size_t{i} * g.ew() + 2, g.value_size(), v);
+              rows.emplace_back(k, std::move(v));
+              last = k;
+              any = true;
+            }
+          }
+          first = false;
+          if (tb_.hi_inf() || !tb_.sibling()) break;
+          id = tb_.sibling() - 1;
+        }
+        if (!restart) return;
+        rows.clear();
+        c_->pause();
+      }
+    }
+
+    Client<T>& client() { return *c_; }
+    // Per-handle figures for tests: fingerprint matches whose entry held another key.
+    uint64_t fp_collisions() const { return collisions_; }
+    uint64_t splits() const { return my_splits_; }
+
+    // Test-only: takes the leaf lock of k's leaf and never releases it (a client that dies while
+    // holding a lock). Peers recover it once this compute node has left.
+    void abandon_lock_for_test(Key k) {
+      btree::Located loc = t_->core_.locate(*c_, k);
+      uint64_t id = t_->leaf_id(loc.leaf);
+      t_->svc_->lock_primary(*c_, id, tb_.data(), rebuild_);
+    }
+
+   private:
+    enum class Op { kInsert, kUpdate, kRemove };
+    using Rebuild = std::function<void(Client<T>&, uint64_t, uint64_t*, uint32_t&, uint8_t&)>;
+
+    void check_live() const {
+      if (t_->svc_->left()) throw Error("dmtree: this compute node has left the cluster");
+    }
+    void check_value(std::string_view v) const {
+      if (v.size() > g_->value_size())
+        throw LimitError("dmtree: value of " + std::to_string(v.size()) +
+                         " bytes exceeds value_size " + std::to_string(g_->value_size()));
+    }
+
+    NodeId primary(uint64_t id, bool wait_unlocked) {
+      t_->primary_reads_.fetch_add(1, std::memory_order_relaxed);
+      return t_->svc_->read_primary(*c_, id, tb_.data(), wait_unlocked, rebuild_);
+    }
+    // Table of `id` for a search: this node's cached copy when it has one, else the primary
+    // (then cached). Returns true when tb_ holds the primary.
+    bool load_for_search(uint64_t id) {
+      auto& svc = *t_->svc_;
+      if (t_->opts_.cached_copies && svc.caches(id)) {
+        if (svc.read_local(*c_, id, tb_.data())) {
+          t_->local_hits_.fetch_add(1, std::memory_order_relaxed);
+          return false;
+        }
+        primary(id, false);
+        std::vector<uint64_t> copy = tb_.w;
+        svc.store_local(*c_, id, copy.data());
+        return true;
+      }
+      primary(id, false);
+      return true;
+    }
+    void refresh_copy(uint64_t id) {
+      if (!t_->opts_.cached_copies || !t_->svc_->caches(id)) return;
+      std::vector<uint64_t> copy = tb_.w;
+      t_->svc_->store_local(*c_, id, copy.data());
+    }
+
+    // Reads the entries whose fingerprint matches f (one batch to the memory node) and looks
+    // for k. 1: found (out filled); 0: not there per this table; -1: table and leaf disagree
+    // (torn entry or other version). `slot` receives the slot found.
+    int match(uint64_t id, Key k, uint8_t f, std::string* out, int* slot = nullptr) {
+      const Geometry& g = *g_;
+      uint32_t cand[64];
+      uint32_t n = 0;
+      for (uint32_t i = 0; i < g.span(); ++i)
+        if (tb_.fp(i) == f) cand[n++] = i;
+      for (uint32_t b0 = 0; b0 < n; b0 += 32) {
+        Batch b;
+        uint32_t e = std::min(n, b0 + 32);
+        for (uint32_t j = b0; j < e; ++j)
+          b.read(t_->leaf_addr(id) + g.entry_offset(cand[j]), &ebuf_[size_t{j} * g.ew()],
+                 g.ew() * 8);
+        c_->run(b);
+      }
+      int found = -1;
+      for (uint32_t j = 0; j < n; ++j) {
+        const uint64_t* e = &ebuf_[size_t{j} * g.ew()];
+        if (!entry_sealed(e, g) || version_of(e) != tb_.version()) return -1;
+        if (found < 0 && entry_occupied(e) && e[1] == k) found = static_cast<int>(j);
+      }
+      uint32_t misses = n - (found >= 0 ? 1 : 0);  // entries read for nothing
+      collisions_ += misses;
+      if (misses) t_->false_pos_.fetch_add(misses, std::memory_order_relaxed);
+      if (found < 0) return 0;
+      const uint64_t* e = &ebuf_[size_t(found) * g.ew()];
+      if (out) btree::load_value(e + 2, g.value_size(), *out);
+      if (slot) *slot = static_cast<int>(cand[found]);
+      return 1;
+    }
+
+    bool search_direct(Key k, std::string& out) {
+      const uint8_t f = fingerprint(k);
+      for (;;) {
+        btree::Located loc = t_->core_.locate(*c_, k);
+        uint64_t id = t_->leaf_id(loc.leaf);
+        bool from_cache = loc.from_cache;
+        bool is_primary = load_for_search(id);
+        for (;;) {
+          if (k < tb_.lo()) {
+            if (!is_primary) {
+              primary(id, false);
+              is_primary = true;
+              continue;
+            }
+            break;  // the cached parent is stale: traverse again
+          }
+          if (!tb_.covers_hi(k)) {  // ranges only shrink, so even a stale copy may send us right
+            if (from_cache) t_->core_.cache().invalidate(loc.parent);
+            from_cache = false;
+            if (!tb_.sibling()) {
+              primary(id, false);
+              is_primary = true;
+              continue;
+            }
+            id = tb_.sibling() - 1;
+            is_primary = load_for_search(id);
+            continue;
+          }
+          int r = match(id, k, f, &out);
+          if (r == 1) return true;
+          if (r < 0) t_->inconsistent_.fetch_add(1, std::memory_order_relaxed);
+          if (!is_primary) {
+            // Inconsistency (i) or (ii) against a cached copy: ask the primary, refresh the copy.
+            if (r == 0 && t_->opts_.faults.skip_negative_confirm) return false;
+            primary(id, r == 0);
+            refresh_copy(id);
+            is_primary = true;
+            continue;
+          }
+          if (r < 0) {  // a writer is between its leaf write and its table write
+            c_->pause();
+            primary(id, false);
+            continue;
+          }
+          if (collab::lock_held(tb_.lock_word())) {  // negative answers come from unlocked tables
+            primary(id, true);
+            continue;
+          }
+          return false;
+        }
+        if (loc.from_cache) t_->core_.cache().invalidate(loc.parent);
+        c_->pause();
+      }
+    }
+
+    bool write_op(Key k, std::string_view v, Op op) {
+      const Geometry& g = *g_;
+      check_live();
+      if (op != Op::kRemove) check_value(v);
+      std::vector<uint64_t> val(g.vw());
+      if (op != Op::kRemove) btree::store_value(val.data(), v, g.value_size());
+      auto& svc = *t_->svc_;
+      for (;;) {
+        btree::Located loc = t_->core_.locate(*c_, k);
+        uint64_t id = t_->leaf_id(loc.leaf);
+        bool from_cache = loc.from_cache;
+        for (;;) {
+          NodeId o = svc.lock_primary(*c_, id, tb_.data(), rebuild_);
+          if (k < tb_.lo()) {
+            svc.unlock(*c_, o, id);
+            break;
+          }
+          if (!tb_.covers_hi(k)) {
+            svc.unlock(*c_, o, id);
+            if (from_cache) t_->core_.cache().invalidate(loc.parent);
+            from_cache = false;
+            id = tb_.sibling() - 1;
+            continue;
+          }
+          return apply(o, id, k, val.data(), op);
+        }
+        if (loc.from_cache) t_->core_.cache().invalidate(loc.parent);
+        c_->pause();
+      }
+    }
+
+    // Under the leaf lock, with tb_ the primary table.
+    bool apply(NodeId o, uint64_t id, Key k, const uint64_t* val, Op op) {
+      const Geometry& g = *g_;
+      auto& svc = *t_->svc_;
+      const uint8_t f = fingerprint(k);
+      int slot = -1;
+      int r;
+      while ((r = match(id, k, f, nullptr, &slot)) < 0)
+        c_->pause();  // cannot persist under the lock
+      uint32_t ver = tb_.version();
+      std::vector<uint64_t> e(g.ew());
+      if (r == 1) {
+        if (op == Op::kInsert) {
+          svc.unlock(*c_, o, id);
+          return false;
+        }
+        make_entry(e.data(), g, ver, op == Op::kUpdate, k, val);
+        c_->write(t_->leaf_addr(id) + g.entry_offset(slot), e.data(), g.ew() * 8);
+        if (op == Op::kUpdate) {
+          svc.unlock(*c_, o, id);  // fingerprints unchanged: a separate 8-byte unlock
+        } else {
+          tb_.set_fp(slot, 0);
+          svc.write_unlock(*c_, o, id, tb_.data(), ver, tb_.user_flags());
+        }
+        return true;
+      }
+      if (op != Op::kInsert) {
+        svc.unlock(*c_, o, id);
+        return false;
+      }
+      if (t_->opts_.faults.ack_without_write) {
+        svc.unlock(*c_, o, id);
+        return true;
+      }
+      for (uint32_t i = 0; i < g.span(); ++i) {
+        if (tb_.fp(i)) continue;
+        make_entry(e.data(), g, ver, true, k, val);
+        c_->write(t_->leaf_addr(id) + g.entry_offset(i), e.data(), g.ew() * 8);
+        tb_.set_fp(i, f);
+        svc.write_unlock(*c_, o, id, tb_.data(), ver, tb_.user_flags());  // embedded unlock
+        return true;
+      }
+      split_insert(o, id, k, val);
+      return true;
+    }
+
+    // Leaf full: the upper half moves to a new leaf (and a new table) written before anything
+    // points to them; then the old leaf and its table (unlock embedded); then the separator.
+    void split_insert(NodeId o, uint64_t id, Key k, const uint64_t* val) {
+      const Geometry& g = *g_;
+      auto& svc = *t_->svc_;
+      LeafImage old(g);
+      t_->read_leaf(*c_, id, old);
+      struct Item {
+        Key k;
+        const uint64_t* v;
+      };
+      std::vector<Item> items;
+      for (uint32_t i = 0; i < g.span(); ++i)
+        if (entry_occupied(old.entry(i))) items.push_back({old.entry(i)[1], old.entry(i) + 2});
+      items.push_back({k, val});
+      std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.k < b.k; });
+      size_t m = items.size() / 2;
+      Key sep = items[m].k;
+      uint32_t nv = (old.version() + 1) & 0xffffff;
+      uint64_t rid = svc.alloc_id(*c_);
+
+      LeafImage left(g), right(g);
+      Table lt(g), rt(g);
+      right.set_header(nv, sep, old.hi(), old.hi_inf(), old.sibling());
+      left.set_header(nv, old.lo(), sep, false, rid + 1);
+      for (uint32_t i = 0; i < g.span(); ++i) {
+        size_t li = i, ri = m + i;
+        bool lo = li < m, ro = ri < items.size();
+        make_entry(left.entry(i), g, nv, lo, lo ? items[li].k : 0, lo ? items[li].v : nullptr);
+        make_entry(right.entry(i), g, nv, ro, ro ? items[ri].k : 0, ro ? items[ri].v : nullptr);
+        if (lo) lt.set_fp(i, fingerprint(items[li].k));
+        if (ro) rt.set_fp(i, fingerprint(items[ri].k));
+      }
+      lt.w[1] = old.lo();
+      lt.w[2] = sep;
+      lt.w[3] = rid + 1;
+      rt.w[1] = sep;
+      rt.w[2] = old.hi();
+      rt.w[3] = old.sibling();
+      c_->write(t_->leaf_addr(rid), right.w.data(), g.leaf_words() * 8);
+      svc.write_new(*c_, rid, rt.data(), nv, old.hi_inf() ? collab::kUserFlag0 : 0);
+      c_->write(t_->leaf_addr(id), left.w.data(), g.leaf_words() * 8);
+      svc.write_unlock(*c_, o, id, lt.data(), nv, 0);
+      t_->splits_.fetch_add(1, std::memory_order_relaxed);
+      t_->leaves_.fetch_add(1, std::memory_order_relaxed);
+      ++my_splits_;
+      t_->core_.insert_separator(*c_, 1, sep, t_->leaf_addr(rid), t_->leaf_addr(id));
+    }
+
+    std::shared_ptr<Tree> t_;
+    Client<T>* c_;
+    const Geometry* g_;
+    Table tb_;
+    std::vector<uint64_t> ebuf_;
+    Rebuild rebuild_;
+    uint64_t collisions_ = 0, my_splits_ = 0;
+  };
+};
+
+}  // namespace dmrt::dmtree

@@ -1,0 +1,127 @@
+// HStore deployment: starts the HTS and SLS through any transport's ServiceHost, and plays the
+// paper's centralized manager (§3.2): publishes failures, starts replacements that rebuild.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "indexes/hstore/hts.h"
+#include "indexes/hstore/index.h"
+#include "indexes/hstore/sls.h"
+#include "runtime/service.h"
+
+namespace dmrt::hstore {
+
+template <Transport T>
+class Deployment {
+ public:
+  // Starts `fibers` fibers of `body` homed on `node`; returns what stops them (and re-throws what
+  // a fiber threw). On shm: a shm::ServiceHost; on sim: a sim host (see bench/index_hstore.h).
+  using Stop = std::function<void()>;
+  using HostFactory = std::function<Stop(NodeId node, unsigned fibers, ServiceBody<T> body)>;
+
+  Deployment(std::shared_ptr<Index<T>> idx, HostFactory factory, ServerOptions so = {})
+      : idx_(std::move(idx)), factory_(std::move(factory)), so_(so) {
+    so_.root_slot = idx_->options().root_slot;
+  }
+  ~Deployment() {
+    try {
+      stop();
+    } catch (...) {
+      // A destructor cannot report; call stop() to see a server's failure.
+    }
+  }
+  Deployment(const Deployment&) = delete;
+  Deployment& operator=(const Deployment&) = delete;
+
+  // Both servers: the HTS serves its (possibly bulk-loaded) table, the SLS builds from it.
+  void start() {
+    start_hts(false);
+    start_sls();
+  }
+
+  // The SLS dies and its skiplist and log are lost: writes stall at the HTS, SCAN waits, GET goes
+  // on.
+  void fail_sls(Client<T>& manager) {
+    stop_one(sls_);
+    update_status(manager, idx_->meta(), [](uint64_t s) {
+      return status::make(status::hts_up(s), false, status::hts_epoch(s), status::sls_epoch(s) + 1);
+    });
+  }
+  // A new SLS (the next epoch) rebuilds the skiplist from the table and the pool, then serves.
+  void rebuild_sls() { start_sls(); }
+
+  // The HTS dies and its table is lost (zeroed here): point reads move to the SLS, writes wait.
+  void fail_hts(Client<T>& manager) {
+    stop_one(hts_);
+    const Meta& m = idx_->meta();
+    uint64_t s = update_status(manager, m, [](uint64_t s) {
+      return status::make(false, status::sls_up(s), status::hts_epoch(s) + 1, status::sls_epoch(s));
+    });
+    std::vector<uint64_t> zeros((1 << 20) / 8, 0);
+    const uint64_t total = m.buckets() * kBucketBytes;
+    for (uint64_t off = 0; off < total; off += zeros.size() * 8)
+      manager.write(m.table + off, zeros.data(),
+                    static_cast<uint32_t>(std::min<uint64_t>(zeros.size() * 8, total - off)));
+    // Tell the SLS (and wait until it has heard): it stops taking the dead HTS's ships and
+    // answers point reads from then on.
+    uint64_t w[1] = {status::hts_epoch(s)};
+    manager.call(m.sls_node, m.sls_inbox, kHtsDown, as_bytes(w));
+  }
+  // A new HTS (the next epoch) rebuilds the table from the SLS's skiplist, then serves.
+  void rebuild_hts() { start_hts(true); }
+
+  // Polls the status word until both servers serve; false after `timeout_ns` (transport clock).
+  bool wait_serving(Client<T>& c, uint64_t timeout_ns) {
+    uint64_t t0 = c.now_ns();
+    for (;;) {
+      uint64_t s = read_status(c, idx_->meta());
+      if (status::hts_up(s) && status::sls_up(s)) return true;
+      if (c.now_ns() - t0 > timeout_ns) return false;
+      c.pause();
+    }
+  }
+
+  // Stops both servers; re-throws the first failure a server fiber had.
+  void stop() {
+    std::exception_ptr first;
+    for (Stop* s : {&sls_, &hts_}) {
+      try {
+        stop_one(*s);
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
+  }
+
+  Index<T>& index() { return *idx_; }
+
+ private:
+  void start_hts(bool recover) {
+    hts_ =
+        factory_(idx_->meta().hts_node, idx_->hts_fibers(), hts_service<T>(with_recover(recover)));
+  }
+  void start_sls() {
+    sls_ = factory_(idx_->meta().sls_node, idx_->sls_fibers(), sls_service<T>(so_));
+  }
+  ServerOptions with_recover(bool r) const {
+    ServerOptions o = so_;
+    o.recover = r;
+    return o;
+  }
+  static void stop_one(Stop& s) {
+    if (!s) return;
+    Stop f = std::exchange(s, nullptr);
+    f();
+  }
+
+  std::shared_ptr<Index<T>> idx_;
+  HostFactory factory_;
+  ServerOptions so_;
+  Stop hts_, sls_;
+};
+
+}  // namespace dmrt::hstore

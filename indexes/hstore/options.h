@@ -1,0 +1,56 @@
+// HStore options: table sizing, server geometry, typed technique switches and test-only faults.
+#pragma once
+
+#include <cstdint>
+
+namespace dmrt::hstore {
+
+// Everything the creator decides is written into the meta block, so servers and attaching compute
+// nodes agree with it; the client-side fields (marked) may differ per attaching compute node.
+struct Options {
+  // --- hash table (HTS, paper §4.1) ----------------------------------------------------------
+  uint64_t expected_keys = 1 << 16;  // sizing: head buckets = next_pow2(keys / 7 / load_factor)
+  double load_factor = 0.75;         // of the head buckets' slots (notes A6)
+  double overflow_fraction = 0.5;    // overflow buckets, as a fraction of the head buckets
+  // --- placement ---------------------------------------------------------------------------------
+  int hts_node = -1;        // memory node of the hash-table server and its table (-1: first)
+  int sls_node = -1;        // memory node of the skiplist server (-1: last memory node)
+  unsigned root_slot = 16;  // layout::root_slot on the first memory node that points at the meta
+  // --- servers (paper §4.1 threading model, notes A11/A13) -----------------------------------
+  unsigned logs = 4;          // HTS update logs = HTS worker fibers
+  unsigned partitions = 4;    // SLS skiplist partitions = SLS applier fibers
+  unsigned query_fibers = 2;  // SLS fibers serving SCAN / degraded GET / dump
+  unsigned ship_batch = 64;   // entries per HTS->SLS batch (clamped to one message)
+  // --- technique switches (the paper's factor analysis) -----------------------------------------
+  bool sync_skiplist = false;  // "HStore (sync)": SLS applies to the skiplist before it acks
+  uint64_t apply_lag_ns = 0;   // SLS appliers leave entries younger than this in the log (a busy
+                               // SLS); SCAN still drains everything first
+  uint64_t grace_ns = 50'000'000;  // reclamation grace: an old record is freed this long after it
+                                   // was unlinked; a reader slower than grace/2 retries
+  // --- client side (per attaching compute node)
+  // ----------------------------------------------------
+  unsigned scan_reads_per_trip = 1;     // value reads posted together in SCAN (paper: 1)
+  uint64_t status_poll_ns = 1'000'000;  // a waiting client re-reads the status word this often
+  uint64_t op_timeout_ns = 120'000'000'000ull;  // a write/scan waiting longer throws TransportError
+  // Test-only faults that prove the checkers can fail. Never set them elsewhere.
+  struct Faults {
+    bool reply_before_apply = false;  // HTS answers the client before its table CAS (point reads
+                                      // then miss acknowledged writes)
+    bool scan_skips_drain = false;    // SLS answers SCAN without applying its log first
+  } faults;
+};
+
+// Per-host knobs of a server process (not shared through the meta block).
+struct ServerOptions {
+  unsigned root_slot = 16;       // where the meta is published (first memory node)
+  bool recover = false;          // HTS: rebuild the hash table from the SLS before serving
+  uint64_t idle_sleep_us = 50;   // real-time transports: sleep when the whole server was idle
+  uint64_t idle_after_us = 500;  // ... for this long (sim: set idle_sleep_us = 0)
+  // CPU work done on the server's own memory (untimed region access), charged where the transport
+  // models server CPU (sim: Endpoint::charge_cpu); ignored elsewhere. Rough DRAM-bound costs.
+  uint64_t request_cpu_ns = 100;   // HTS: decide, reserve, apply one request
+  uint64_t skiplist_cpu_ns = 300;  // SLS: one skiplist insert/erase/lookup (pointer chasing)
+  uint64_t row_cpu_ns = 20;        // SLS: one row scanned, dumped or rebuilt; HTS: one key rebuilt
+};
+
+}  // namespace dmrt::hstore

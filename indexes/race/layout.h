@@ -1,0 +1,181 @@
+// RACE hashing formats: slots, bucket headers, bucket groups, KV blocks, and the key hashes.
+#pragma once
+
+#include <xxhash.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "runtime/address.h"
+#include "runtime/error.h"
+
+namespace dmrt::race {
+
+inline constexpr uint32_t kSlotsPerBucket = 7;  // 7-way: header + 7 slots = one 64 B line
+inline constexpr uint32_t kBucketBytes = 64;
+inline constexpr uint32_t kGroupBuckets = 3;  // main | overflow | main
+inline constexpr uint32_t kGroupBytes = kGroupBuckets * kBucketBytes;
+inline constexpr uint32_t kCombinedBytes = 2 * kBucketBytes;  // main + its overflow: one READ
+inline constexpr uint32_t kBlockUnit = 64;                    // KV block length unit (paper: 64 B)
+inline constexpr uint32_t kMaxBlockUnits = 256;               // Len:8 holds units-1, so 16 KiB
+// Subtable memory: a 64 B meta line, then the groups. Meta word 0 holds the subtable it was split
+// from while it is being filled, so a reader that meets a pending bucket can look there too.
+inline constexpr uint32_t kSubtableMetaBytes = 64;
+
+// --- 47-bit pointers
+// ------------------------------------------------------------------------------ A slot has 48 bits
+// for the pointer (paper §3.3); dmrt keeps the top one for the tentative flag below. [C] node:8 |
+// offset/64:39: every block and subtable is 64 B aligned, so 39 bits address 32 TiB per node; 256
+// nodes.
+inline uint64_t pack_ptr48(GlobalAddress a) {
+  if (a.node() > 0xff || (a.offset() & 63) != 0 || (a.offset() >> 45) != 0)
+    throw AddressError("RACE cannot encode " + a.to_string() +
+                       " in 47 bits (needs node < 256 and a 64 B aligned offset < 32 TiB)");
+  return (uint64_t{a.node()} << 39) | (a.offset() >> 6);
+}
+inline GlobalAddress unpack_ptr48(uint64_t p) {
+  p &= (uint64_t{1} << 47) - 1;
+  if (p == 0) return GlobalAddress::null();
+  return {static_cast<NodeId>(p >> 39), (p & ((uint64_t{1} << 39) - 1)) << 6};
+}
+
+// --- slot: Fp[63:56] | Len[55:48] | Tentative[47] | Ptr[46:0]; all zeros = empty ----------------
+// Tentative [C]: an insert claims its slot with the flag set and clears it only after its re-read
+// shows no other copy of the key (see RaceIndex::Handle::settle_insert). Readers skip tentative
+// slots, so a key is visible in at most one slot and an insert takes effect when it is finalized.
+// The paper's position agreement alone cannot give insert-if-absent linearizability: a late
+// duplicate in a lower slot would win over a copy whose insert has already returned.
+struct Slot {
+  static constexpr uint64_t kTentative = uint64_t{1} << 47;
+  static uint64_t make(uint8_t fp, uint32_t units, GlobalAddress block) {
+    return (uint64_t{fp} << 56) | (uint64_t{units - 1} << 48) | pack_ptr48(block);
+  }
+  static bool empty(uint64_t w) { return (w & ((uint64_t{1} << 48) - 1)) == 0; }
+  static bool tentative(uint64_t w) { return (w & kTentative) != 0; }
+  static uint8_t fp(uint64_t w) { return static_cast<uint8_t>(w >> 56); }
+  static uint32_t units(uint64_t w) { return static_cast<uint32_t>((w >> 48) & 0xff) + 1; }
+  static uint32_t bytes(uint64_t w) { return units(w) * kBlockUnit; }
+  static GlobalAddress block(uint64_t w) { return unpack_ptr48(w); }
+};
+
+// --- bucket header: pending:1 | LD:8 @32 | suffix:32
+// ---------------------------------------------- Written when a subtable is created and changed
+// only by a split (paper §3.4.1). `pending` marks a bucket of a subtable being filled by a split
+// whose source bucket is not finished yet. [C]
+struct Header {
+  static constexpr uint64_t kPending = uint64_t{1} << 63;
+  static uint64_t make(uint32_t ld, uint32_t suffix, bool pending = false) {
+    return (pending ? kPending : 0) | (uint64_t{ld & 0xff} << 32) | suffix;
+  }
+  static uint32_t ld(uint64_t h) { return static_cast<uint32_t>((h >> 32) & 0xff); }
+  static uint32_t suffix(uint64_t h) { return static_cast<uint32_t>(h); }
+  static bool pending(uint64_t h) { return (h & kPending) != 0; }
+  // SRCD predicate (notes §5.2): the bucket belongs to the key's subtable iff the header suffix is
+  // the key's hash suffix at the header's local depth. Covers the paper's cases 1-3 in one test.
+  static bool valid_for(uint64_t h, uint64_t key_hash) {
+    uint32_t d = ld(h);
+    uint64_t mask = d >= 32 ? ~uint64_t{0} : (uint64_t{1} << d) - 1;
+    return (key_hash & mask) == suffix(h);
+  }
+};
+
+// --- geometry ----------------------------------------------------------------------------------
+// Main buckets are numbered i in [0, 2G); main i lives in group i/2, first or last bucket.
+// Its combined bucket is 128 B starting at bucket 3*(i/2) + (i&1) (notes §2.3).
+struct Geometry {
+  uint32_t groups = 0;
+  uint32_t main_buckets() const { return 2 * groups; }
+  uint32_t buckets() const { return kGroupBuckets * groups; }
+  uint64_t bytes() const { return kSubtableMetaBytes + uint64_t{kGroupBytes} * groups; }
+  static uint32_t first_bucket_of(uint32_t main) { return 3 * (main / 2) + (main & 1); }
+  static GlobalAddress bucket_addr(GlobalAddress table, uint32_t bucket) {
+    return table + kSubtableMetaBytes + uint64_t{bucket} * kBucketBytes;
+  }
+  static GlobalAddress combined_addr(GlobalAddress table, uint32_t main) {
+    return bucket_addr(table, first_bucket_of(main));
+  }
+  // Is bucket j (0/1) of main i's combined bucket the main bucket (the other is the overflow)?
+  static bool is_main(uint32_t main, unsigned j) { return (main & 1) == j; }
+};
+
+// --- hashing -------------------------------------------------------------------------------------
+// [C] h1 = XXH64(key, seed A): low bits are the directory suffix, bits above max depth pick the
+// first main bucket. h2 (seed B) picks the second, moved to another group if it landed in the
+// same one. The fingerprint uses seed C so it is independent of both positions.
+struct KeyHash {
+  uint64_t h = 0;      // suffix source
+  uint32_t main[2]{};  // two main-bucket numbers, in different groups
+  uint8_t fp = 0;
+
+  static KeyHash of(uint64_t key, const Geometry& g, uint32_t max_depth) {
+    KeyHash k;
+    k.h = XXH64(&key, sizeof key, 0x52414345ull);
+    uint64_t h2 = XXH64(&key, sizeof key, 0x9e3779b97f4a7c15ull);
+    k.fp = static_cast<uint8_t>(XXH64(&key, sizeof key, 0xf00dfeedull));
+    uint32_t n = g.main_buckets();
+    k.main[0] = static_cast<uint32_t>((k.h >> max_depth) % n);
+    k.main[1] = static_cast<uint32_t>(h2 % n);
+    if (k.main[1] / 2 == k.main[0] / 2)
+      k.main[1] = ((k.main[0] / 2 + 1) % g.groups) * 2 + (k.main[1] & 1);
+    return k;
+  }
+  static uint64_t suffix_hash(uint64_t key) { return XXH64(&key, sizeof key, 0x52414345ull); }
+};
+
+// --- KV block: K_len:u32 | V_len:u32 | key | value | pad | checksum:u64 (last 8 B)
+// ------------------ The checksum (XXH64 over everything before it) catches a block read while
+// being re-written after reuse (paper §3.3, as Pilaf). Blocks are immutable once a slot points at
+// them.
+struct KvBlock {
+  static constexpr uint32_t kHeaderBytes = 8;
+  static constexpr uint32_t kKeyBytes = 8;
+  static constexpr uint32_t kChecksumBytes = 8;
+  static constexpr uint32_t kMaxValue =
+      kMaxBlockUnits * kBlockUnit - kHeaderBytes - kKeyBytes - kChecksumBytes;
+
+  static uint32_t units_for(size_t value_len) {
+    return static_cast<uint32_t>(
+        (kHeaderBytes + kKeyBytes + value_len + kChecksumBytes + kBlockUnit - 1) / kBlockUnit);
+  }
+  // Fills `out` (units_for(value) * 64 bytes).
+  static void encode(uint64_t key, std::string_view value, std::string& out) {
+    uint32_t bytes = units_for(value.size()) * kBlockUnit;
+    out.assign(bytes, '\0');
+    uint32_t klen = kKeyBytes, vlen = static_cast<uint32_t>(value.size());
+    std::memcpy(out.data(), &klen, 4);
+    std::memcpy(out.data() + 4, &vlen, 4);
+    std::memcpy(out.data() + 8, &key, 8);
+    std::memcpy(out.data() + 16, value.data(), value.size());
+    uint64_t sum = XXH64(out.data(), bytes - kChecksumBytes, 0);
+    std::memcpy(out.data() + bytes - kChecksumBytes, &sum, 8);
+  }
+  enum class Check { kMatch, kOtherKey, kTorn };
+  // Classifies a block read through a slot: ours, another key's (fingerprint collision or a reused
+  // block), or torn (checksum fails: re-written under us; the caller retries).
+  static Check check(const char* p, uint32_t bytes, uint64_t key) {
+    uint32_t klen, vlen;
+    std::memcpy(&klen, p, 4);
+    std::memcpy(&vlen, p + 4, 4);
+    if (klen != kKeyBytes || units_for(vlen) * kBlockUnit != bytes) return Check::kTorn;
+    uint64_t sum;
+    std::memcpy(&sum, p + bytes - kChecksumBytes, 8);
+    if (sum != XXH64(p, bytes - kChecksumBytes, 0)) return Check::kTorn;
+    uint64_t k;
+    std::memcpy(&k, p + 8, 8);
+    return k == key ? Check::kMatch : Check::kOtherKey;
+  }
+  static uint64_t key_of(const char* p) {
+    uint64_t k;
+    std::memcpy(&k, p + 8, 8);
+    return k;
+  }
+  static std::string_view value_of(const char* p) {
+    uint32_t vlen;
+    std::memcpy(&vlen, p + 4, 4);
+    return {p + 16, vlen};
+  }
+};
+
+}  // namespace dmrt::race

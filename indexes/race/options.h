@@ -1,0 +1,42 @@
+// RACE hashing options: geometry, the paper's switchable techniques and test-only fault switches.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/address.h"
+
+namespace dmrt::race {
+
+// Directory home meaning "the first memory node of the cluster".
+inline constexpr NodeId kFirstMemoryNode = 0xffff;
+
+struct Options {
+  // Largest value accepted, in bytes (KV blocks are sized by the actual value, in 64 B units, so a
+  // large limit costs nothing for small values). Up to 16 KiB minus the block header/checksum.
+  uint32_t value_size = 8;
+  // Directory depth at creation (2^depth subtables) and the reserved maximum (paper fn. 4: 16).
+  uint32_t initial_global_depth = 2;
+  uint32_t max_global_depth = 16;
+  // Bucket groups (main|overflow|main, 192 B) per subtable; >= 2 so two locations differ in group.
+  uint32_t groups_per_subtable = 1024;
+  // When non-zero, initial_global_depth is raised so these keys fit at ~80% load without resizing.
+  uint64_t expected_keys = 0;
+  // SRCD client directory cache (paper §3.4.1). Off: every operation reads its directory entry
+  // first (+1 round trip), as in the paper's Fig. 14 baseline.
+  bool directory_cache = true;
+  // Concurrent inserts of one key pick the same slot from the same bucket snapshot, so that most
+  // races end in one failed CAS rather than a duplicate to resolve. [C] not in the paper, whose
+  // duplicate-resolution agreement stays in place for the snapshots that differ.
+  bool same_slot_for_same_key = true;
+  // Memory node holding the directory (kFirstMemoryNode = the first one); root slot used there.
+  NodeId home = kFirstMemoryNode;
+  unsigned root_slot = 1;
+  // Test-only faults that prove a checker can fail; they act only in builds with
+  // DMRT_FAULT_INJECTION (the default meson option). Never set them elsewhere.
+  struct Faults {
+    bool delete_skips_cas = false;           // remove() reports success without removing
+    bool skip_duplicate_resolution = false;  // insert() skips the re-read and duplicate agreement
+  } faults;
+};
+
+}  // namespace dmrt::race

@@ -1,0 +1,686 @@
+// RACE hashing (Zuo et al., ATC'21): the index over any transport, and its per-client handle.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "indexes/common/kv.h"
+#include "indexes/race/directory.h"
+#include "indexes/race/layout.h"
+#include "indexes/race/options.h"
+#include "indexes/race/resize.h"
+#include "runtime/client.h"
+#include "runtime/layout.h"
+
+namespace dmrt::race {
+
+// One occupied slot as found by RaceIndex::items(): for tests and checkers (duplicates, loss).
+struct Item {
+  uint64_t key = 0;
+  std::string value;
+  GlobalAddress table;
+  uint32_t bucket = 0, slot = 0;
+};
+
+template <Transport T>
+class RaceIndex {
+ public:
+  class Handle;
+
+  // Builds the directory and the first 2^initial_global_depth subtables on the memory nodes and
+  // publishes the directory address in the root slot (last, so attachers see a whole index).
+  static std::shared_ptr<RaceIndex> create(Client<T>& c, const Options& o) {
+    auto idx = std::shared_ptr<RaceIndex>(new RaceIndex(c, o));
+    uint32_t gd = idx->opts_.initial_global_depth;
+    GlobalAddress dir = c.alloc_on(idx->opts_.home, Dir::bytes(idx->opts_.max_global_depth), 64);
+    std::vector<uint64_t> entries(size_t{1} << gd);
+    for (uint32_t i = 0; i < entries.size(); ++i) {
+      GlobalAddress t = Splitter<T>::create_subtable(c, idx->geo_, gd, i, false, {});
+      entries[i] = Dir::make_entry(t, gd);
+    }
+    c.write(Dir::entry_addr(dir, 0), entries.data(), static_cast<uint32_t>(8 * entries.size()));
+    uint64_t head[4] = {gd, 0, entries.size(), idx->config_word()};
+    c.write(dir, head, sizeof head);
+    uint64_t raw = dir.raw();
+    c.write(layout::root_slot(idx->opts_.home, idx->opts_.root_slot), &raw, 8);
+    idx->dir_ = dir;
+    return idx;
+  }
+
+  // Attaches to an index another client created, knowing only the options.
+  static std::shared_ptr<RaceIndex> attach(Client<T>& c, const Options& o) {
+    auto idx = std::shared_ptr<RaceIndex>(new RaceIndex(c, o));
+    uint64_t raw =
+        c.template read_value<uint64_t>(layout::root_slot(idx->opts_.home, idx->opts_.root_slot));
+    if (raw == 0)
+      throw ConfigError("no RACE index at root slot " + std::to_string(idx->opts_.root_slot) +
+                        " of node " + std::to_string(idx->opts_.home) + " (create it first)");
+    idx->dir_ = GlobalAddress::from_raw(raw);
+    uint64_t cfg = c.template read_value<uint64_t>(idx->dir_ + Dir::kConfigOffset);
+    if (cfg != idx->config_word())
+      throw ConfigError("RACE index at root slot " + std::to_string(idx->opts_.root_slot) +
+                        " was created with other groups_per_subtable/max_global_depth");
+    return idx;
+  }
+
+  Handle handle(Client<T>& c) { return Handle(c, *this); }
+
+  // Reads the whole directory and every subtable: load_factor (occupied / all slots), resizes,
+  // global_depth, subtables, items.
+  IndexStats stats(Client<T>& c) {
+    uint64_t head[3];
+    c.read(dir_, head, sizeof head);
+    uint64_t slots = 0, used = 0;
+    for_each_table(c, [&](GlobalAddress, const std::vector<uint64_t>& img) {
+      for (uint32_t b = 0; b < geo_.buckets(); ++b)
+        for (uint32_t k = 0; k < kSlotsPerBucket; ++k) {
+          ++slots;
+          used += !Slot::empty(img[(kSubtableMetaBytes + b * kBucketBytes) / 8 + 1 + k]);
+        }
+    });
+    IndexStats s;
+    s["load_factor"] = slots ? static_cast<double>(used) / static_cast<double>(slots) : 0.0;
+    s["resizes"] = static_cast<double>(head[1]);
+    s["global_depth"] = static_cast<double>(Dir::gd(head[0]));
+    s["subtables"] = static_cast<double>(head[2]);
+    s["items"] = static_cast<double>(used);
+    s["slots"] = static_cast<double>(slots);
+    return s;
+  }
+
+  // Every occupied slot with its key and value (reads every KV block): quiescent use only.
+  std::vector<Item> items(Client<T>& c) {
+    std::vector<Item> out;
+    for_each_table(c, [&](GlobalAddress t, const std::vector<uint64_t>& img) {
+      for (uint32_t b = 0; b < geo_.buckets(); ++b)
+        for (uint32_t k = 0; k < kSlotsPerBucket; ++k) {
+          uint64_t w = img[(kSubtableMetaBytes + b * kBucketBytes) / 8 + 1 + k];
+          if (Slot::empty(w)) continue;
+          std::string blk(Slot::bytes(w), '\0');
+          c.read(Slot::block(w), blk.data(), Slot::bytes(w));
+          out.push_back(
+              {KvBlock::key_of(blk.data()), std::string(KvBlock::value_of(blk.data())), t, b, k});
+        }
+    });
+    return out;
+  }
+
+  const Options& options() const { return opts_; }
+  const Geometry& geometry() const { return geo_; }
+  GlobalAddress directory() const { return dir_; }
+
+ private:
+  RaceIndex(Client<T>& c, const Options& o) : opts_(o) {
+    if (opts_.home == kFirstMemoryNode) opts_.home = c.memory_nodes().at(0);
+    if (opts_.groups_per_subtable < 2)
+      throw ConfigError("RACE needs groups_per_subtable >= 2 (two locations in two groups)");
+    if (opts_.max_global_depth > 20)
+      throw ConfigError("RACE max_global_depth is at most 20 (the directory is reserved up front)");
+    if (opts_.value_size > KvBlock::kMaxValue)
+      throw ConfigError("RACE value_size " + std::to_string(opts_.value_size) +
+                        " exceeds the largest KV block value of " +
+                        std::to_string(KvBlock::kMaxValue) + " bytes");
+    geo_.groups = opts_.groups_per_subtable;
+    if (opts_.expected_keys) {
+      uint64_t per_table = uint64_t{geo_.buckets()} * kSlotsPerBucket * 8 / 10;
+      while (opts_.initial_global_depth < opts_.max_global_depth &&
+             (per_table << opts_.initial_global_depth) < opts_.expected_keys)
+        ++opts_.initial_global_depth;
+    }
+    if (opts_.initial_global_depth > opts_.max_global_depth)
+      throw ConfigError("RACE initial_global_depth exceeds max_global_depth");
+  }
+  uint64_t config_word() const {
+    return 0x5241434500000000ull ^ (uint64_t{opts_.max_global_depth} << 32) ^ geo_.groups;
+  }
+  template <class F>
+  void for_each_table(Client<T>& c, F f) {
+    uint32_t gd = Dir::gd(c.template read_value<uint64_t>(dir_));
+    std::vector<uint64_t> e(size_t{1} << gd);
+    c.read(Dir::entry_addr(dir_, 0), e.data(), static_cast<uint32_t>(8 * e.size()));
+    std::vector<GlobalAddress> tables;
+    for (uint64_t x : e) tables.push_back(Dir::table(x));
+    std::sort(tables.begin(), tables.end());
+    tables.erase(std::unique(tables.begin(), tables.end()), tables.end());
+    std::vector<uint64_t> img(geo_.bytes() / 8);
+    for (GlobalAddress t : tables) {
+      c.read(t, img.data(), static_cast<uint32_t>(geo_.bytes()));
+      f(t, img);
+    }
+  }
+
+  Options opts_;
+  Geometry geo_;
+  GlobalAddress dir_;
+};
+
+// Per client (per fiber): owns the directory cache. Satisfies dmrt::KvHandle.
+template <Transport T>
+class RaceIndex<T>::Handle {
+ public:
+  Handle(Client<T>& c, const RaceIndex& idx)
+      : c_(&c), opts_(idx.opts_), geo_(idx.geo_), cache_(idx.dir_, idx.opts_.directory_cache) {
+    cache_.refresh(c);
+  }
+
+  // 2 round trips on a hit: both combined buckets (one batch), then the candidate KV blocks.
+  // A miss with no fingerprint match ends after the first.
+  bool search(Key key, std::string& out) {
+    KeyHash kh = hash(key);
+    for (;;) {
+      View v;
+      if (!read_view(kh, v)) continue;
+      if (v.pending) {
+        if (search_pending(kh, key, v, out)) return true;
+        return false;
+      }
+      Cands cs = candidates(kh, v);
+      if (cs.n == 0) return false;
+      Found f = read_blocks(key, cs);
+      if (f.torn) continue;
+      if (f.idx < 0) {
+        if (!slots_unchanged(v.table, cs)) continue;  // a block we read was re-used
+        return false;
+      }
+      out.assign(KvBlock::value_of(cs.blocks[f.idx].data()));
+      return true;
+    }
+  }
+
+  // Insert-if-absent, 3 round trips: buckets + KV block write; tentative slot CAS + re-read of
+  // both combined buckets (one batch); the CAS that makes the slot final. See settle_insert.
+  bool insert(Key key, std::string_view value) {
+    KeyHash kh = hash(key);
+    uint64_t word = 0;
+    GlobalAddress blk = prepare_block(kh, key, value, word);
+    const uint64_t claim = word | Slot::kTentative;
+    bool written = false;
+    for (;;) {
+      View v;
+      if (!read_view(kh, v, written ? nullptr : &blk)) {
+        written = true;
+        continue;
+      }
+      written = true;
+      if (v.pending) {
+        c_->pause();
+        continue;
+      }
+      Cands cs = candidates(kh, v);
+      if (cs.n) {
+        Found f = read_blocks(key, cs);
+        if (f.torn) continue;
+        if (f.idx >= 0) {
+          c_->free(blk, Slot::bytes(word));  // never published
+          return false;
+        }
+      }
+      Pos p;
+      if (!pick_slot(kh, v, p)) {
+        uint64_t h = v.w[0][0];
+        if (!Splitter<T>(*c_, cache_.dir(), geo_, opts_.max_global_depth)
+                 .split(v.table, Header::ld(h), Header::suffix(h)))
+          c_->pause();
+        cache_.refresh(*c_);
+        continue;
+      }
+#ifdef DMRT_FAULT_INJECTION
+      if (opts_.faults.skip_duplicate_resolution) {
+        // The paper's protocol without the re-read: the slot goes final at once.
+        if (c_->cas(slot_addr(v.table, p), 0, word) != 0) continue;
+        return true;
+      }
+#endif
+      View r;
+      uint64_t old = 0;
+      {
+        Batch b;
+        b.cas(slot_addr(v.table, p), 0, claim, &old);
+        add_view_reads(b, kh, v.table, r);
+        c_->run(b);
+      }
+      if (old != 0) continue;  // another client took the slot first
+      int res = settle_insert(kh, key, v.table, p, claim, r);
+      if (res == 1) return true;
+      if (res == 0) {
+        c_->free(blk, Slot::bytes(word));
+        return false;
+      }
+      // Our claim was withdrawn (a split moved the key, or an earlier claim of the key is
+      // pending): insert again; the block is ours still.
+      cache_.refresh(*c_);
+      c_->pause();
+    }
+  }
+
+  // 3 round trips: buckets + new KV block write; candidate KV blocks; slot CAS.
+  bool update(Key key, std::string_view value) {
+    KeyHash kh = hash(key);
+    uint64_t word = 0;
+    GlobalAddress blk = prepare_block(kh, key, value, word);
+    bool written = false;
+    for (;;) {
+      View v;
+      bool ok = read_view(kh, v, written ? nullptr : &blk);
+      written = true;
+      if (!ok) continue;
+      if (v.pending) {
+        c_->pause();
+        continue;
+      }
+      Cands cs = candidates(kh, v);
+      Found f = cs.n ? read_blocks(key, cs) : Found{};
+      if (f.torn) continue;
+      if (f.idx < 0 && !slots_unchanged(v.table, cs)) continue;
+      if (f.idx < 0) {
+        c_->free(blk, Slot::bytes(word));
+        return false;
+      }
+      uint64_t old = cs.words[f.idx];
+      if (c_->cas(slot_addr(v.table, cs.pos[f.idx]), old, word) != old) continue;
+      c_->free(Slot::block(old), Slot::bytes(old));
+      return true;
+    }
+  }
+
+  // 3 round trips: a search, then the slot CAS to empty.
+  bool remove(Key key) {
+    KeyHash kh = hash(key);
+    for (;;) {
+      View v;
+      if (!read_view(kh, v)) continue;
+      if (v.pending) {
+        c_->pause();
+        continue;
+      }
+      Cands cs = candidates(kh, v);
+      if (cs.n == 0) return false;
+      Found f = read_blocks(key, cs);
+      if (f.torn) continue;
+      if (f.idx < 0) {
+        if (!slots_unchanged(v.table, cs)) continue;
+        return false;
+      }
+#ifdef DMRT_FAULT_INJECTION
+      if (opts_.faults.delete_skips_cas) return true;
+#endif
+      uint64_t old = cs.words[f.idx];
+      if (c_->cas(slot_addr(v.table, cs.pos[f.idx]), old, 0) != old) continue;
+      c_->free(Slot::block(old), Slot::bytes(old));
+      return true;
+    }
+  }
+
+  size_t cache_bytes() const {
+    return cache_.bytes();
+  }
+  uint64_t directory_refreshes() const {
+    return cache_.refreshes();
+  }
+  uint32_t cached_global_depth() const {
+    return cache_.global_depth();
+  }
+
+ private:
+  // Position of a slot among the key's four buckets: combined bucket c (0/1), bucket j (0/1).
+  struct Pos {
+    uint32_t bucket = 0;  // bucket number in the subtable (the agreement's order)
+    uint32_t slot = 0;
+    bool operator<(const Pos& o) const {
+      return bucket != o.bucket ? bucket < o.bucket : slot < o.slot;
+    }
+    bool operator==(const Pos&) const = default;
+  };
+  // The two combined buckets as read, plus their headers re-read after the slots.
+  struct View {
+    GlobalAddress table;
+    uint64_t w[2][16];
+    uint64_t hdr2[2][2];
+    uint32_t first[2];  // bucket number of each combined bucket's first bucket
+    bool pending = false;
+    uint64_t header(unsigned c, unsigned j) const { return w[c][8 * j]; }
+    uint64_t slot(unsigned c, unsigned j, unsigned k) const { return w[c][8 * j + 1 + k]; }
+  };
+  static constexpr size_t kMaxCands = 4 * kSlotsPerBucket;
+  static constexpr size_t kMaxNodeBatches = 4;  // KV blocks on more nodes cost extra trips
+  struct Cands {
+    size_t n = 0;
+    Pos pos[kMaxCands];
+    uint64_t words[kMaxCands];
+    std::string blocks[kMaxCands];
+  };
+  struct Found {
+    int idx = -1;
+    bool torn = false;
+  };
+
+  KeyHash hash(Key key) const {
+    return KeyHash::of(key, geo_, opts_.max_global_depth);
+  }
+
+  GlobalAddress prepare_block(const KeyHash& kh, Key key, std::string_view value, uint64_t& word) {
+    if (value.size() > opts_.value_size)
+      throw LimitError("RACE value of " + std::to_string(value.size()) +
+                       " bytes exceeds Options::value_size of " + std::to_string(opts_.value_size) +
+                       " bytes; nothing was stored");
+    KvBlock::encode(key, value, block_);
+    uint32_t units = static_cast<uint32_t>(block_.size() / kBlockUnit);
+    GlobalAddress blk = c_->alloc(block_.size(), 64);
+    word = Slot::make(kh.fp, units, blk);
+    return blk;
+  }
+
+  static GlobalAddress slot_addr(GlobalAddress table, const Pos& p) {
+    return Geometry::bucket_addr(table, p.bucket) + 8 + 8 * p.slot;
+  }
+
+  // One round trip: READ both combined buckets, re-READ their four headers after them (so a
+  // header seen unchanged proves the slots were read before any split step 3, notes choice 24),
+  // and WRITE the KV block when given (insert/update, on another node possibly: still one trip).
+  // False when the view is unusable and the caller must retry: a header changed during the read,
+  // or SRCD case 3 (the bucket no longer holds the key's suffix: the directory cache is stale and
+  // has been refreshed). Sets v.pending when a bucket belongs to a subtable still being filled.
+  bool read_view(const KeyHash& kh, View& v, const GlobalAddress* write_blk = nullptr) {
+    uint64_t entry = cache_.entry_for(*c_, kh.h);
+    v.table = Dir::table(entry);
+    Batch batches[2];
+    for (unsigned c = 0; c < 2; ++c) {
+      v.first[c] = Geometry::first_bucket_of(kh.main[c]);
+      batches[0].read(Geometry::combined_addr(v.table, kh.main[c]), v.w[c], kCombinedBytes);
+    }
+    for (unsigned c = 0; c < 2; ++c)
+      for (unsigned j = 0; j < 2; ++j)
+        batches[0].read(Geometry::bucket_addr(v.table, v.first[c] + j), &v.hdr2[c][j], 8);
+    size_t nb = 1;
+    if (write_blk) {
+      if (write_blk->node() == v.table.node())
+        batches[0].write(*write_blk, block_.data(), static_cast<uint32_t>(block_.size()));
+      else
+        batches[nb++].write(*write_blk, block_.data(), static_cast<uint32_t>(block_.size()));
+    }
+    c_->run(std::span<Batch>(batches, nb));
+    v.pending = false;
+    bool stale = false;
+    for (unsigned c = 0; c < 2; ++c)
+      for (unsigned j = 0; j < 2; ++j) {
+        uint64_t h = v.header(c, j);
+        if (h != v.hdr2[c][j]) return false;
+        if (!Header::valid_for(h, kh.h)) stale = true;
+        if (Header::pending(h)) v.pending = true;
+      }
+    if (stale) {
+      cache_.refresh(*c_);
+      return false;
+    }
+    return true;
+  }
+
+  // Non-empty slots whose fingerprint matches, in the agreement's order (bucket, slot). Tentative
+  // claims are skipped unless asked for: to every reader a key is absent until its claim is final.
+  Cands candidates(const KeyHash& kh, const View& v, bool with_tentative = false) const {
+    Cands cs;
+    unsigned order[2] = {0, 1};
+    if (v.first[1] < v.first[0]) std::swap(order[0], order[1]);
+    for (unsigned c : order)
+      for (unsigned j = 0; j < 2; ++j)
+        for (unsigned k = 0; k < kSlotsPerBucket; ++k) {
+          uint64_t w = v.slot(c, j, k);
+          if (Slot::empty(w) || Slot::fp(w) != kh.fp) continue;
+          if (Slot::tentative(w) && !with_tentative) continue;
+          cs.pos[cs.n] = {v.first[c] + j, k};
+          cs.words[cs.n++] = w;
+        }
+    return cs;
+  }
+
+  // One round trip: every candidate block (one batch per node). The first block holding the key
+  // in agreement order wins; a torn block (re-used under us) asks for a retry.
+  Found read_blocks(Key key, Cands& cs) {
+    Batch batches[kMaxNodeBatches];
+    size_t nb = 0;
+    for (size_t i = 0; i < cs.n; ++i) {
+      GlobalAddress a = Slot::block(cs.words[i]);
+      cs.blocks[i].resize(Slot::bytes(cs.words[i]));
+      size_t b = 0;
+      while (b < nb && batches[b].node() != a.node()) ++b;
+      if (b == nb) {
+        if (nb == kMaxNodeBatches) {  // more nodes than batches: flush (rare; costs a round trip)
+          c_->run(std::span<Batch>(batches, nb));
+          for (auto& x : batches) x.clear();
+          nb = 0;
+          b = 0;
+        }
+        ++nb;
+      }
+      batches[b].read(a, cs.blocks[i].data(), Slot::bytes(cs.words[i]));
+    }
+    c_->run(std::span<Batch>(batches, nb));
+    Found f;
+    for (size_t i = 0; i < cs.n; ++i) {
+      auto r = KvBlock::check(cs.blocks[i].data(), Slot::bytes(cs.words[i]), key);
+      if (r == KvBlock::Check::kTorn) {
+        f.torn = true;
+        return f;
+      }
+      if (r == KvBlock::Check::kMatch && f.idx < 0) f.idx = static_cast<int>(i);
+    }
+    return f;
+  }
+
+  // A miss decided by reading candidate blocks is only sound if those blocks still belonged to
+  // their slots: an update or delete may have freed one after our bucket read and the allocator
+  // may have handed it to another key (a whole block of another key passes the checksum). One
+  // batch of 8 B slot re-reads, only when a fingerprint matched and the key was not found.
+  bool slots_unchanged(GlobalAddress table, const Cands& cs) {
+    if (cs.n == 0) return true;
+    uint64_t now[kMaxCands];
+    Batch b;
+    for (size_t i = 0; i < cs.n; ++i) b.read(slot_addr(table, cs.pos[i]), &now[i], 8);
+    c_->run(b);
+    for (size_t i = 0; i < cs.n; ++i)
+      if (now[i] != cs.words[i]) return false;
+    return true;
+  }
+
+  // Slot choice (paper §3.2/§3.3, notes choice 8): the less-loaded of the two main buckets, then
+  // the less-loaded overflow bucket; lowest free slot. Deterministic in the snapshot, so two
+  // clients inserting one key from one snapshot race for the same slot (one CAS fails).
+  bool pick_slot(const KeyHash& kh, const View& v, Pos& p) {
+    auto free_in = [&](unsigned c, unsigned j) {
+      unsigned n = 0;
+      for (unsigned k = 0; k < kSlotsPerBucket; ++k) n += Slot::empty(v.slot(c, j, k));
+      return n;
+    };
+    struct B {
+      unsigned c, j, free;
+    };
+    B mains[2], ovfs[2];
+    for (unsigned c = 0; c < 2; ++c) {
+      unsigned jm = Geometry::is_main(kh.main[c], 0) ? 0 : 1;
+      mains[c] = {c, jm, free_in(c, jm)};
+      ovfs[c] = {c, 1 - jm, free_in(c, 1 - jm)};
+    }
+    unsigned salt = opts_.same_slot_for_same_key ? 0 : (c_->id() + static_cast<unsigned>(++picks_));
+    for (B* pair : {mains, ovfs}) {
+      B best = pair[0];
+      if (pair[1].free > best.free || (pair[1].free == best.free && (salt & 1))) best = pair[1];
+      if (best.free == 0) continue;
+      unsigned skip = opts_.same_slot_for_same_key ? 0 : (salt >> 1) % best.free;
+      for (unsigned k = 0; k < kSlotsPerBucket; ++k)
+        if (Slot::empty(v.slot(best.c, best.j, k)) && skip-- == 0) {
+          p = {v.first[best.c] + best.j, k};
+          return true;
+        }
+    }
+    return false;
+  }
+
+  // Adds the reads of a view of `table` for the key to `b`: both combined buckets, then their
+  // four headers again (a header read unchanged after the slots proves no split step 3 hit them).
+  static void add_view_reads(Batch& b, const KeyHash& kh, GlobalAddress table, View& v) {
+    v.table = table;
+    for (unsigned c = 0; c < 2; ++c) {
+      v.first[c] = Geometry::first_bucket_of(kh.main[c]);
+      b.read(Geometry::combined_addr(table, kh.main[c]), v.w[c], kCombinedBytes);
+    }
+    for (unsigned c = 0; c < 2; ++c)
+      for (unsigned j = 0; j < 2; ++j)
+        b.read(Geometry::bucket_addr(table, v.first[c] + j), &v.hdr2[c][j], 8);
+  }
+  void reread(const KeyHash& kh, GlobalAddress table, View& v) {
+    Batch b;
+    add_view_reads(b, kh, table, v);
+    c_->run(b);
+  }
+
+  // Decides a tentative claim (dmrt's completion of the paper's §3.3 duplicate check, notes
+  // choice 12). `r` is a view of `table` read after the claim CAS. With the other copies of the
+  // key in that view:
+  //  * none: CAS the claim final (the insert's linearization point) -> 1;
+  //  * a final one: the key was present: withdraw the claim -> 0;
+  //  * only tentative ones: the claim first in agreement order (bucket, slot) waits for the others
+  //    to withdraw; every other claim withdraws -> -1 (the caller inserts again).
+  // At most one claim of a key ever goes final: two claims that both saw no other copy would each
+  // have read the other's slot before it was claimed, yet each claimed before reading.
+  // A split may move a claim (the splitter copies words as they are); the claim is followed into
+  // the new subtable. Only its owner and the splitter ever change a tentative slot.
+  int settle_insert(const KeyHash& kh, Key key, GlobalAddress table, Pos own, uint64_t claim,
+                    View r) {
+    for (;;) {
+      bool changed = false, moving = false, pending = false;
+      for (unsigned c = 0; c < 2; ++c)
+        for (unsigned j = 0; j < 2; ++j) {
+          uint64_t h = r.header(c, j);
+          if (h != r.hdr2[c][j]) changed = true;
+          if (!Header::valid_for(h, kh.h)) moving = true;
+          if (Header::pending(h)) pending = true;
+        }
+      if (changed || pending) {  // a split is working on these buckets: look again
+        if (pending) c_->pause();
+        reread(kh, table, r);
+        continue;
+      }
+      if (moving) {
+        // A split is moving this key's suffix to a new subtable. Withdraw the claim; if it is no
+        // longer here, the splitter has moved it: find it in the key's current subtable.
+        if (c_->cas(slot_addr(table, own), claim, 0) == claim) return -1;
+        follow_claim(kh, claim, table, own, r);
+        continue;
+      }
+      Cands cs = candidates(kh, r, /*with_tentative=*/true);
+      bool own_present = false;
+      Cands others;
+      for (size_t i = 0; i < cs.n; ++i) {
+        if (cs.pos[i] == own && cs.words[i] == claim) {
+          own_present = true;
+          continue;
+        }
+        others.pos[others.n] = cs.pos[i];
+        others.words[others.n++] = cs.words[i];
+      }
+      if (!own_present)
+        throw std::logic_error(
+            "RACE lost a tentative claim (only its owner or a splitter moves it)");
+      std::vector<size_t> copies;
+      if (others.n) {
+        read_blocks(key, others);
+        bool torn = false;
+        for (size_t i = 0; i < others.n && !torn; ++i) {
+          auto k = KvBlock::check(others.blocks[i].data(), Slot::bytes(others.words[i]), key);
+          if (k == KvBlock::Check::kTorn) torn = true;
+          if (k == KvBlock::Check::kMatch) copies.push_back(i);
+        }
+        if (torn || (copies.empty() && !slots_unchanged(table, others))) {
+          reread(kh, table, r);
+          continue;
+        }
+      }
+      bool final_copy = false, earlier_claim = false;
+      for (size_t i : copies) {
+        if (!Slot::tentative(others.words[i]))
+          final_copy = true;
+        else if (others.pos[i] < own)
+          earlier_claim = true;
+      }
+      uint64_t to = copies.empty() ? (claim & ~Slot::kTentative) : 0;
+      if (!copies.empty() && !final_copy && !earlier_claim) {
+        // Ours is the first claim: the later ones withdraw (or finalize, if they never saw ours).
+        c_->pause();
+        reread(kh, table, r);
+        continue;
+      }
+      if (c_->cas(slot_addr(table, own), claim, to) != claim) {
+        follow_claim(kh, claim, table, own, r);  // moved by a split meanwhile
+        continue;
+      }
+      if (to != 0) return 1;
+      return final_copy ? 0 : -1;
+    }
+  }
+
+  // A splitter moved our claim out of `table`: re-read the directory and look for the claim word
+  // in the key's buckets of the subtable the key now maps to (a pending bucket may not hold it
+  // yet; wait until it does). Updates table, own and r.
+  void follow_claim(const KeyHash& kh, uint64_t claim, GlobalAddress& table, Pos& own, View& r) {
+    for (;;) {
+      cache_.refresh(*c_);
+      table = Dir::table(cache_.entry_for(*c_, kh.h));
+      reread(kh, table, r);
+      for (unsigned c = 0; c < 2; ++c)
+        for (unsigned j = 0; j < 2; ++j)
+          for (unsigned k = 0; k < kSlotsPerBucket; ++k)
+            if (r.slot(c, j, k) == claim) {
+              own = {r.first[c] + j, k};
+              return;
+            }
+      c_->pause();
+    }
+  }
+
+  // Search when a bucket belongs to a subtable N still being filled by a split: the key may not
+  // have moved yet. Read the source S first, then N again (a key that left S before the S read
+  // was in N before it: step 2 precedes step 3), taking S's copy first (notes §5.5).
+  bool search_pending(const KeyHash& kh, Key key, const View& first, std::string& out) {
+    for (;;) {
+      uint64_t src_raw = c_->template read_value<uint64_t>(first.table);
+      GlobalAddress src = GlobalAddress::from_raw(src_raw);
+      View s, n;
+      for (View* v : {&s, &n}) {
+        v->table = v == &s ? src : first.table;
+        Batch b;
+        for (unsigned c = 0; c < 2; ++c) {
+          v->first[c] = Geometry::first_bucket_of(kh.main[c]);
+          b.read(Geometry::combined_addr(v->table, kh.main[c]), v->w[c], kCombinedBytes);
+        }
+        c_->run(b);
+      }
+      Cands cs = candidates(kh, s);
+      Cands cn = candidates(kh, n);
+      for (size_t i = 0; i < cn.n && cs.n < kMaxCands; ++i) {
+        cs.pos[cs.n] = cn.pos[i];
+        cs.words[cs.n++] = cn.words[i];
+      }
+      if (cs.n == 0) return false;
+      Found f = read_blocks(key, cs);
+      if (f.torn) continue;
+      if (f.idx < 0) return false;
+      out.assign(KvBlock::value_of(cs.blocks[f.idx].data()));
+      return true;
+    }
+  }
+
+  Client<T>* c_;
+  Options opts_;
+  Geometry geo_;
+  DirectoryCache<T> cache_;
+  std::string block_;
+  uint64_t picks_ = 0;
+};
+
+}  // namespace dmrt::race

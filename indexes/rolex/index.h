@@ -1,0 +1,807 @@
+// ROLEX index: learned models cached on compute nodes over one-sided leaves, LT/SLT and retraining.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "indexes/common/kv.h"
+#include "indexes/rolex/layout.h"
+#include "indexes/rolex/options.h"
+#include "indexes/rolex/remote.h"
+#include "indexes/rolex/retrain.h"
+#include "runtime/client.h"
+#include "runtime/error.h"
+#include "runtime/layout.h"
+
+namespace dmrt::rolex {
+
+// One compute node's cached copy of a model group: model (segments, boundaries) and its LT/SLT as
+// last read. Immutable; a refresh publishes a new one.
+struct View {
+  GlobalAddress addr;
+  ModelImage m;
+  uint64_t bytes() const {
+    return m.lt.size() * 16 + m.slt.size() * 8 + m.segments.size() * 40 + 64;
+  }
+  uint64_t slot_use() const { return m.slt[0]; }
+};
+
+template <Transport T>
+class Index : public std::enable_shared_from_this<Index<T>> {
+ public:
+  class Handle;
+  using ValueFn = std::function<std::string(Key)>;
+
+  // Creates the index on the first memory node; bulk loads `sorted_initial_keys` (ascending,
+  // distinct) with values value_of(key) (default: the key's 8 bytes).
+  static std::shared_ptr<Index> create(Client<T>& c, const Options& o,
+                                       std::span<const Key> sorted_initial_keys = {},
+                                       ValueFn value_of = nullptr) {
+    validate(o);
+    auto mem = c.memory_nodes();
+    if (mem.empty()) throw ConfigError("rolex: the cluster has no memory node");
+    NodeId node = mem.front();
+    build(c, node, o, sorted_initial_keys, value_of);
+    return attach(c, o);
+  }
+
+  // Joins an index created by another compute node or process: fresh model cache.
+  static std::shared_ptr<Index> attach(Client<T>& c, const Options& o) {
+    auto mem = c.memory_nodes();
+    if (mem.empty()) throw ConfigError("rolex: the cluster has no memory node");
+    Remote r;
+    if (!Remote::load(c, mem.front(), o.root_slot, r))
+      throw ConfigError("rolex: no index published at root slot " + std::to_string(o.root_slot));
+    auto idx = std::shared_ptr<Index>(new Index(o, r));
+    idx->group_keys_.resize(r.meta.groups);
+    c.read(r.group_key(0), idx->group_keys_.data(), static_cast<uint32_t>(r.meta.groups * 8));
+    idx->views_.resize(r.meta.groups);
+    return idx;
+  }
+
+  Handle handle(Client<T>& c) { return Handle(this->shared_from_this(), c); }
+
+  // Compute-node figures (no verbs).
+  IndexStats stats() {
+    IndexStats s;
+    s["model_refreshes"] = double(model_refreshes_.load());
+    s["table_refreshes"] = double(table_refreshes_.load());
+    s["read_retries"] = double(read_retries_.load());
+    s["lock_retries"] = double(lock_retries_.load());
+    s["model_misses"] = double(model_misses_.load());
+    s["full_slt_waits"] = double(full_slt_waits_.load());
+    s["compute_retrainings"] = double(compute_retrains_.load());
+    s["cache_bytes"] = double(cache_bytes());
+    s["groups"] = double(remote_.meta.groups);
+    uint64_t models = 0, cached = 0;
+    for (size_t g = 0; g < views_.size(); ++g)
+      if (auto v = get_view(g)) models += v->m.segments.size(), ++cached;
+    s["models"] = double(models);  // PLR segments of the cached groups
+    s["cached_groups"] = double(cached);
+    return s;
+  }
+  // Adds the pool-wide counters (a few reads with `c`): retrainings, synonym_leaves, leaves.
+  IndexStats stats(Client<T>& c) {
+    IndexStats s = stats();
+    const Remote& r = remote_;
+    Meta m;
+    c.read(r.meta_addr, &m, sizeof(m));
+    s["retrainings"] = double(m.retrainings);
+    s["synonym_leaves"] = double(m.synonym_leaves);
+    s["retrain_requests"] = double(m.retrain_requests);
+    s["leaves"] = double(c.template read_value<uint64_t>(r.alloc_word()));
+    uint64_t models = 0;
+    for (uint64_t g = 0; g < r.meta.groups; ++g) {
+      GlobalAddress a = GlobalAddress::from_raw(c.template read_value<uint64_t>(r.group_ptr(g)));
+      ModelHeader h;
+      c.read(a, &h, sizeof(h));
+      models += h.segments;
+    }
+    s["models"] = double(models);
+    return s;
+  }
+  uint64_t cache_bytes() const {
+    return cache_bytes_.load(std::memory_order_relaxed) + group_keys_.size() * 8;
+  }
+  const Remote& remote() const { return remote_; }
+  const Options& options() const { return opts_; }
+
+ private:
+  Index(const Options& o, const Remote& r) : opts_(o), remote_(r) {
+    opts_.value_size = r.geo.value_size;
+    opts_.leaf_slots = r.geo.slots;
+    opts_.epsilon = static_cast<uint32_t>(r.meta.epsilon);
+  }
+
+  static void validate(const Options& o) {
+    if (o.value_size == 0 || o.value_size > 1024)
+      throw ConfigError("rolex: value_size must be in [1, 1024]");
+    if (o.leaf_slots < 2 || o.leaf_slots > 1024)
+      throw ConfigError("rolex: leaf_slots must be in [2, 1024]");
+    if (o.epsilon == 0) throw ConfigError("rolex: epsilon must be > 0");
+    if (o.group_leaves == 0) throw ConfigError("rolex: group_leaves must be > 0");
+    if (o.retrain_threshold == 0 || o.retrain_threshold >= kSltSlots - 1)
+      throw ConfigError("rolex: retrain_threshold must be in [1, 254]");
+    if (!(o.fill > 0 && o.fill <= 1.0)) throw ConfigError("rolex: fill must be in (0, 1]");
+    if (o.root_slot >= layout::kRootSlots) throw ConfigError("rolex: root_slot out of range");
+    if (o.cirq_slots == 0) throw ConfigError("rolex: cirq_slots must be > 0");
+  }
+
+  // Bulk load: pack keys into leaves, cut groups of group_leaves leaves, train each group.
+  static void build(Client<T>& c, NodeId node, const Options& o, std::span<const Key> keys,
+                    const ValueFn& value_of) {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] == kEmptyKey) throw LimitError("rolex: key 2^64-1 is reserved");
+      if (i && keys[i] <= keys[i - 1])
+        throw ConfigError("rolex: bulk-load keys must be ascending and distinct");
+    }
+    LeafGeometry geo{o.leaf_slots, o.value_size};
+    uint32_t per_leaf =
+        std::max<uint32_t>(1, static_cast<uint32_t>(std::floor(o.leaf_slots * o.fill)));
+    // Leaves with keys; groups of group_leaves leaves (empty create: initial_groups empty groups).
+    std::vector<std::vector<Key>> leaf_keys;
+    for (size_t i = 0; i < keys.size(); i += per_leaf)
+      leaf_keys.emplace_back(keys.begin() + i, keys.begin() + std::min(keys.size(), i + per_leaf));
+    std::vector<Key> group_lo;
+    std::vector<std::pair<size_t, size_t>> group_span;  // [first leaf, end leaf)
+    if (leaf_keys.empty()) {
+      uint32_t n = std::max<uint32_t>(1, o.initial_groups);
+      long double space =
+          o.key_space ? static_cast<long double>(o.key_space) : 18446744073709551616.0L;
+      for (uint32_t gi = 0; gi < n; ++gi) {
+        group_lo.push_back(static_cast<Key>(space * gi / n));
+        leaf_keys.emplace_back();
+        group_span.push_back({gi, gi + 1});
+      }
+    } else {
+      for (size_t l = 0; l < leaf_keys.size(); l += o.group_leaves) {
+        group_lo.push_back(group_lo.empty() ? 0 : leaf_keys[l].front());
+        group_span.push_back({l, std::min(leaf_keys.size(), l + o.group_leaves)});
+      }
+    }
+    uint64_t groups = group_lo.size();
+    uint64_t need = leaf_keys.size();
+    uint64_t total = o.max_leaves;
+    if (total == 0)
+      total = std::max<uint64_t>(
+          {uint64_t{1} << 14, 4 * need, 3 * o.expected_keys / o.leaf_slots + need});
+    if (total < need) throw ConfigError("rolex: max_leaves is below the bulk-loaded leaves");
+    // Leaf region, group tables, CirQ, meta.
+    uint64_t region_bytes = kLeafRegionHeader + total * geo.bytes();
+    GlobalAddress region = c.alloc_on(node, region_bytes, 64);
+    GlobalAddress gkeys = c.alloc_on(node, groups * 8, 64);
+    GlobalAddress gtable = c.alloc_on(node, groups * 8, 64);
+    GlobalAddress cirq = c.alloc_on(node, 64 + 8ull * o.cirq_slots, 64);
+    GlobalAddress meta_addr = c.alloc_on(node, sizeof(Meta), 64);
+    uint64_t hdr[2] = {need, total};
+    c.write(region, hdr, 16);
+    std::vector<uint64_t> zeros(64 / 8 + o.cirq_slots, 0);
+    c.write(cirq, zeros.data(), static_cast<uint32_t>(zeros.size() * 8));
+    c.write(gkeys, group_lo.data(), static_cast<uint32_t>(groups * 8));
+    Meta m;
+    m.magic = kMetaMagic;
+    m.groups = groups;
+    m.group_keys = gkeys.raw();
+    m.group_table = gtable.raw();
+    m.leaf_region = region.raw();
+    m.leaf_bytes = geo.bytes();
+    m.cirq = cirq.raw();
+    m.cirq_slots = o.cirq_slots;
+    m.value_size = o.value_size;
+    m.leaf_slots = o.leaf_slots;
+    m.epsilon = o.epsilon;
+    m.retrain_threshold = o.retrain_threshold;
+    // Leaves.
+    Leaf leaf(geo);
+    std::vector<uint64_t> val((geo.vwords()), 0);
+    for (size_t l = 0; l < leaf_keys.size(); ++l) {
+      leaf.clear();
+      for (Key k : leaf_keys[l]) {
+        std::string v = value_of ? value_of(k) : std::string(reinterpret_cast<const char*>(&k), 8);
+        store_value(val.data(), v, geo.value_size);
+        leaf.insert_at(leaf.count(), k, val.data());
+      }
+      leaf.seal();
+      c.write(leaf_address(region, geo.bytes(), l), leaf.data(), geo.bytes());
+    }
+    // Models.
+    std::vector<uint64_t> ptrs(groups);
+    for (uint64_t g = 0; g < groups; ++g) {
+      auto [b, e] = group_span[g];
+      std::vector<std::vector<Key>> gk(leaf_keys.begin() + b, leaf_keys.begin() + e);
+      ModelImage mi;
+      train_group(mi, gk, group_lo[g], o.epsilon, o.leaf_slots);
+      mi.hdr.magic = kModelMagic;
+      mi.hdr.leaves = e - b;
+      mi.hdr.group = g;
+      mi.slt.assign(kSltSlots, 0);
+      mi.slt[0] = 1;
+      for (size_t l = b; l < e; ++l) mi.lt.push_back(entry::make(l, 0));
+      std::vector<uint64_t> w = mi.serialize();
+      GlobalAddress a = c.alloc_on(node, w.size() * 8, 64);
+      for (size_t off = 0; off < w.size(); off += 1 << 13)
+        c.write(a + off * 8, w.data() + off,
+                static_cast<uint32_t>(std::min<size_t>(1 << 13, w.size() - off) * 8));
+      ptrs[g] = a.raw();
+    }
+    c.write(gtable, ptrs.data(), static_cast<uint32_t>(groups * 8));
+    c.write(meta_addr, &m, sizeof(m));
+    uint64_t raw = meta_addr.raw();
+    c.write(layout::root_slot(node, o.root_slot), &raw, 8);  // publish last
+  }
+
+  // ---- per-compute-node model cache ----------------------------------------------------------
+  std::mutex& stripe(uint64_t g) const { return stripes_[g % stripes_.size()]; }
+  std::shared_ptr<const View> get_view(uint64_t g) const {
+    std::lock_guard<std::mutex> l(stripe(g));
+    return views_[g];
+  }
+  void put_view(uint64_t g, std::shared_ptr<const View> v) {
+    std::lock_guard<std::mutex> l(stripe(g));
+    uint64_t old = views_[g] ? views_[g]->bytes() : 0;
+    cache_bytes_.fetch_add(v->bytes() - old, std::memory_order_relaxed);
+    views_[g] = std::move(v);
+  }
+  size_t group_of(Key k) const {
+    auto it = std::upper_bound(group_keys_.begin(), group_keys_.end(), k);
+    return it == group_keys_.begin() ? 0 : static_cast<size_t>(it - group_keys_.begin() - 1);
+  }
+
+  // Owner chain of `k` (and the model's L_range, Eq. 2, in lo/hi). The model narrows the search
+  // over the boundaries to [lo-1, hi]; a miss (floating point) falls back to a full search.
+  uint64_t owner(const View& v, Key k, uint64_t& lo, uint64_t& hi) {
+    const auto& segs = v.m.segments;
+    size_t s = 0;
+    {
+      size_t a = 0, b = segs.size();
+      while (b - a > 1) {
+        size_t mid = (a + b) / 2;
+        if (segs[mid].first_key <= k)
+          a = mid;
+        else
+          b = mid;
+      }
+      s = a;
+    }
+    const Segment& seg = segs[s];
+    double p = seg.predict(k), eps = double(opts_.epsilon), d = double(opts_.leaf_slots);
+    auto clampl = [&](double x) -> uint64_t {
+      double f = std::floor(x / d);
+      if (!(f >= double(seg.leaf_lo))) return seg.leaf_lo;
+      if (f >= double(seg.leaf_hi)) return seg.leaf_hi;
+      return static_cast<uint64_t>(f);
+    };
+    lo = clampl(p - eps);
+    hi = clampl(p + eps);
+    const auto& B = v.m.boundaries;
+    uint64_t n = B.size();
+    uint64_t a = lo > 0 ? lo - 1 : 0;
+    uint64_t o =
+        static_cast<uint64_t>(std::upper_bound(B.begin() + a, B.begin() + hi + 1, k) - B.begin());
+    if (o > a && (o == n || k < B[o])) return o - 1;
+    model_misses_.fetch_add(1, std::memory_order_relaxed);
+    o = static_cast<uint64_t>(std::upper_bound(B.begin(), B.end(), k) - B.begin());
+    return o == 0 ? 0 : o - 1;
+  }
+
+  template <class C>
+  std::shared_ptr<const View> load_model(C& c, uint64_t g) {
+    for (;;) {
+      GlobalAddress a =
+          GlobalAddress::from_raw(c.template read_value<uint64_t>(remote_.group_ptr(g)));
+      auto v = std::make_shared<View>();
+      v->addr = a;
+      if (!detail::read_model(c, a, v->m)) throw TransportError("rolex: bad model object");
+      if (!tables_consistent(v->m)) {
+        c.pause();
+        continue;
+      }
+      model_refreshes_.fetch_add(1, std::memory_order_relaxed);
+      put_view(g, v);
+      return v;
+    }
+  }
+  // Every chain walks through written entries.
+  static bool tables_consistent(const ModelImage& m) {
+    std::vector<ChainLink> chain;
+    for (uint64_t e : m.lt)
+      if (!walk_chain(e, m.slt.data(), chain)) return false;
+    return true;
+  }
+  // Re-reads model pointer and the current model's SLT+LT (one round trip); a new model if swapped.
+  template <class C>
+  std::shared_ptr<const View> refresh(C& c, uint64_t g, const std::shared_ptr<const View>& v) {
+    for (int tries = 0;; ++tries) {
+      auto nv = std::make_shared<View>(*v);
+      uint64_t ptr = 0;
+      size_t n = v->m.lt.size();
+      std::vector<uint64_t> w(kSltSlots + n);
+      Batch b;
+      b.read(v->addr + kSltOffset, w.data(), static_cast<uint32_t>(w.size() * 8))
+          .read(remote_.group_ptr(g), &ptr, 8);
+      c.run(b);
+      if (ptr != v->addr.raw()) return load_model(c, g);
+      std::copy(w.begin(), w.begin() + kSltSlots, nv->m.slt.begin());
+      std::copy(w.begin() + kSltSlots, w.end(), nv->m.lt.begin());
+      if (!tables_consistent(nv->m)) {
+        c.pause();
+        continue;
+      }
+      table_refreshes_.fetch_add(1, std::memory_order_relaxed);
+      put_view(g, nv);
+      return nv;
+    }
+  }
+  template <class C>
+  std::shared_ptr<const View> view(C& c, uint64_t g) {
+    auto v = get_view(g);
+    return v ? v : load_model(c, g);
+  }
+
+  Options opts_;
+  Remote remote_;
+  std::vector<Key> group_keys_;
+  std::vector<std::shared_ptr<const View>> views_;
+  mutable std::array<std::mutex, 64> stripes_;
+  std::atomic<uint64_t> cache_bytes_{0};
+  std::atomic<uint64_t> model_refreshes_{0}, table_refreshes_{0}, read_retries_{0},
+      lock_retries_{0}, model_misses_{0}, full_slt_waits_{0}, compute_retrains_{0};
+
+ public:
+  // Per-client handle: one fiber's operations. All verbs are one-sided.
+  class Handle {
+   public:
+    Handle(std::shared_ptr<Index> idx, Client<T>& c) : x_(std::move(idx)), c_(&c) {}
+
+    bool search(Key k, std::string& out) {
+      Found f;
+      if (!find(k, f)) return false;
+      load_value(f.leaf.value(f.pos), x_->opts_.value_size, out);
+      return true;
+    }
+    bool insert(Key k, std::string_view v) { return write_op(Op::kInsert, k, v); }
+    bool update(Key k, std::string_view v) { return write_op(Op::kUpdate, k, v); }
+    bool remove(Key k) { return write_op(Op::kRemove, k, {}); }
+
+    // Up to `count` pairs with key >= from, ascending. Each round is one batch of leaf reads over
+    // consecutive chains (validated like a search); per-leaf, not whole-scan, atomicity.
+    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+      rows.clear();
+      if (count == 0) return;
+      Index& x = *x_;
+      const Remote& r = x.remote_;
+      uint32_t vs = x.opts_.value_size;
+      uint64_t g = x.group_of(from);
+      Key cur = from;
+      std::vector<ChainLink> chain, links;
+      std::vector<Leaf> leaves;
+      while (rows.size() < count && g < r.meta.groups) {
+        auto v = x.view(*c_, g);
+        uint64_t lo, hi;
+        uint64_t j = x.owner(*v, cur, lo, hi);
+        // Chains j..m: enough leaves for what is missing, plus one.
+        size_t want = (count - rows.size() + x.opts_.leaf_slots - 1) / x.opts_.leaf_slots + 1;
+        links.clear();
+        uint64_t m = j;
+        bool torn = false;
+        for (; m < v->m.lt.size(); ++m) {
+          if (!walk_chain(v->m.lt[m], v->m.slt.data(), chain)) {
+            torn = true;
+            break;
+          }
+          links.insert(links.end(), chain.begin(), chain.end());
+          if (links.size() >= std::min<size_t>(want, 64)) {
+            ++m;
+            break;
+          }
+        }
+        if (torn) {
+          x.refresh(*c_, g, v);
+          continue;
+        }
+        leaves.assign(links.size(), Leaf(r.geo));
+        uint64_t ptr = 0, use = 0;
+        MultiBatch mb;
+        for (size_t i = 0; i < links.size(); ++i)
+          mb.read(r.leaf(links[i].leaf), leaves[i].data(), r.geo.bytes());
+        mb.read(v->addr + kSltOffset, &use, 8);
+        mb.read(r.group_ptr(g), &ptr, 8);
+        mb.run(*c_);
+        if (!validate(g, v, links, leaves, ptr, use)) continue;
+        for (size_t i = 0; i < leaves.size() && rows.size() < count; ++i) {
+          const Leaf& l = leaves[i];
+          for (uint32_t s = l.lower_bound(cur); s < l.count() && rows.size() < count; ++s) {
+            rows.emplace_back(l.key(s), std::string());
+            load_value(l.value(s), vs, rows.back().second);
+          }
+        }
+        if (m < v->m.lt.size()) {
+          cur = v->m.boundaries[m];
+        } else {
+          ++g;
+          if (g < r.meta.groups) cur = std::max(cur, x.group_keys_[g]);
+        }
+      }
+    }
+
+    Client<T>& client() { return *c_; }
+    uint64_t cache_bytes() const { return 0; }  // the model cache is per compute node (Index)
+
+   private:
+    enum class Op { kInsert, kUpdate, kRemove };
+    struct Found {
+      Leaf leaf;
+      uint32_t pos = 0;
+      explicit Found(const LeafGeometry& g) : leaf(g) {}
+      Found() : leaf(LeafGeometry{}) {}
+    };
+
+    // Checks a batch's leaves against the view; refreshes and returns false when it must be redone.
+    bool validate(uint64_t g, const std::shared_ptr<const View>& v,
+                  const std::vector<ChainLink>& links, const std::vector<Leaf>& leaves,
+                  uint64_t ptr, uint64_t use) {
+      Index& x = *x_;
+      if (ptr != v->addr.raw()) {
+        why_ = "model pointer";
+        x.load_model(*c_, g);
+        return false;
+      }
+      bool stale = !x.opts_.faults.skip_slot_use_check && use != v->slot_use();
+      bool torn = false;
+      for (size_t i = 0; i < links.size(); ++i) {
+        if (leaves[i].valid() || x.opts_.faults.skip_validation) {
+          if (leaves[i].next() != links[i].next && !x.opts_.faults.skip_slot_use_check)
+            stale = true;
+        } else {
+          torn = true;
+        }
+      }
+      if (stale) {
+        why_ = "stale use " + std::to_string(use) + " vs " + std::to_string(v->slot_use());
+        for (size_t i = 0; i < links.size(); ++i)
+          why_ += " [" + std::to_string(links[i].leaf) + " next " +
+                  std::to_string(leaves[i].next()) + "/" + std::to_string(links[i].next) + "]";
+        x.refresh(*c_, g, v);
+        return false;
+      }
+      if (torn) {
+        why_ = "torn";
+        x.read_retries_.fetch_add(1, std::memory_order_relaxed);
+        c_->pause();
+        return false;
+      }
+      return true;
+    }
+
+    // Search: one batch of leaf reads (the owner chain, or all of L_range) + slot_use + model ptr.
+    bool find(Key k, Found& f) {
+      Index& x = *x_;
+      const Remote& r = x.remote_;
+      uint64_t g = x.group_of(k);
+      std::vector<ChainLink> chain, links;
+      std::vector<Leaf> leaves;
+      for (uint64_t round = 0;; ++round) {
+        if (round == 1000000)
+          throw TransportError("rolex: search of " + std::to_string(k) +
+                               " never validated: " + why_);
+        auto v = x.view(*c_, g);
+        uint64_t lo, hi;
+        uint64_t j = x.owner(*v, k, lo, hi);
+        if (!walk_chain(v->m.lt[j], v->m.slt.data(), chain)) {
+          x.refresh(*c_, g, v);
+          continue;
+        }
+        links = chain;
+        size_t mine = links.size();
+        if (x.opts_.read_whole_range) {
+          std::vector<ChainLink> other;
+          for (uint64_t q = lo > 0 ? lo - 1 : 0; q <= hi; ++q)
+            if (q != j && walk_chain(v->m.lt[q], v->m.slt.data(), other) &&
+                links.size() + other.size() <= 30)
+              links.insert(links.end(), other.begin(), other.end());
+        }
+        leaves.assign(links.size(), Leaf(r.geo));
+        uint64_t ptr = 0, use = 0;
+        MultiBatch mb;
+        for (size_t i = 0; i < links.size(); ++i)
+          mb.read(r.leaf(links[i].leaf), leaves[i].data(), r.geo.bytes());
+        mb.read(v->addr + kSltOffset, &use, 8);  // after the leaves (A14)
+        mb.read(r.group_ptr(g), &ptr, 8);
+        mb.run(*c_);
+        links.erase(links.begin() + mine, links.end());
+        leaves.erase(leaves.begin() + mine, leaves.end());
+        if (!validate(g, v, links, leaves, ptr, use)) continue;
+        for (auto& l : leaves) {
+          uint32_t p = l.find(k);
+          if (p < l.count()) {
+            f.leaf = l;
+            f.pos = p;
+            return true;
+          }
+        }
+        return false;
+      }
+    }
+
+    // A locked chain: LT entry (as locked), its links from a fresh SLT, and fresh leaf images.
+    struct Locked {
+      uint64_t g = 0, j = 0;
+      std::shared_ptr<const View> v;
+      uint64_t lt = 0;  // unlocked value
+      std::vector<ChainLink> links;
+      std::vector<Leaf> leaves;
+      std::vector<uint64_t> slt;
+    };
+
+    // Lock the owner chain of k (paper: CAS the trained leaf's LT entry; then re-read the chain).
+    // combine_lock_and_read posts CAS + SLT read + leaf reads in one batch (A16).
+    void lock_chain(Key k, Locked& L) {
+      Index& x = *x_;
+      const Remote& r = x.remote_;
+      L.g = x.group_of(k);
+      std::vector<ChainLink> cached;
+      for (;;) {
+        auto v = x.view(*c_, L.g);
+        uint64_t lo, hi;
+        L.j = x.owner(*v, k, lo, hi);
+        L.v = v;
+        if (!walk_chain(v->m.lt[L.j], v->m.slt.data(), cached)) {
+          x.refresh(*c_, L.g, v);
+          continue;
+        }
+        uint64_t expect = entry::unlocked(v->m.lt[L.j]);
+        GlobalAddress lt_addr = v->addr + kLtOffset + 8 * L.j;
+        L.slt.assign(kSltSlots, 0);
+        L.leaves.assign(cached.size(), Leaf(r.geo));
+        uint64_t old = 0;
+        bool got = false;
+        for (int spins = 0;; ++spins) {
+          MultiBatch mb;
+          mb.cas(lt_addr, expect, expect | entry::kLock, &old);
+          if (x.opts_.combine_lock_and_read) {
+            mb.read(v->addr + kSltOffset, L.slt.data(), kSltSlots * 8);
+            for (size_t i = 0; i < cached.size(); ++i)
+              mb.read(r.leaf(cached[i].leaf), L.leaves[i].data(), r.geo.bytes());
+          }
+          mb.run(*c_);
+          if (old == expect) {
+            got = true;
+            break;
+          }
+          if (entry::retired(old)) break;  // model replaced: reload
+          if (entry::locked(old)) {        // held: wait
+            if (spins > 2000000)
+              throw TransportError("rolex: lock never released, entry " + std::to_string(old));
+            x.lock_retries_.fetch_add(1, std::memory_order_relaxed);
+            c_->pause();
+            continue;
+          }
+          expect = old;  // chain head moved: retry with it
+        }
+        if (!got) {
+          x.load_model(*c_, L.g);
+          continue;
+        }
+        L.lt = expect;
+        if (!x.opts_.combine_lock_and_read) {
+          MultiBatch mb;
+          mb.read(v->addr + kSltOffset, L.slt.data(), kSltSlots * 8);
+          for (size_t i = 0; i < cached.size(); ++i)
+            mb.read(r.leaf(cached[i].leaf), L.leaves[i].data(), r.geo.bytes());
+          mb.run(*c_);
+        }
+        // Under the lock the chain is stable: its true shape is LT entry + fresh SLT.
+        if (!walk_chain(L.lt, L.slt.data(), L.links))
+          throw TransportError("rolex: locked chain has an unwritten SLT entry");
+        bool same = L.links.size() == cached.size();
+        for (size_t i = 0; same && i < cached.size(); ++i)
+          same = cached[i].leaf == L.links[i].leaf && cached[i].next == L.links[i].next;
+        bool ok = same;
+        for (size_t i = 0; ok && i < L.leaves.size(); ++i)
+          ok = leaf_matches(L.leaves[i], L.links[i]);
+        for (int rr = 0; !ok;
+             ++rr) {  // another writer changed the chain since our tables, or a stale read
+          if (rr > 100000) throw TransportError("rolex: locked chain never validates");
+          L.leaves.assign(L.links.size(), Leaf(r.geo));
+          MultiBatch mb;
+          for (size_t i = 0; i < L.links.size(); ++i)
+            mb.read(r.leaf(L.links[i].leaf), L.leaves[i].data(), r.geo.bytes());
+          mb.run(*c_);
+          ok = true;
+          for (size_t i = 0; ok && i < L.leaves.size(); ++i)
+            ok = leaf_matches(L.leaves[i], L.links[i]);
+          if (!ok) x.read_retries_.fetch_add(1, std::memory_order_relaxed);
+        }
+        return;
+      }
+    }
+
+    GlobalAddress lt_addr(const Locked& L) const { return L.v->addr + kLtOffset + 8 * L.j; }
+    void unlock(const Locked& L) {
+      uint64_t e = L.lt;
+      c_->write(lt_addr(L), &e, 8);
+    }
+
+    bool write_op(Op op, Key k, std::string_view val) {
+      Index& x = *x_;
+      const Remote& r = x.remote_;
+      uint32_t vs = x.opts_.value_size;
+      if (k == kEmptyKey) throw LimitError("rolex: key 2^64-1 is reserved");
+      if (op != Op::kRemove && val.size() > vs)
+        throw LimitError("rolex: value of " + std::to_string(val.size()) +
+                         " bytes exceeds value_size " + std::to_string(vs));
+      std::vector<uint64_t> vw(r.geo.vwords(), 0);
+      if (op != Op::kRemove) store_value(vw.data(), val, vs);
+      for (;;) {
+        if (x.opts_.fetch_before_lock) {  // paper step 1: fetch as a search
+          Found f(r.geo);
+          bool present = find(k, f);
+          if (op == Op::kInsert && present) return false;
+          if (op != Op::kInsert && !present) return false;
+        }
+        if (op == Op::kInsert && x.opts_.faults.ack_without_write) return true;
+        Locked L;
+        lock_chain(k, L);
+        // Locate k in the chain.
+        size_t at = L.leaves.size();
+        uint32_t pos = 0;
+        for (size_t i = 0; i < L.leaves.size(); ++i) {
+          uint32_t p = L.leaves[i].find(k);
+          if (p < L.leaves[i].count()) {
+            at = i;
+            pos = p;
+            break;
+          }
+        }
+        if (op != Op::kInsert) {
+          if (at == L.leaves.size()) {
+            unlock(L);
+            return false;
+          }
+          if (op == Op::kUpdate)
+            std::copy(vw.begin(), vw.end(), L.leaves[at].value(pos));
+          else
+            L.leaves[at].erase_at(pos);
+          L.leaves[at].seal();
+          uint64_t e = L.lt;
+          Batch b;
+          b.write(r.leaf(L.links[at].leaf), L.leaves[at].data(), r.geo.bytes())
+              .write(lt_addr(L), &e, 8);
+          c_->run(b);
+          return true;
+        }
+        if (at != L.leaves.size()) {
+          unlock(L);
+          return false;
+        }
+        // Target: last non-empty leaf whose first key <= k, else the first leaf.
+        size_t t = 0;
+        for (size_t i = 0; i < L.leaves.size(); ++i)
+          if (L.leaves[i].count() > 0 && L.leaves[i].key(0) <= k) t = i;
+        Leaf& tl = L.leaves[t];
+        if (!tl.full()) {
+          tl.insert_at(tl.lower_bound(k), k, vw.data());
+          tl.seal();
+          uint64_t e = L.lt;
+          Batch b;
+          b.write(r.leaf(L.links[t].leaf), tl.data(), r.geo.bytes()).write(lt_addr(L), &e, 8);
+          c_->run(b);
+          return true;
+        }
+        // Full: a synonym leaf (Fig. 5). One batch: FAA alloc_num, FAA slot_use, FAA counter.
+        uint64_t leafno = 0, slot = 0;
+        {
+          Batch b;
+          b.faa(r.alloc_word(), 1, &leafno)
+              .faa(L.v->addr + kSltOffset, 1, &slot)
+              .faa(r.counter(kMetaSynonyms), 1, nullptr);
+          c_->run(b);
+        }
+        if (slot >= kSltSlots) {  // SLT full: let the retraining catch up
+          unlock(L);
+          wait_for_retrain(L.g, L.v);
+          continue;
+        }
+        if (leafno >= r.total_leaves) {
+          unlock(L);
+          throw PoolExhausted("rolex: the leaf region is full (" + std::to_string(r.total_leaves) +
+                              " leaves; raise Options::max_leaves)");
+        }
+        return split_insert(L, t, k, vw, leafno, static_cast<uint32_t>(slot));
+      }
+    }
+
+    bool split_insert(Locked& L, size_t t, Key k, const std::vector<uint64_t>& vw, uint64_t leafno,
+                      uint32_t slot) {
+      Index& x = *x_;
+      const Remote& r = x.remote_;
+      (void)x;
+      Leaf& tl = L.leaves[t];
+      Leaf nl(r.geo);
+      nl.clear();
+      bool tail = t + 1 == L.leaves.size() && k > tl.key(tl.count() - 1);
+      if (tail) {
+        nl.insert_at(0, k, vw.data());  // ascending inserts: keep full leaves full
+      } else {
+        tl.move_tail(tl.count() / 2, nl);
+        if (k < nl.key(0))
+          tl.insert_at(tl.lower_bound(k), k, vw.data());
+        else
+          nl.insert_at(nl.lower_bound(k), k, vw.data());
+      }
+      uint32_t succ = L.links[t].next;
+      nl.set_next(succ);
+      tl.set_next(slot);
+      nl.seal();
+      tl.seal();
+      uint64_t new_entry = entry::make(leafno, succ);
+      uint64_t lt = L.lt;
+      uint64_t t_entry = 0;
+      if (t == 0)
+        lt = entry::with_next(lt, slot);
+      else
+        t_entry = entry::with_next(L.slt[L.links[t].slot], slot);
+      Batch b;
+      b.write(r.leaf(leafno), nl.data(), r.geo.bytes());
+      b.write(r.leaf(L.links[t].leaf), tl.data(), r.geo.bytes());
+      b.write(L.v->addr + kSltOffset + 8 * slot, &new_entry, 8);
+      if (t != 0) b.write(L.v->addr + kSltOffset + 8 * L.links[t].slot, &t_entry, 8);
+      b.write(lt_addr(L), &lt, 8);  // unlock (only the holder writes a locked entry)
+      c_->run(b);
+      if (slot == x.remote_.meta.retrain_threshold) enqueue(L.g);
+      return true;
+    }
+
+    // CirQ append (A10): FAA the tail, then claim the entry; a full queue drops the request
+    // (the full-SLT path still catches the group).
+    void enqueue(uint64_t g) {
+      const Remote& r = x_->remote_;
+      uint64_t t = 0;
+      Batch b;
+      b.faa(r.cirq_tail(), 1, &t).faa(r.counter(kMetaRequests), 1, nullptr);
+      c_->run(b);
+      c_->cas(r.cirq_entry(t), 0, g + 1);
+    }
+
+    void wait_for_retrain(uint64_t g, const std::shared_ptr<const View>& v) {
+      Index& x = *x_;
+      x.full_slt_waits_.fetch_add(1, std::memory_order_relaxed);
+      uint64_t start = c_->now_ns();
+      for (;;) {
+        uint64_t ptr = c_->template read_value<uint64_t>(x.remote_.group_ptr(g));
+        if (ptr != v->addr.raw()) {
+          x.load_model(*c_, g);
+          return;
+        }
+        if (x.opts_.compute_retrain_fallback) {
+          if (retrain_group(*c_, x.remote_, g).done)
+            x.compute_retrains_.fetch_add(1, std::memory_order_relaxed);
+          x.load_model(*c_, g);
+          return;
+        }
+        if (c_->now_ns() - start > x.opts_.full_slt_wait_ns)
+          throw LimitError(
+              "rolex: group " + std::to_string(g) +
+              " has a full synonym leaf table and no retraining service replaced its model "
+              "(run rolex::retrain_service on the memory node or set compute_retrain_fallback)");
+        c_->pause();
+      }
+    }
+
+    std::shared_ptr<Index> x_;
+    Client<T>* c_;
+    std::string why_;
+  };
+};
+
+}  // namespace dmrt::rolex

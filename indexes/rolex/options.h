@@ -1,0 +1,38 @@
+// ROLEX options: learned-model geometry (epsilon, leaf slots), pool sizing and typed technique
+// switches.
+#pragma once
+
+#include <cstdint>
+
+namespace dmrt::rolex {
+
+struct Options {
+  uint32_t value_size = 8;     // bytes per value, stored inline in the leaf (zero-padded)
+  uint32_t epsilon = 16;       // PLR error bound (positions); paper default 16
+  uint32_t leaf_slots = 16;    // delta: pairs per fixed-size leaf; paper default 16
+  uint32_t group_leaves = 64;  // bulk load: trained leaves per model group (bottom model + LT/SLT)
+  double fill = 1.0;           // bulk load: fraction of each leaf filled at training time
+  uint32_t retrain_threshold = 128;  // SLT slots used when the group is queued for retraining (2^7)
+  uint64_t max_leaves = 0;      // leaf region capacity (FAA-allocated leaves); 0 = sized from keys
+  uint64_t expected_keys = 0;   // sizing hint for max_leaves (keys the index will hold at most)
+  uint32_t initial_groups = 1;  // empty create: model groups splitting [0, key_space) evenly
+  uint64_t key_space = 0;       // empty create: keys expected in [0, key_space); 0 = 2^64
+  uint32_t cirq_slots = 4096;   // retraining queue (CirQ) entries
+  unsigned root_slot = 12;      // layout::root_slot on the memory node that holds the index
+  // Technique switches (paper steps and the digest's choices, for the ablation).
+  bool fetch_before_lock = true;  // insert/update/delete: a search before locking (paper step 1)
+  bool combine_lock_and_read = false;  // post the lock CAS and the chain re-read in one batch (A16)
+  bool read_whole_range = false;  // search reads every chain of L_range, not just the owner chain
+  bool compute_retrain_fallback =
+      false;  // a compute node retrains a full group itself when no
+              // memory-node service has done so (no service: sim, tests)
+  uint64_t full_slt_wait_ns = 2'000'000'000ull;  // wait for the service on a full SLT, then fail
+  // Test-only faults that prove the checkers can fail. Never set them elsewhere.
+  struct Faults {
+    bool skip_validation = false;      // accept leaves whose checksum does not match
+    bool ack_without_write = false;    // insert returns true without writing the entry
+    bool skip_slot_use_check = false;  // ignore slot_use changes (stale synonym tables)
+  } faults;
+};
+
+}  // namespace dmrt::rolex

@@ -1,0 +1,109 @@
+// ROLEX remote access shared by compute nodes and the retraining service: meta, chains, leaf reads.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "indexes/rolex/layout.h"
+#include "runtime/client.h"
+#include "runtime/error.h"
+#include "runtime/layout.h"
+
+namespace dmrt::rolex {
+
+// Where an index lives, as read from its meta block.
+struct Remote {
+  NodeId node = 0;
+  GlobalAddress meta_addr;
+  Meta meta;
+  LeafGeometry geo;
+  uint64_t total_leaves = 0;  // leaf region capacity (its second header word)
+
+  GlobalAddress leaf_region() const { return GlobalAddress::from_raw(meta.leaf_region); }
+  GlobalAddress alloc_word() const { return leaf_region(); }
+  GlobalAddress leaf(uint64_t n) const { return leaf_address(leaf_region(), meta.leaf_bytes, n); }
+  GlobalAddress group_ptr(uint64_t g) const {
+    return GlobalAddress::from_raw(meta.group_table) + 8 * g;
+  }
+  GlobalAddress group_key(uint64_t g) const {
+    return GlobalAddress::from_raw(meta.group_keys) + 8 * g;
+  }
+  GlobalAddress cirq_tail() const { return GlobalAddress::from_raw(meta.cirq); }
+  GlobalAddress cirq_head() const { return GlobalAddress::from_raw(meta.cirq) + 8; }
+  GlobalAddress cirq_entry(uint64_t i) const {
+    return GlobalAddress::from_raw(meta.cirq) + 64 + 8 * (i % meta.cirq_slots);
+  }
+  GlobalAddress counter(uint64_t off) const { return meta_addr + off; }
+
+  // Reads the meta block through root slot `root_slot` of `node`; false when none is published.
+  template <Transport T>
+  static bool load(Client<T>& c, NodeId node, unsigned root_slot, Remote& out) {
+    uint64_t raw = c.template read_value<uint64_t>(layout::root_slot(node, root_slot));
+    if (raw == 0) return false;
+    out.node = node;
+    out.meta_addr = GlobalAddress::from_raw(raw);
+    c.read(out.meta_addr, &out.meta, sizeof(Meta));
+    if (out.meta.magic != kMetaMagic) return false;
+    out.geo.slots = static_cast<uint32_t>(out.meta.leaf_slots);
+    out.geo.value_size = static_cast<uint32_t>(out.meta.value_size);
+    out.total_leaves = c.template read_value<uint64_t>(out.leaf_region() + 8);
+    return true;
+  }
+};
+
+// Several batches to one node posted together: one round trip (Client::run(span)), order kept.
+class MultiBatch {
+ public:
+  Batch& next() {
+    if (batches_.empty() || batches_.back().size() == Batch::kMaxVerbs) batches_.emplace_back();
+    return batches_.back();
+  }
+  void read(GlobalAddress a, void* dst, uint32_t len) { next().read(a, dst, len); }
+  void write(GlobalAddress a, const void* src, uint32_t len) { next().write(a, src, len); }
+  void faa(GlobalAddress a, uint64_t add, uint64_t* old) { next().faa(a, add, old); }
+  void cas(GlobalAddress a, uint64_t exp, uint64_t des, uint64_t* old) {
+    next().cas(a, exp, des, old);
+  }
+  template <Transport T>
+  void run(Client<T>& c) {
+    if (!batches_.empty()) c.run(std::span<Batch>(batches_));
+    batches_.clear();
+  }
+  bool empty() const { return batches_.empty(); }
+
+ private:
+  std::vector<Batch> batches_;
+};
+
+// One leaf of a chain: its number and its own SLT slot (0 = the trained leaf, held in the LT).
+struct ChainLink {
+  uint64_t leaf = 0;
+  uint32_t slot = 0;
+  uint32_t next = 0;  // successor's SLT slot (0 = last)
+};
+
+// Walks chain of LT entry `lt` through `slt`; false when the tables are caught mid-update (an
+// unwritten entry or a loop), so the caller re-reads them.
+inline bool walk_chain(uint64_t lt, const uint64_t* slt, std::vector<ChainLink>& out) {
+  out.clear();
+  if (!entry::valid(lt)) return false;
+  out.push_back({entry::leaf(lt), 0, entry::next(lt)});
+  uint32_t nx = entry::next(lt);
+  while (nx != 0) {
+    if (nx >= kSltSlots || out.size() > kSltSlots) return false;
+    uint64_t e = slt[nx];
+    if (!entry::valid(e)) return false;
+    out.push_back({entry::leaf(e), nx, entry::next(e)});
+    nx = entry::next(e);
+  }
+  return true;
+}
+
+// A leaf image agrees with the chain it was read for.
+inline bool leaf_matches(const Leaf& l, const ChainLink& link) {
+  return l.valid() && l.next() == link.next;
+}
+
+}  // namespace dmrt::rolex

@@ -1,0 +1,364 @@
+// Sherman (SIGMOD '22): B+ tree on disaggregated memory with a shared internal-node cache,
+// hierarchical (local table + remote word) leaf locks with hand-over, and combined write-back.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "indexes/common/btree_core.h"
+#include "indexes/common/kv.h"
+#include "indexes/sherman/leaf.h"
+#include "indexes/sherman/options.h"
+#include "runtime/client.h"
+#include "runtime/error.h"
+#include "runtime/layout.h"
+
+namespace dmrt::sherman {
+
+template <Transport T>
+class Tree : public std::enable_shared_from_this<Tree<T>> {
+ public:
+  class Handle;
+
+  // Builds an empty tree (one root leaf) and publishes it in the root slot.
+  static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
+    auto t = std::shared_ptr<Tree>(new Tree(c, o));
+    LeafImage img(t->geo_);
+    img.set_header(1, 0, 0, true, GlobalAddress::null());
+    for (uint32_t i = 0; i < t->geo_.span(); ++i) img.set_entry(i, 1, false, 0, nullptr);
+    GlobalAddress leaf = c.alloc(t->geo_.remote_bytes(), 64);
+    t->write_new_leaf(c, leaf, img);
+    btree::BTreeCore<T>::publish_root(c, t->core_.root_slot(), {0, leaf});
+    t->leaves_.fetch_add(1);
+    return t;
+  }
+  // Joins a tree another process (or compute node) created: fresh cache and lock table.
+  static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
+    auto t = std::shared_ptr<Tree>(new Tree(c, o));
+    t->core_.read_root(c);
+    return t;
+  }
+
+  Handle handle(Client<T>& c) { return Handle(this->shared_from_this(), c); }
+
+  IndexStats stats() {
+    const auto& s = core_.stats();
+    return {{"height", static_cast<double>(core_.cached_height()) + 1},
+            {"leaves", static_cast<double>(leaves_.load())},
+            {"splits", static_cast<double>(splits_.load() + s.internal_splits.load())},
+            {"leaf_splits", static_cast<double>(splits_.load())},
+            {"internal_splits", static_cast<double>(s.internal_splits.load())},
+            {"cache_hits", static_cast<double>(s.cache_hits.load())},
+            {"cache_misses", static_cast<double>(s.cache_misses.load())},
+            {"cache_bytes", static_cast<double>(core_.cache().used_bytes())},
+            {"cache_evictions", static_cast<double>(core_.cache().evictions())},
+            {"handovers", static_cast<double>(llt_.handovers())},
+            {"read_retries", static_cast<double>(read_retries_.load() + s.retries.load())},
+            {"lock_retries", static_cast<double>(lock_retries_.load())}};
+  }
+  uint64_t cache_bytes() const { return core_.cache().used_bytes(); }
+  const Options& options() const { return opts_; }
+  const LeafGeometry& geometry() const { return geo_; }
+
+ private:
+  Tree(Client<T>& c, const Options& o)
+      : opts_(validate(o)),
+        geo_(o.leaf_span, o.value_size),
+        llt_(o.lock_table_slots, o.handover_max),
+        core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
+              o.local_lock_table ? &llt_ : nullptr) {}
+
+  static const Options& validate(const Options& o) {
+    if (o.value_size == 0 || o.value_size > 1024)
+      throw ConfigError("sherman: value_size must be in [1, 1024]");
+    if (o.leaf_span < 4 || o.leaf_span > 1024)
+      throw ConfigError("sherman: leaf_span must be in [4, 1024]");
+    if (o.root_slot >= layout::kRootSlots) throw ConfigError("sherman: root_slot out of range");
+    return o;
+  }
+  static NodeId first_memory_node(Client<T>& c) {
+    auto m = c.memory_nodes();
+    if (m.empty()) throw ConfigError("sherman: the cluster has no memory node");
+    return m.front();
+  }
+
+  void write_new_leaf(Client<T>& c, GlobalAddress a, const LeafImage& img) {
+    std::vector<uint64_t> w(1 + img.w.size(), 0);
+    std::copy(img.w.begin(), img.w.end(), w.begin() + 1);
+    c.write(a, w.data(), static_cast<uint32_t>(w.size() * 8));
+  }
+
+  Options opts_;
+  LeafGeometry geo_;
+  btree::LocalLockTable llt_;
+  btree::BTreeCore<T> core_;
+  std::atomic<uint64_t> leaves_{0}, splits_{0}, read_retries_{0}, lock_retries_{0};
+
+ public:
+  // One client's view: all verbs go through this client. Not shared between fibers.
+  class Handle {
+   public:
+    Handle(std::shared_ptr<Tree> t, Client<T>& c) : t_(std::move(t)), c_(&c), img_(t_->geo_) {}
+
+    bool search(Key k, std::string& out) {
+      for (;;) {
+        btree::Located loc = t_->core_.locate(*c_, k);
+        GlobalAddress a = loc.leaf;
+        bool cached = loc.from_cache;
+        for (;;) {
+          read_leaf(a);
+          if (k < img_.lo()) break;  // not reachable with B-link invariants; restart
+          if (!img_.covers(k)) {     // the leaf split after the parent was read: move right
+            if (cached) t_->core_.cache().invalidate(loc.parent);
+            cached = false;
+            a = img_.sibling();
+            continue;
+          }
+          int i = img_.find(k);
+          if (i < 0) return false;
+          btree::load_value(img_.value(i), t_->geo_.value_size(), out);
+          return true;
+        }
+        t_->core_.cache().invalidate(loc.parent);
+      }
+    }
+
+    bool insert(Key k, std::string_view v) { return write_op(k, v, Op::kInsert); }
+    bool update(Key k, std::string_view v) { return write_op(k, v, Op::kUpdate); }
+    bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
+
+    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+      rows.clear();
+      if (count == 0) return;
+      btree::Located loc = t_->core_.locate(*c_, from);
+      GlobalAddress a = loc.leaf;
+      bool any = false;
+      Key last = 0;
+      std::vector<std::pair<Key, uint32_t>> ks;
+      while (a && rows.size() < count) {
+        read_leaf(a);
+        ks.clear();
+        for (uint32_t i = 0; i < t_->geo_.span(); ++i)
+          if (img_.occupied(i) && img_.key(i) >= from && (!any || img_.key(i) > last))
+            ks.emplace_back(img_.key(i), i);
+        std::sort(ks.begin(), ks.end());
+        for (auto& [k, i] : ks) {
+          if (rows.size() == count) break;
+          std::string v;
+          btree::load_value(img_.value(i), t_->geo_.value_size(), v);
+          rows.emplace_back(k, std::move(v));
+          last = k;
+          any = true;
+        }
+        a = img_.sibling();
+      }
+    }
+
+    Client<T>& client() { return *c_; }
+
+   private:
+    enum class Op { kInsert, kUpdate, kRemove };
+
+    // One READ of the whole leaf, repeated until every object is sealed with one node version.
+    void read_leaf(GlobalAddress a) {
+      for (;;) {
+        c_->read(a + 8, img_.w.data(), t_->geo_.image_bytes());
+        if (img_.consistent() || t_->opts_.faults.skip_validation) return;
+        t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
+        c_->pause();
+      }
+    }
+
+    // Local queue, then (unless handed over) CAS of the lock word and READ of the leaf in one
+    // batch. Under the lock the image is stable.
+    void lock_and_read(GlobalAddress a) {
+      bool handed = t_->opts_.local_lock_table && t_->llt_.acquire(*c_, a);
+      for (;;) {
+        uint64_t old = 0;
+        Batch b;
+        if (!handed) b.cas(a, 0, uint64_t{c_->id()} + 1, &old);
+        b.read(a + 8, img_.w.data(), t_->geo_.image_bytes());
+        c_->run(b);
+        if (handed || old == 0) return;
+        t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
+        c_->pause();
+      }
+    }
+    // Runs the write-back batch and releases the lock: the unlock WRITE rides in the same batch
+    // (write combining) unless the lock is handed to a local waiter.
+    void write_and_unlock(GlobalAddress a, Batch& b) {
+      bool hand = t_->opts_.local_lock_table && t_->llt_.should_hand_over(a);
+      static const uint64_t kZero = 0;
+      if (!hand) {
+        if (t_->opts_.write_combining || b.empty()) {
+          b.write(a, &kZero, 8);
+        } else {
+          c_->run(b);
+          b.clear();
+          b.write(a, &kZero, 8);
+        }
+      }
+      if (!b.empty()) c_->run(b);
+      if (t_->opts_.local_lock_table) t_->llt_.release(a, hand);
+    }
+    void unlock(GlobalAddress a) {
+      Batch b;
+      write_and_unlock(a, b);
+    }
+
+    bool write_op(Key k, std::string_view v, Op op) {
+      const LeafGeometry& g = t_->geo_;
+      if (op != Op::kRemove && v.size() > g.value_size())
+        throw LimitError("sherman: value of " + std::to_string(v.size()) +
+                         " bytes exceeds value_size " + std::to_string(g.value_size()));
+      std::vector<uint64_t> val(g.vw());
+      if (op != Op::kRemove) btree::store_value(val.data(), v, g.value_size());
+      for (;;) {
+        btree::Located loc = t_->core_.locate(*c_, k);
+        GlobalAddress a = loc.leaf;
+        bool restart = false;
+        for (;;) {
+          lock_and_read(a);
+          if (k < img_.lo()) {
+            unlock(a);
+            restart = true;
+            break;
+          }
+          if (!img_.covers(k)) {
+            unlock(a);
+            if (loc.from_cache) t_->core_.cache().invalidate(loc.parent);
+            loc.from_cache = false;
+            a = img_.sibling();
+            continue;
+          }
+          return apply(a, k, val.data(), op);
+        }
+        if (restart) t_->core_.cache().invalidate(loc.parent);
+      }
+    }
+
+    // Under the lock, with img_ current.
+    bool apply(GlobalAddress a, Key k, const uint64_t* val, Op op) {
+      const LeafGeometry& g = t_->geo_;
+      int i = img_.find(k);
+      uint8_t nv = img_.nv();
+      Batch b;
+      if (op == Op::kUpdate || op == Op::kRemove) {
+        if (i < 0) {
+          unlock(a);
+          return false;
+        }
+        if (op == Op::kUpdate) {
+          img_.set_entry(i, nv, true, k, val);
+          b.write(a + g.entry_offset(i), img_.entry(i), g.ew() * 8);
+        } else if (!t_->opts_.sorted_leaves) {
+          img_.set_entry(i, nv, false, 0, nullptr);
+          b.write(a + g.entry_offset(i), img_.entry(i), g.ew() * 8);
+        } else {
+          remove_sorted(static_cast<uint32_t>(i));
+          img_.reseal_all(static_cast<uint8_t>(nv + 1));
+          b.write(a + 8, img_.w.data(), g.image_bytes());
+        }
+        write_and_unlock(a, b);
+        return true;
+      }
+      // insert
+      if (i >= 0) {
+        unlock(a);
+        return false;
+      }
+      if (t_->opts_.faults.ack_without_write) {
+        unlock(a);
+        return true;
+      }
+      int f = img_.free_slot();
+      if (f >= 0) {
+        if (!t_->opts_.sorted_leaves) {
+          img_.set_entry(f, nv, true, k, val);
+          b.write(a + g.entry_offset(f), img_.entry(f), g.ew() * 8);
+        } else {
+          insert_sorted(k, val);
+          img_.reseal_all(static_cast<uint8_t>(nv + 1));
+          b.write(a + 8, img_.w.data(), g.image_bytes());
+        }
+        write_and_unlock(a, b);
+        return true;
+      }
+      split_and_insert(a, k, val);
+      return true;
+    }
+
+    void insert_sorted(Key k, const uint64_t* val) {
+      // Occupied entries are a sorted prefix; shift the tail one slot right.
+      uint32_t n = 0;
+      while (n < t_->geo_.span() && img_.occupied(n)) ++n;
+      uint32_t p = 0;
+      while (p < n && img_.key(p) < k) ++p;
+      for (uint32_t j = n; j > p; --j)
+        img_.set_entry(j, 0, true, img_.key(j - 1), img_.value(j - 1));
+      img_.set_entry(p, 0, true, k, val);
+    }
+    void remove_sorted(uint32_t i) {
+      uint32_t n = 0;
+      while (n < t_->geo_.span() && img_.occupied(n)) ++n;
+      for (uint32_t j = i; j + 1 < n; ++j)
+        img_.set_entry(j, 0, true, img_.key(j + 1), img_.value(j + 1));
+      img_.set_entry(n - 1, 0, false, 0, nullptr);
+    }
+
+    // Leaf full: the upper half moves to a new leaf, written before the old leaf points to it;
+    // then the old leaf (new fence and sibling, nv+1) is written and unlocked; then the
+    // separator goes up.
+    void split_and_insert(GlobalAddress a, Key k, const uint64_t* val) {
+      const LeafGeometry& g = t_->geo_;
+      struct Item {
+        Key k;
+        std::vector<uint64_t> v;
+      };
+      std::vector<Item> items;
+      for (uint32_t i = 0; i < g.span(); ++i)
+        if (img_.occupied(i))
+          items.push_back({img_.key(i), {img_.value(i), img_.value(i) + g.vw()}});
+      items.push_back({k, {val, val + g.vw()}});
+      std::sort(items.begin(), items.end(), [](const Item& x, const Item& y) { return x.k < y.k; });
+      size_t m = items.size() / 2;
+      Key sep = items[m].k;
+      uint8_t nv = static_cast<uint8_t>(img_.nv() + 1);
+
+      LeafImage right(g);
+      right.set_header(nv, sep, img_.hi(), img_.hi_inf(), img_.sibling());
+      LeafImage left(g);
+      GlobalAddress ra = c_->alloc(g.remote_bytes(), 64);
+      left.set_header(nv, img_.lo(), sep, false, ra);
+      for (uint32_t i = 0; i < g.span(); ++i) {
+        size_t li = i, ri = m + i;
+        if (li < m)
+          left.set_entry(i, nv, true, items[li].k, items[li].v.data());
+        else
+          left.set_entry(i, nv, false, 0, nullptr);
+        if (ri < items.size())
+          right.set_entry(i, nv, true, items[ri].k, items[ri].v.data());
+        else
+          right.set_entry(i, nv, false, 0, nullptr);
+      }
+      t_->write_new_leaf(*c_, ra, right);
+      Batch b;
+      b.write(a + 8, left.w.data(), g.image_bytes());
+      write_and_unlock(a, b);
+      t_->splits_.fetch_add(1, std::memory_order_relaxed);
+      t_->leaves_.fetch_add(1, std::memory_order_relaxed);
+      t_->core_.insert_separator(*c_, 1, sep, ra, a);
+    }
+
+    std::shared_ptr<Tree> t_;
+    Client<T>* c_;
+    LeafImage img_;
+  };
+};
+
+}  // namespace dmrt::sherman

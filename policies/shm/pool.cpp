@@ -1,0 +1,163 @@
+#include "policies/shm/pool.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "runtime/error.h"
+#include "runtime/layout.h"
+#include "runtime/local_memory.h"
+#include "runtime/messaging.h"
+
+#ifdef DMRT_HAVE_NUMA
+#include <numa.h>
+#include <numaif.h>
+#endif
+
+namespace dmrt::shm {
+
+namespace {
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+int open_region(const std::string& pool, NodeId n, bool create) {
+  if (pool.empty()) {
+    int fd = memfd_create(("dmrt-node-" + std::to_string(n)).c_str(), MFD_CLOEXEC);
+    if (fd < 0) throw Error("memfd_create failed: " + errno_text());
+    return fd;
+  }
+  std::string obj = shm_object_name(pool, n);
+  int flags = create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR;
+  int fd = shm_open(obj.c_str(), flags, 0600);
+  if (fd < 0) {
+    if (create && errno == EEXIST)
+      throw ConfigError("a pool named '" + pool + "' already exists (" + obj +
+                        "); pick another name or remove /dev/shm" + obj);
+    if (!create && errno == ENOENT)
+      throw ConfigError("no pool named '" + pool + "' to attach to (" + obj + " not found)");
+    throw Error("shm_open(" + obj + ") failed: " + errno_text());
+  }
+  return fd;
+}
+}  // namespace
+
+std::string shm_object_name(const std::string& pool, NodeId node) {
+  return "/dmrt." + pool + "." + std::to_string(node);
+}
+
+void Pool::map_node(NodeId n, int fd, uint64_t bytes, NodeRole role) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  int saved = errno;
+  close(fd);
+  if (p == MAP_FAILED) {
+    errno = saved;
+    throw Error("mmap of node " + std::to_string(n) + " region (" + std::to_string(bytes) +
+                " bytes) failed: " + errno_text());
+  }
+  regions_[n] = {static_cast<std::byte*>(p), bytes, role};
+}
+
+std::shared_ptr<Pool> Pool::create(const ClusterConfig& config, const std::string& name) {
+  config.validate();
+  std::shared_ptr<Pool> pool(new Pool());
+  pool->config_ = config;
+  pool->name_ = name;
+  pool->owner_ = true;
+  pool->regions_.resize(config.size());
+  // Node 0 is formatted last: its magic word tells an attaching process the whole pool is ready.
+  for (NodeId n = config.size(); n-- > 0;) {
+    const NodeSpec& spec = config.nodes[n];
+    int fd = open_region(name, n, true);
+    if (ftruncate(fd, static_cast<off_t>(spec.region_bytes)) != 0) {
+      close(fd);
+      throw Error("cannot size node " + std::to_string(n) + " region: " + errno_text());
+    }
+    pool->map_node(n, fd, spec.region_bytes, spec.role);
+    std::byte* base = pool->regions_[n].base;
+    if (spec.numa_node >= 0) {
+#ifdef DMRT_HAVE_NUMA
+      if (numa_available() < 0 || spec.numa_node > numa_max_node())
+        throw ConfigError("node " + std::to_string(n) + " asks for NUMA node " +
+                          std::to_string(spec.numa_node) + ", which this machine does not have");
+      unsigned long mask[16] = {};
+      mask[spec.numa_node / 64] = 1ul << (spec.numa_node % 64);
+      if (mbind(base, spec.region_bytes, MPOL_BIND, mask, 1024, 0) != 0)
+        throw Error("mbind to NUMA node " + std::to_string(spec.numa_node) +
+                    " failed: " + errno_text());
+      pool->numa_bound_ = true;
+#else
+      throw ConfigError("node " + std::to_string(n) +
+                        " asks for NUMA placement, but dmrt was built without libnuma");
+#endif
+    }
+    layout::format_region(base, spec.region_bytes, n, spec.role, config);
+  }
+  return pool;
+}
+
+std::shared_ptr<Pool> Pool::attach(const std::string& name) {
+  if (name.empty()) throw ConfigError("attach needs the name of a pool");
+  std::shared_ptr<Pool> pool(new Pool());
+  pool->name_ = name;
+  // Node 0 tells how many nodes there are and the mailbox geometry.
+  auto read_header = [&](NodeId n, uint64_t& bytes) {
+    int fd = open_region(name, n, false);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(layout::kHeaderBytes)) {
+      close(fd);
+      throw ConfigError("pool '" + name + "' node " + std::to_string(n) + " is not initialised");
+    }
+    bytes = static_cast<uint64_t>(st.st_size);
+    return fd;
+  };
+  uint64_t bytes0;
+  int fd0 = read_header(0, bytes0);
+  pool->regions_.resize(1);
+  pool->map_node(0, fd0, bytes0, NodeRole::kMemory);
+  std::byte* b0 = pool->regions_[0].base;
+  if (local::load_word(b0 + layout::kMagicOffset) != layout::kMagic)
+    throw ConfigError("pool '" + name + "' is not a dmrt pool, or is still being created");
+  uint64_t count = local::load_word(b0 + layout::kNodeCountOffset);
+  uint64_t geom = local::load_word(b0 + layout::kMailboxGeomOffset);
+  pool->config_.mailbox.mailboxes = static_cast<uint32_t>(geom & 0xffffffff);
+  pool->config_.mailbox.slots = static_cast<uint32_t>(geom >> 32);
+  pool->config_.mailbox.slot_bytes =
+      static_cast<uint32_t>(local::load_word(b0 + layout::kSlotBytesOffset));
+  pool->regions_.resize(count);
+  pool->config_.nodes.resize(count);
+  for (NodeId n = 0; n < count; ++n) {
+    if (n > 0) {
+      uint64_t bytes;
+      int fd = read_header(n, bytes);
+      pool->map_node(n, fd, bytes, NodeRole::kMemory);
+    }
+    std::byte* b = pool->regions_[n].base;
+    uint64_t info = local::load_word(b + layout::kNodeInfoOffset);
+    NodeRole role = static_cast<NodeRole>((info >> 16) & 0xff);
+    pool->regions_[n].role = role;
+    pool->config_.nodes[n] = {role, pool->regions_[n].bytes, -1, ""};
+  }
+  return pool;
+}
+
+Pool::~Pool() {
+  for (NodeId n = 0; n < regions_.size(); ++n) {
+    if (regions_[n].base) munmap(regions_[n].base, regions_[n].bytes);
+    if (owner_ && !name_.empty()) shm_unlink(shm_object_name(name_, n).c_str());
+  }
+}
+
+uint64_t Pool::heap_used(NodeId n) const {
+  const Region& r = regions_.at(n);
+  uint64_t bump = local::load_word(r.base + layout::kBumpOffset);
+  uint64_t start = layout::heap_start(config_.mailbox);
+  return std::min(bump, r.bytes) - start;
+}
+
+}  // namespace dmrt::shm

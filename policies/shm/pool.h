@@ -1,0 +1,54 @@
+// Pool: every node region of a cluster as shared memory (memfd or named shm), mapped here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/cluster.h"
+
+namespace dmrt::shm {
+
+struct Region {
+  std::byte* base = nullptr;
+  uint64_t bytes = 0;
+  NodeRole role = NodeRole::kMemory;
+};
+
+// Owns the mappings. An anonymous pool (no name) lives in memfds of this process; a named pool
+// is created with shm_open under /dev/shm/dmrt.<name>.<node> so that other processes can attach,
+// and is unlinked when its creator goes away.
+class Pool {
+ public:
+  static std::shared_ptr<Pool> create(const ClusterConfig& config, const std::string& name = "");
+  // Attaches to a named pool created by another process; throws ConfigError if there is none.
+  static std::shared_ptr<Pool> attach(const std::string& name);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  const ClusterConfig& config() const { return config_; }
+  size_t node_count() const { return regions_.size(); }
+  const Region& region(NodeId n) const { return regions_[n]; }
+  const std::string& name() const { return name_; }
+  bool owner() const { return owner_; }
+  // Bytes handed out by the allocator so far on node n (bump word minus heap start).
+  uint64_t heap_used(NodeId n) const;
+  // True when regions were bound to NUMA nodes as the config asked.
+  bool numa_bound() const { return numa_bound_; }
+
+ private:
+  Pool() = default;
+  void map_node(NodeId n, int fd, uint64_t bytes, NodeRole role);
+  ClusterConfig config_;
+  std::vector<Region> regions_;
+  std::string name_;
+  bool owner_ = false;
+  bool numa_bound_ = false;
+};
+
+std::string shm_object_name(const std::string& pool, NodeId node);
+
+}  // namespace dmrt::shm

@@ -1,0 +1,58 @@
+// Command-line flags for the verbs transport (CLI11): device, port, GID, MTU, timeouts, masked CAS.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+
+#include "policies/verbs/device.h"
+
+namespace dmrt::verbs {
+
+// Registers the device and queue-pair flags onto `app`, writing into `opts` (which must outlive
+// parsing). Nothing is chosen here: every default means "ask the device" (see verbs::Options).
+inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group = "RDMA (verbs)") {
+  app.add_option(
+         "--device", opts.device,
+         "verbs: ibv device name (e.g. mlx5_1, rxe0); default: the first with an ACTIVE port")
+      ->group(group);
+  app.add_option("--ib-port", opts.port, "verbs: device port; 0 = the first ACTIVE one")
+      ->check(CLI::NonNegativeNumber)
+      ->group(group);
+  app.add_option("--gid", opts.gid_index,
+                 "verbs: GID index; -1 = RoCE v2 IPv4-mapped if any, else RoCE v2, else 0")
+      ->group(group);
+  app.add_option("--mtu", opts.mtu, "verbs: path MTU in bytes; 0 = the port's active MTU")
+      ->check(CLI::IsMember({0, 256, 512, 1024, 2048, 4096}))
+      ->group(group);
+  app.add_option("--timeout-exp", opts.ack_timeout,
+                 "verbs: local ACK timeout exponent (4.096 us x 2^N)")
+      ->check(CLI::Range(0, 31))
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--retry", opts.retry_count, "verbs: transport retries before an error completion")
+      ->check(CLI::Range(0, 7))
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--connect-timeout-ms", opts.connect_timeout_ms,
+                 "verbs: how long to wait for peers that have not come up (bootstrap, barrier)")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--qp-depth", opts.qp_depth, "verbs: send queue entries per queue pair")
+      ->check(CLI::Range(16, 16384))
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--masked-cas", opts.masked_cas,
+                 "verbs: auto (native when the device has it, else the CAS loop), emulate, native "
+                 "(refuse to start without it)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, MaskedCasMode>{{"auto", MaskedCasMode::kAuto},
+                                               {"emulate", MaskedCasMode::kEmulate},
+                                               {"native", MaskedCasMode::kNative}},
+          CLI::ignore_case))
+      ->group(group);
+  app.add_flag("--hugepages", opts.hugepages, "verbs: back the local region with huge pages")
+      ->group(group);
+}
+
+}  // namespace dmrt::verbs

@@ -1,0 +1,148 @@
+// verbs::Cluster: one process's view of an RDMA cluster. It opens the device, serves this node's
+// region (registered, formatted per runtime/layout.h) and its TCP bootstrap endpoint, connects RC
+// queue pairs per (client thread, target node), and hands out Endpoints.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "policies/verbs/device.h"
+#include "runtime/cluster.h"
+#include "runtime/scheduler.h"
+
+struct ibv_mr;
+struct ibv_cq;
+struct ibv_qp;
+
+namespace dmrt::verbs {
+
+class Endpoint;
+struct ThreadState;
+namespace wire {
+class Reader;
+class Writer;
+class Listener;
+class Socket;
+struct QpInfo;
+}  // namespace wire
+
+// Parses a cluster given on the command line: comma-separated `role:size@host:port`, e.g.
+// "memory:1GiB@10.0.0.1:7400,compute:64MiB@10.0.0.2:7400". Same meaning as a TOML cluster file.
+ClusterConfig parse_cluster_arg(const std::string& text);
+
+class Cluster {
+ public:
+  // Opens the device, maps, formats and registers node `self`'s region and, when the node has an
+  // address, starts serving bootstrap requests on it ("host:0" binds a free port: listen_port()).
+  Cluster(ClusterConfig config, NodeId self, Options opts = {});
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  // Creates the per-thread CQs and connects QPs from every client thread to every memory node
+  // and to this node (peers that are not up yet are retried until connect_timeout_ms). QPs to
+  // other compute nodes are connected on first use.
+  void connect();
+  // Waits until `parties` processes (default: the cluster's compute nodes) have arrived at the
+  // same barrier, rendezvousing at the first memory node. Barriers are numbered by call order.
+  void barrier(unsigned parties = 0);
+
+  // The Endpoint for a client homed on `home` (must be this node). It uses the QPs and CQ of the
+  // OS thread that calls it, which must be bound (thread_hooks() or bind_thread()).
+  Endpoint endpoint(NodeId home, uint32_t client_id);
+  // Scheduler hooks: on_start(t) binds OS thread t and starts its CQ poller fiber; on_stop(t)
+  // stops the poller.
+  ThreadHooks thread_hooks();
+
+  // Binds the calling OS thread to client-thread slot `t` for the lifetime of the guard (tests
+  // and tools that do not use the Scheduler).
+  class ThreadBinding {
+   public:
+    ThreadBinding(Cluster& c, unsigned t);
+    ~ThreadBinding();
+    ThreadBinding(const ThreadBinding&) = delete;
+    ThreadBinding& operator=(const ThreadBinding&) = delete;
+
+   private:
+    Cluster& c_;
+    unsigned t_;
+  };
+
+  // dmrt-node: blocks until a peer sends STOP or request_stop() is called.
+  void serve_until_stopped();
+  void request_stop();
+  bool stop_requested() const { return stop_.load(); }
+  // Asks the dmrt-node at `address` to exit.
+  static void stop_node(const std::string& address, uint32_t timeout_ms = 10000);
+
+  const ClusterConfig& config() const { return config_; }
+  NodeId self() const { return self_; }
+  const Options& options() const { return opts_; }
+  const Device& device() const { return *device_; }
+  uint16_t listen_port() const { return listen_port_; }
+  std::byte* local_region() const { return region_; }
+  uint64_t local_region_bytes() const { return region_bytes_; }
+  // Start-up report: device, port, GID, MTU, capabilities, how masked CAS is served.
+  std::string report() const;
+  uint64_t ondemand_registrations() const { return ondemand_regs_.load(); }
+
+  // Test hook: make thread t's verbs to `node` use a wrong rkey (provokes error completions).
+  void corrupt_rkey_for_testing(unsigned t, NodeId node, uint32_t rkey);
+
+ private:
+  friend class Endpoint;
+  friend struct ThreadState;
+
+  ThreadState& thread(unsigned t);
+  void bind(unsigned t);
+  void unbind(unsigned t);
+  // Connects (or re-connects after an error) the QPs of `threads` to `node`.
+  void open_connections(NodeId node, const std::vector<ThreadState*>& threads);
+  std::vector<uint8_t> exchange(NodeId node, const wire::Writer& request, uint32_t timeout_ms);
+  std::vector<uint8_t> handle(wire::Reader& request);
+  void serve_loop();
+  void serve_connection(wire::Socket s);
+  ibv_qp* create_qp(ibv_cq* cq, uint32_t depth) const;
+  void bring_up(ibv_qp* qp, uint32_t my_psn, const wire::QpInfo& peer,
+                const std::string& what) const;
+
+  ClusterConfig config_;
+  NodeId self_;
+  Options opts_;
+  std::unique_ptr<Device> device_;
+  std::byte* region_ = nullptr;
+  uint64_t region_bytes_ = 0;
+  bool region_huge_ = false;
+  ibv_mr* region_mr_ = nullptr;
+
+  // Serving side.
+  std::unique_ptr<wire::Listener> listener_;
+  uint16_t listen_port_ = 0;
+  std::thread server_;
+  std::mutex serve_mu_;
+  std::condition_variable serve_cv_;
+  std::vector<std::thread> conn_threads_;
+  ibv_cq* server_cq_ = nullptr;
+  std::vector<ibv_qp*> server_qps_;
+  struct BarrierState {
+    uint64_t id;
+    unsigned arrived;
+  };
+  std::vector<BarrierState> barriers_;
+  std::atomic<bool> stop_{false};
+
+  // Client side.
+  std::vector<std::unique_ptr<ThreadState>> threads_;
+  std::mutex connect_mu_;
+  uint64_t barrier_seq_ = 0;
+  std::atomic<uint64_t> ondemand_regs_{0};
+};
+
+}  // namespace dmrt::verbs

@@ -1,0 +1,311 @@
+#include "policies/verbs/wire.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "runtime/error.h"
+
+namespace dmrt::verbs::wire {
+
+namespace {
+std::string err_text(int e) {
+  return std::strerror(e);
+}
+using Clock = std::chrono::steady_clock;
+
+addrinfo* resolve(const std::string& host, uint16_t port, bool passive) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if (passive) hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  std::string p = std::to_string(port);
+  int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), p.c_str(), &hints, &res);
+  if (rc != 0) throw ConfigError("cannot resolve '" + host + "': " + gai_strerror(rc));
+  return res;
+}
+}  // namespace
+
+Writer::Writer(Type t) {
+  u32(kMagic);
+  u16(kVersion);
+  u16(static_cast<uint16_t>(t));
+}
+Writer& Writer::u8(uint8_t v) {
+  return bytes(&v, 1);
+}
+Writer& Writer::u16(uint16_t v) {
+  uint8_t b[2] = {uint8_t(v), uint8_t(v >> 8)};
+  return bytes(b, 2);
+}
+Writer& Writer::u32(uint32_t v) {
+  for (int i = 0; i < 4; ++i) buf_.push_back(uint8_t(v >> (8 * i)));
+  return *this;
+}
+Writer& Writer::u64(uint64_t v) {
+  for (int i = 0; i < 8; ++i) buf_.push_back(uint8_t(v >> (8 * i)));
+  return *this;
+}
+Writer& Writer::bytes(const void* p, size_t n) {
+  auto* c = static_cast<const uint8_t*>(p);
+  buf_.insert(buf_.end(), c, c + n);
+  return *this;
+}
+Writer& Writer::str(const std::string& s) {
+  u32(static_cast<uint32_t>(s.size()));
+  return bytes(s.data(), s.size());
+}
+Writer& Writer::qp(const QpInfo& q) {
+  u32(q.qpn).u32(q.psn).u16(q.lid).u8(q.mtu);
+  return bytes(q.gid, 16);
+}
+
+Reader::Reader(std::vector<uint8_t> frame, std::string peer)
+    : buf_(std::move(frame)), peer_(std::move(peer)) {
+  uint32_t magic = u32();
+  uint16_t version = u16();
+  if (magic != kMagic)
+    throw TransportError("malformed bootstrap message from " + peer_ +
+                         ": bad magic (is something other than dmrt listening there?)");
+  if (version != kVersion)
+    throw TransportError("bootstrap protocol version " + std::to_string(version) + " from " +
+                         peer_ + ", this build speaks " + std::to_string(kVersion) +
+                         " (run the same dmrt build on every node)");
+  type_ = static_cast<Type>(u16());
+}
+void Reader::need(size_t n) {
+  if (pos_ + n > buf_.size())
+    throw TransportError("malformed bootstrap message from " + peer_ + ": truncated (" +
+                         std::to_string(buf_.size()) + " bytes)");
+}
+uint8_t Reader::u8() {
+  need(1);
+  return buf_[pos_++];
+}
+uint16_t Reader::u16() {
+  need(2);
+  uint16_t v = uint16_t(buf_[pos_] | (buf_[pos_ + 1] << 8));
+  pos_ += 2;
+  return v;
+}
+uint32_t Reader::u32() {
+  need(4);
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= uint32_t(buf_[pos_ + i]) << (8 * i);
+  pos_ += 4;
+  return v;
+}
+uint64_t Reader::u64() {
+  need(8);
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(buf_[pos_ + i]) << (8 * i);
+  pos_ += 8;
+  return v;
+}
+void Reader::bytes(void* p, size_t n) {
+  need(n);
+  std::memcpy(p, buf_.data() + pos_, n);
+  pos_ += n;
+}
+std::string Reader::str() {
+  uint32_t n = u32();
+  need(n);
+  std::string s(reinterpret_cast<const char*>(buf_.data() + pos_), n);
+  pos_ += n;
+  return s;
+}
+QpInfo Reader::qp() {
+  QpInfo q;
+  q.qpn = u32();
+  q.psn = u32();
+  q.lid = u16();
+  q.mtu = u8();
+  bytes(q.gid, 16);
+  return q;
+}
+void Reader::expect_end() {
+  if (pos_ != buf_.size())
+    throw TransportError("malformed bootstrap message from " + peer_ + ": " +
+                         std::to_string(buf_.size() - pos_) + " trailing bytes");
+}
+
+void split_address(const std::string& address, std::string& host, uint16_t& port) {
+  auto c = address.rfind(':');
+  if (c == std::string::npos || c + 1 == address.size())
+    throw ConfigError("address '" + address + "' is not host:port");
+  host = address.substr(0, c);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  unsigned long p = 0;
+  for (size_t i = c + 1; i < address.size(); ++i) {
+    if (address[i] < '0' || address[i] > '9')
+      throw ConfigError("address '" + address + "': port is not a number");
+    p = p * 10 + unsigned(address[i] - '0');
+    if (p > 65535) throw ConfigError("address '" + address + "': port out of range");
+  }
+  port = static_cast<uint16_t>(p);
+}
+
+Socket& Socket::operator=(Socket&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_;
+    peer_ = std::move(o.peer_);
+    o.fd_ = -1;
+  }
+  return *this;
+}
+Socket::~Socket() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Socket Socket::connect(const std::string& address, uint32_t timeout_ms, const std::string& what) {
+  std::string host;
+  uint16_t port;
+  split_address(address, host, port);
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::string last = "no attempt";
+  for (;;) {
+    addrinfo* res = resolve(host, port, false);
+    for (addrinfo* a = res; a; a = a->ai_next) {
+      int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) {
+        last = err_text(errno);
+        continue;
+      }
+      if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+        freeaddrinfo(res);
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        return Socket(fd, what + " at " + address);
+      }
+      last = err_text(errno);
+      ::close(fd);
+    }
+    freeaddrinfo(res);
+    if (Clock::now() >= deadline)
+      throw TransportError(what + " at " + address + " did not answer within " +
+                           std::to_string(timeout_ms) + " ms (last error: " + last +
+                           "); is dmrt-node running there?");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+void Socket::read_exact(void* p, size_t n, uint32_t timeout_ms) {
+  auto* c = static_cast<uint8_t*>(p);
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (n) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0)
+      throw TransportError("no answer from " + peer_ + " within " + std::to_string(timeout_ms) +
+                           " ms");
+    pollfd pf{fd_, POLLIN, 0};
+    int r = ::poll(&pf, 1, static_cast<int>(left.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    ssize_t got = ::recv(fd_, c, n, 0);
+    if (got == 0) throw TransportError(peer_ + " closed the bootstrap connection");
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      throw TransportError("reading from " + peer_ + " failed: " + err_text(errno));
+    }
+    c += got;
+    n -= static_cast<size_t>(got);
+  }
+}
+
+void Socket::send_frame(const std::vector<uint8_t>& d) {
+  uint8_t len[4];
+  uint32_t n = static_cast<uint32_t>(d.size());
+  for (int i = 0; i < 4; ++i) len[i] = uint8_t(n >> (8 * i));
+  std::vector<uint8_t> all(len, len + 4);
+  all.insert(all.end(), d.begin(), d.end());
+  size_t off = 0;
+  while (off < all.size()) {
+    ssize_t s = ::send(fd_, all.data() + off, all.size() - off, MSG_NOSIGNAL);
+    if (s < 0) {
+      if (errno == EINTR) continue;
+      throw TransportError("sending to " + peer_ + " failed: " + err_text(errno));
+    }
+    off += static_cast<size_t>(s);
+  }
+}
+
+Reader Socket::receive(uint32_t timeout_ms) {
+  return Reader(receive_frame(timeout_ms), peer_);
+}
+
+std::vector<uint8_t> Socket::receive_frame(uint32_t timeout_ms) {
+  uint8_t len[4];
+  read_exact(len, 4, timeout_ms);
+  uint32_t n =
+      uint32_t(len[0]) | uint32_t(len[1]) << 8 | uint32_t(len[2]) << 16 | uint32_t(len[3]) << 24;
+  if (n < 8 || n > kMaxFrame)
+    throw TransportError("malformed bootstrap message from " + peer_ + ": frame of " +
+                         std::to_string(n) + " bytes");
+  std::vector<uint8_t> buf(n);
+  read_exact(buf.data(), n, timeout_ms);
+  return buf;
+}
+
+Listener::Listener(const std::string& address) {
+  std::string host;
+  uint16_t port;
+  split_address(address, host, port);
+  addrinfo* res = resolve(host, port, true);
+  std::string last = "no address";
+  for (addrinfo* a = res; a && fd_ < 0; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 128) == 0) {
+      fd_ = fd;
+      sockaddr_storage ss{};
+      socklen_t sl = sizeof ss;
+      getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &sl);
+      port_ = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                                             : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+    } else {
+      last = err_text(errno);
+      ::close(fd);
+    }
+  }
+  freeaddrinfo(res);
+  if (fd_ < 0)
+    throw TransportError("cannot listen on " + address + ": " + last +
+                         " (another dmrt-node on this port?)");
+}
+Listener::~Listener() {
+  if (fd_ >= 0) ::close(fd_);
+}
+bool Listener::accept(Socket& out, uint32_t timeout_ms) {
+  pollfd pf{fd_, POLLIN, 0};
+  int r = ::poll(&pf, 1, static_cast<int>(timeout_ms));
+  if (r <= 0) return false;
+  sockaddr_storage ss{};
+  socklen_t sl = sizeof ss;
+  int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &sl, SOCK_CLOEXEC);
+  if (fd < 0) return false;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (ss.ss_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, host, sizeof host);
+  else if (ss.ss_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, host, sizeof host);
+  out = Socket(fd, std::string("peer ") + host);
+  return true;
+}
+
+}  // namespace dmrt::verbs::wire

@@ -1,0 +1,118 @@
+// Bootstrap over plain TCP: framed, versioned binary messages (no memcached).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dmrt::verbs::wire {
+
+inline constexpr uint32_t kMagic = 0x56524d44;  // "DMRV"
+inline constexpr uint16_t kVersion = 1;
+inline constexpr uint32_t kMaxFrame = 1 << 20;
+
+enum class Type : uint16_t {
+  kConnect = 1,    // client -> server: my QPs, please make yours
+  kConnectOk = 2,  // server -> client: region (addr, rkey, bytes) and its QPs
+  kBarrier = 3,    // client -> server: arrive at barrier `id` of `parties`; answer when all did
+  kBarrierOk = 4,
+  kStop = 5,  // ask a dmrt-node to exit
+  kStopOk = 6,
+  kError = 7,  // server -> client: a sentence saying what was wrong
+};
+
+// Endpoint of one RC QP as the peer needs it.
+struct QpInfo {
+  uint32_t qpn = 0;
+  uint32_t psn = 0;
+  uint16_t lid = 0;
+  uint8_t mtu = 0;  // ibv_mtu enum value
+  uint8_t gid[16] = {};
+};
+
+// Little-endian writer/reader with bounds checks; a short or inconsistent frame is a clear error.
+class Writer {
+ public:
+  explicit Writer(Type t);
+  Writer& u8(uint8_t v);
+  Writer& u16(uint16_t v);
+  Writer& u32(uint32_t v);
+  Writer& u64(uint64_t v);
+  Writer& bytes(const void* p, size_t n);
+  Writer& str(const std::string& s);
+  Writer& qp(const QpInfo& q);
+  const std::vector<uint8_t>& data() const { return buf_; }
+
+ private:
+  std::vector<uint8_t> buf_;
+};
+
+class Reader {
+ public:
+  Reader(std::vector<uint8_t> frame, std::string peer);
+  Type type() const { return type_; }
+  uint8_t u8();
+  uint16_t u16();
+  uint32_t u32();
+  uint64_t u64();
+  void bytes(void* p, size_t n);
+  std::string str();
+  QpInfo qp();
+  void expect_end();
+  const std::string& peer() const { return peer_; }
+
+ private:
+  void need(size_t n);
+  std::vector<uint8_t> buf_;
+  size_t pos_ = 0;
+  Type type_{};
+  std::string peer_;
+};
+
+// "host:port" -> pieces; throws ConfigError on a malformed address.
+void split_address(const std::string& address, std::string& host, uint16_t& port);
+
+// A connected TCP socket; closes on destruction.
+class Socket {
+ public:
+  Socket() = default;
+  explicit Socket(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {}
+  Socket(Socket&& o) noexcept : fd_(o.fd_), peer_(std::move(o.peer_)) { o.fd_ = -1; }
+  Socket& operator=(Socket&& o) noexcept;
+  ~Socket();
+
+  // Connects, retrying until `timeout_ms` passes (the peer may start later): then
+  // TransportError naming the address and the last error.
+  static Socket connect(const std::string& address, uint32_t timeout_ms, const std::string& what);
+
+  void send(const Writer& w) { send_frame(w.data()); }
+  void send_frame(const std::vector<uint8_t>& body);
+  // Waits up to timeout_ms for one frame.
+  Reader receive(uint32_t timeout_ms);
+  std::vector<uint8_t> receive_frame(uint32_t timeout_ms);
+  int fd() const { return fd_; }
+  const std::string& peer() const { return peer_; }
+
+ private:
+  void read_exact(void* p, size_t n, uint32_t timeout_ms);
+  int fd_ = -1;
+  std::string peer_;
+};
+
+// Listening socket bound to host:port (port 0 = any free port; see port()).
+class Listener {
+ public:
+  explicit Listener(const std::string& address);
+  ~Listener();
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  uint16_t port() const { return port_; }
+  // Waits up to timeout_ms for a connection; false on timeout.
+  bool accept(Socket& out, uint32_t timeout_ms);
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+};
+
+}  // namespace dmrt::verbs::wire

@@ -1,0 +1,232 @@
+// Client: the per-fiber facade indexes call for verbs, batches, messages and allocation.
+#pragma once
+
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "runtime/allocator.h"
+#include "runtime/error.h"
+#include "runtime/messaging.h"
+#include "runtime/stats.h"
+#include "runtime/transport.h"
+#include "runtime/verbs.h"
+
+namespace dmrt {
+
+struct ClientOptions {
+  AllocatorOptions allocator;
+  // A call() with no reply after this long throws TransportError (transport clock; 0 = forever).
+  uint64_t call_timeout_ns = 30'000'000'000ull;
+};
+
+// Every method suspends only the calling fiber until its verbs complete, and counts every verb,
+// byte and round trip, by target node and by node role. One Client per fiber; not shared.
+template <Transport T>
+class Client {
+ public:
+  using TransportType = T;
+  using EndpointType = typename T::Endpoint;
+
+  explicit Client(EndpointType ep, ClientOptions opts = {})
+      : ep_(std::move(ep)),
+        opts_(opts),
+        allocator_(memory_nodes_of(ep_), opts.allocator, ep_.client_id()) {
+    counters_.by_node.resize(ep_.node_count());
+  }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // --- single verbs: each is one round trip -------------------------------------------------
+  void read(GlobalAddress src, void* dst, uint32_t len) {
+    Batch b;
+    b.read(src, dst, len);
+    run(b);
+  }
+  void write(GlobalAddress dst, const void* src, uint32_t len) {
+    Batch b;
+    b.write(dst, src, len);
+    run(b);
+  }
+  template <class V>
+  V read_value(GlobalAddress src) {
+    V v;
+    read(src, &v, sizeof(V));
+    return v;
+  }
+  // Returns the value found before the CAS: success iff it equals `expected`.
+  uint64_t cas(GlobalAddress word, uint64_t expected, uint64_t desired) {
+    uint64_t old = 0;
+    Batch b;
+    b.cas(word, expected, desired, &old);
+    run(b);
+    return old;
+  }
+  uint64_t masked_cas(GlobalAddress word, uint64_t compare, uint64_t compare_mask, uint64_t swap,
+                      uint64_t swap_mask) {
+    uint64_t old = 0;
+    Batch b;
+    b.masked_cas(word, compare, compare_mask, swap, swap_mask, &old);
+    run(b);
+    return old;
+  }
+  uint64_t faa(GlobalAddress word, uint64_t add) {
+    uint64_t old = 0;
+    Batch b;
+    b.faa(word, add, &old);
+    run(b);
+    return old;
+  }
+
+  // --- batches ---------------------------------------------------------------------------------
+  // One batch: one doorbell, one round trip.
+  void run(Batch& b) { run(std::span<Batch>(&b, 1)); }
+  // Batches to different nodes in flight together: one round trip in all.
+  void run(std::span<Batch> batches) {
+    bool any = false;
+    bool role_touched[2] = {false, false};
+    for (Batch& b : batches) {
+      if (b.empty()) continue;
+      NodeId n = b.node();
+      if (n >= counters_.by_node.size())
+        throw AddressError("verb to node " + std::to_string(n) + ", but the cluster has " +
+                           std::to_string(counters_.by_node.size()) + " nodes");
+      NodeRole r = ep_.role(n);
+      VerbCounters& node = counters_.by_node[n];
+      VerbCounters& role = counters_.role(r);
+      for (const Verb& v : b.verbs()) {
+        size_t k = static_cast<size_t>(v.kind);
+        ++counters_.total.verbs[k];
+        ++node.verbs[k];
+        ++role.verbs[k];
+        uint64_t rd = v.kind == VerbKind::kRead ? v.length : (v.is_atomic() ? 8 : 0);
+        uint64_t wr = v.kind == VerbKind::kWrite ? v.length : (v.is_atomic() ? 8 : 0);
+        counters_.total.bytes_read += rd;
+        node.bytes_read += rd;
+        role.bytes_read += rd;
+        counters_.total.bytes_written += wr;
+        node.bytes_written += wr;
+        role.bytes_written += wr;
+      }
+      ++node.round_trips;
+      role_touched[static_cast<size_t>(r)] = true;
+      any = true;
+    }
+    if (!any) return;
+    ++counters_.total.round_trips;
+    for (size_t r = 0; r < 2; ++r)
+      if (role_touched[r]) ++counters_.by_role[r].round_trips;
+    ep_.execute(batches, counters_);
+  }
+
+  // --- allocation ------------------------------------------------------------------------------
+  GlobalAddress alloc(uint64_t bytes, uint64_t align = 64) {
+    return allocator_.allocate(*this, bytes, align);
+  }
+  GlobalAddress alloc_on(NodeId node, uint64_t bytes, uint64_t align = 64) {
+    GlobalAddress a = allocator_.allocate_on(*this, node, bytes, align);
+    if (!a)
+      throw PoolExhausted("memory node " + std::to_string(node) + " has no " +
+                          std::to_string(bytes) + " free bytes left");
+    return a;
+  }
+  void free(GlobalAddress a, uint64_t bytes) { allocator_.free(a, bytes); }
+  RemoteAllocator& allocator() { return allocator_; }
+
+  // --- two-sided messaging -----------------------------------------------------------------------
+  // One-way message; waits (pausing) while the destination mailbox is full.
+  void send(NodeId node, uint32_t mailbox, uint32_t tag, std::span<const std::byte> payload,
+            uint64_t request_id = 0, uint32_t reply_mailbox = 0) {
+    MessageHeader h{ep_.home_node(), reply_mailbox, tag, request_id};
+    count_message(node, payload.size());
+    uint64_t start = ep_.now_ns();
+    while (!ep_.try_send(node, mailbox, h, payload)) {
+      check_timeout(start, "mailbox " + std::to_string(mailbox) + " of node " +
+                               std::to_string(node) + " stayed full");
+      ep_.pause();
+    }
+  }
+  // Request/response: sends with this client's reply mailbox and waits for the matching answer.
+  Message call(NodeId node, uint32_t mailbox, uint32_t tag, std::span<const std::byte> request) {
+    uint64_t id = ++next_request_;
+    send(node, mailbox, tag, request, id, reply_mailbox());
+    Message m;
+    uint64_t start = ep_.now_ns();
+    for (;;) {
+      if (ep_.try_receive(reply_mailbox(), m)) {
+        if (m.request_id == id) return m;
+        continue;  // a late answer to an earlier, timed-out call
+      }
+      check_timeout(start, "no reply from node " + std::to_string(node) + " (tag " +
+                               std::to_string(tag) + ")");
+      ep_.pause();
+    }
+  }
+  // Answers a request received on a service mailbox.
+  void reply(const Message& request, uint32_t tag, std::span<const std::byte> payload) {
+    send(request.from_node, request.reply_mailbox, tag, payload, request.request_id);
+  }
+  bool try_receive(uint32_t mailbox, Message& out) { return ep_.try_receive(mailbox, out); }
+  // Waits for a message on `mailbox` of this client's node.
+  Message receive(uint32_t mailbox) {
+    Message m;
+    while (!ep_.try_receive(mailbox, m)) ep_.pause();
+    return m;
+  }
+  // Mailbox on this client's home node where its replies land (0 is the node's service inbox).
+  // Each client needs its own: a shared reply box would let one client consume another's answer.
+  uint32_t reply_mailbox() const {
+    uint32_t boxes = ep_.mailbox_geometry().mailboxes;
+    if (ep_.client_id() + 1 >= boxes)
+      throw ConfigError("client " + std::to_string(ep_.client_id()) +
+                        " has no reply mailbox: nodes have " + std::to_string(boxes) +
+                        " mailboxes (raise mailbox.mailboxes in the cluster config)");
+    return 1 + ep_.client_id();
+  }
+
+  // --- scheduling, identity, stats
+  // ----------------------------------------------------------------
+  void pause() { ep_.pause(); }
+  uint64_t now_ns() { return ep_.now_ns(); }
+  NodeId home_node() const { return ep_.home_node(); }
+  uint32_t id() const { return ep_.client_id(); }
+  size_t node_count() const { return ep_.node_count(); }
+  NodeRole role(NodeId n) const { return ep_.role(n); }
+  uint64_t region_bytes(NodeId n) const { return ep_.region_bytes(n); }
+  bool native_masked_cas() const { return ep_.native_masked_cas(); }
+  std::vector<NodeId> memory_nodes() const { return memory_nodes_of(ep_); }
+
+  const Counters& counters() const { return counters_; }
+  Counters& counters() { return counters_; }
+  EndpointType& endpoint() { return ep_; }
+
+ private:
+  static std::vector<NodeId> memory_nodes_of(const EndpointType& ep) {
+    std::vector<NodeId> out;
+    for (size_t n = 0; n < ep.node_count(); ++n)
+      if (ep.role(static_cast<NodeId>(n)) == NodeRole::kMemory)
+        out.push_back(static_cast<NodeId>(n));
+    return out;
+  }
+  void count_message(NodeId node, size_t bytes) {
+    for (VerbCounters* c :
+         {&counters_.total, &counters_.by_node[node], &counters_.role(ep_.role(node))}) {
+      ++c->messages;
+      c->message_bytes += bytes;
+    }
+  }
+  void check_timeout(uint64_t start, const std::string& what) {
+    if (opts_.call_timeout_ns && ep_.now_ns() - start > opts_.call_timeout_ns)
+      throw TransportError(what + " after " + std::to_string(opts_.call_timeout_ns / 1000000) +
+                           " ms");
+  }
+
+  EndpointType ep_;
+  ClientOptions opts_;
+  Counters counters_;
+  RemoteAllocator allocator_;
+  uint64_t next_request_ = 0;
+};
+
+}  // namespace dmrt

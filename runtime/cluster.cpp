@@ -1,0 +1,183 @@
+#include "runtime/cluster.h"
+
+#include <toml++/toml.h>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/error.h"
+#include "runtime/layout.h"
+
+namespace dmrt {
+
+uint64_t MailboxGeometry::bytes_per_mailbox() const {
+  // Two cache lines of head/tail counters, then the slots.
+  return 128 + uint64_t{slots} * slot_bytes;
+}
+
+std::string role_name(NodeRole r) {
+  return r == NodeRole::kMemory ? "memory" : "compute";
+}
+
+ClusterConfig ClusterConfig::embedded(unsigned memory_nodes, unsigned compute_nodes,
+                                      uint64_t memory_bytes, uint64_t compute_bytes) {
+  ClusterConfig c;
+  for (unsigned i = 0; i < memory_nodes; ++i)
+    c.nodes.push_back({NodeRole::kMemory, memory_bytes, -1, ""});
+  for (unsigned i = 0; i < compute_nodes; ++i)
+    c.nodes.push_back({NodeRole::kCompute, compute_bytes, -1, ""});
+  c.validate();
+  return c;
+}
+
+std::vector<NodeId> ClusterConfig::with_role(NodeRole r) const {
+  std::vector<NodeId> out;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].role == r) out.push_back(static_cast<NodeId>(i));
+  return out;
+}
+
+void ClusterConfig::validate() const {
+  if (nodes.empty()) throw ConfigError("cluster has no nodes");
+  if (nodes.size() > 65535) throw ConfigError("cluster has more than 65535 nodes");
+  if (memory_nodes().empty()) throw ConfigError("cluster has no memory node");
+  if (mailbox.mailboxes < 2) throw ConfigError("mailbox.mailboxes must be at least 2");
+  if (mailbox.slots < 2 || (mailbox.slots & (mailbox.slots - 1)) != 0)
+    throw ConfigError("mailbox.slots must be a power of two >= 2");
+  if (mailbox.slot_bytes < 128 || mailbox.slot_bytes % 64 != 0)
+    throw ConfigError("mailbox.slot_bytes must be a multiple of 64, at least 128");
+  uint64_t heap = layout::heap_start(mailbox);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
+    if (n.region_bytes < heap + 4096)
+      throw ConfigError("node " + std::to_string(i) + ": region of " +
+                        std::to_string(n.region_bytes) + " bytes is smaller than its header and " +
+                        "mailboxes need (" + std::to_string(heap + 4096) + " bytes)");
+    if (n.region_bytes > GlobalAddress::kOffsetMask)
+      throw ConfigError("node " + std::to_string(i) + ": region larger than 2^48 bytes");
+  }
+}
+
+namespace {
+
+uint64_t parse_size(const toml::node& v, const std::string& where) {
+  if (auto i = v.value<int64_t>()) {
+    if (*i <= 0) throw ConfigError(where + ": size must be positive");
+    return static_cast<uint64_t>(*i);
+  }
+  auto s = v.value<std::string>();
+  if (!s) throw ConfigError(where + ": expected a size such as 4096, \"64MiB\" or \"4GiB\"");
+  size_t pos = 0;
+  uint64_t n = 0;
+  while (pos < s->size() && std::isdigit(static_cast<unsigned char>((*s)[pos])))
+    n = n * 10 + static_cast<uint64_t>((*s)[pos++] - '0');
+  std::string unit = s->substr(pos);
+  uint64_t mul = 0;
+  if (unit.empty() || unit == "B")
+    mul = 1;
+  else if (unit == "K" || unit == "KiB")
+    mul = uint64_t{1} << 10;
+  else if (unit == "M" || unit == "MiB")
+    mul = uint64_t{1} << 20;
+  else if (unit == "G" || unit == "GiB")
+    mul = uint64_t{1} << 30;
+  else if (unit == "T" || unit == "TiB")
+    mul = uint64_t{1} << 40;
+  if (pos == 0 || mul == 0 || n == 0)
+    throw ConfigError(where + ": cannot read size \"" + *s + "\" (use e.g. 64MiB, 4GiB)");
+  return n * mul;
+}
+
+std::string located(const std::string& origin, const toml::source_region& src) {
+  std::ostringstream os;
+  os << (origin.empty() ? "cluster config" : origin) << ":" << src.begin.line;
+  return os.str();
+}
+
+}  // namespace
+
+ClusterConfig ClusterConfig::from_toml_string(const std::string& text, const std::string& origin) {
+  toml::table tbl;
+  try {
+    tbl = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << (origin.empty() ? "cluster config" : origin) << ":" << e.source().begin.line << ": "
+       << e.description();
+    throw ConfigError(os.str());
+  }
+  ClusterConfig c;
+  if (auto mb = tbl["mailbox"].as_table()) {
+    for (auto&& [k, v] : *mb) {
+      std::string where = located(origin, v.source()) + ": mailbox." + std::string(k.str());
+      auto i = v.value<int64_t>();
+      if (!i || *i <= 0 || *i > (int64_t{1} << 31))
+        throw ConfigError(where + ": expected a positive integer");
+      if (k == "mailboxes")
+        c.mailbox.mailboxes = static_cast<uint32_t>(*i);
+      else if (k == "slots")
+        c.mailbox.slots = static_cast<uint32_t>(*i);
+      else if (k == "slot_bytes")
+        c.mailbox.slot_bytes = static_cast<uint32_t>(*i);
+      else
+        throw ConfigError(where + ": unknown field");
+    }
+  }
+  for (auto&& [k, v] : tbl) {
+    if (k != "mailbox" && k != "node")
+      throw ConfigError(located(origin, v.source()) + ": unknown section '" + std::string(k.str()) +
+                        "' (expected [mailbox] or [[node]])");
+  }
+  auto* arr = tbl["node"].as_array();
+  if (!arr)
+    throw ConfigError((origin.empty() ? "cluster config" : origin) + ": no [[node]] entries");
+  for (auto& el : *arr) {
+    auto* t = el.as_table();
+    std::string where = located(origin, el.source());
+    if (!t) throw ConfigError(where + ": [[node]] must be a table");
+    NodeSpec n;
+    bool has_role = false, has_region = false;
+    for (auto&& [k, v] : *t) {
+      std::string f = where + ": node." + std::string(k.str());
+      if (k == "role") {
+        auto r = v.value<std::string>();
+        if (r == "memory")
+          n.role = NodeRole::kMemory;
+        else if (r == "compute")
+          n.role = NodeRole::kCompute;
+        else
+          throw ConfigError(f + ": expected \"memory\" or \"compute\"");
+        has_role = true;
+      } else if (k == "region") {
+        n.region_bytes = parse_size(v, f);
+        has_region = true;
+      } else if (k == "numa") {
+        auto i = v.value<int64_t>();
+        if (!i || *i < -1) throw ConfigError(f + ": expected a NUMA node number or -1");
+        n.numa_node = static_cast<int>(*i);
+      } else if (k == "address") {
+        auto s = v.value<std::string>();
+        if (!s) throw ConfigError(f + ": expected \"host:port\"");
+        n.address = *s;
+      } else {
+        throw ConfigError(f + ": unknown field (expected role, region, numa, address)");
+      }
+    }
+    if (!has_role) throw ConfigError(where + ": node without role");
+    if (!has_region)
+      n.region_bytes = n.role == NodeRole::kMemory ? uint64_t{4} << 30 : uint64_t{64} << 20;
+    c.nodes.push_back(n);
+  }
+  c.validate();
+  return c;
+}
+
+ClusterConfig ClusterConfig::from_toml_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("cannot open cluster file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return from_toml_string(ss.str(), path);
+}
+
+}  // namespace dmrt

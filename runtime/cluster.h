@@ -1,0 +1,55 @@
+// Cluster description: which nodes exist, their roles and region sizes; TOML file or embedded.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/address.h"
+#include "runtime/stats.h"
+
+namespace dmrt {
+
+struct NodeSpec {
+  NodeRole role = NodeRole::kMemory;
+  uint64_t region_bytes = 0;
+  int numa_node = -1;   // -1: no placement (shm binds the region to this NUMA node when >= 0)
+  std::string address;  // host:port of the node's bootstrap endpoint (verbs); empty in-process
+};
+
+// Two-sided messaging geometry, identical on every node: mailbox 0 of a node is its service inbox,
+// the others are reply boxes handed to clients of that node.
+struct MailboxGeometry {
+  uint32_t mailboxes = 512;   // one inbox + one reply box per client of the node
+  uint32_t slots = 8;         // messages a mailbox can queue
+  uint32_t slot_bytes = 512;  // per message, header included (2 MiB per node in all)
+
+  uint64_t bytes_per_mailbox() const;
+  uint64_t total_bytes() const { return bytes_per_mailbox() * mailboxes; }
+};
+
+struct ClusterConfig {
+  std::vector<NodeSpec> nodes;  // NodeId = index
+  MailboxGeometry mailbox;
+
+  // The zero-configuration cluster: memory nodes first, then compute nodes, all in one process.
+  static ClusterConfig embedded(unsigned memory_nodes = 1, unsigned compute_nodes = 1,
+                                uint64_t memory_bytes = uint64_t{4} << 30,
+                                uint64_t compute_bytes = uint64_t{64} << 20);
+  // Parses a cluster file; throws ConfigError naming the file, line and field on bad input.
+  static ClusterConfig from_toml_file(const std::string& path);
+  static ClusterConfig from_toml_string(const std::string& text, const std::string& origin = "");
+
+  std::vector<NodeId> memory_nodes() const { return with_role(NodeRole::kMemory); }
+  std::vector<NodeId> compute_nodes() const { return with_role(NodeRole::kCompute); }
+  std::vector<NodeId> with_role(NodeRole r) const;
+  NodeRole role(NodeId n) const { return nodes.at(n).role; }
+  size_t size() const { return nodes.size(); }
+
+  // Throws ConfigError when the description cannot work (no memory node, regions too small...).
+  void validate() const;
+};
+
+std::string role_name(NodeRole r);
+
+}  // namespace dmrt

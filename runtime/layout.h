@@ -1,0 +1,59 @@
+// Layout of every node region: header words, root slots, mailboxes, then the allocatable heap.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/address.h"
+#include "runtime/cluster.h"
+
+namespace dmrt::layout {
+
+inline constexpr uint64_t kMagic = 0x31474552544d5244ull;  // "DMRTREG1"
+inline constexpr uint64_t kVersion = 1;
+
+// Word offsets inside the first page of a region.
+inline constexpr uint64_t kMagicOffset = 0;
+inline constexpr uint64_t kVersionOffset = 8;
+inline constexpr uint64_t kRegionBytesOffset = 16;
+inline constexpr uint64_t kBumpOffset = 24;       // next free heap byte; advanced by FAA
+inline constexpr uint64_t kNodeInfoOffset = 32;   // node id (low 16 bits) | role << 16
+inline constexpr uint64_t kNodeCountOffset = 40;  // nodes in the cluster (for attaching processes)
+inline constexpr uint64_t kMailboxGeomOffset = 48;  // mailboxes | slots << 32
+inline constexpr uint64_t kSlotBytesOffset = 56;
+inline constexpr uint64_t kHeapStartOffset = 64;
+// Services the node's own process runs (bit = ServiceId, runtime/service.h), set by the node
+// program (dmrt-node --service) so that compute nodes can tell whether a service is there.
+inline constexpr uint64_t kServicesOffset = 72;
+// Well-known words an index uses to find its roots (directory, tree root...). Index code picks
+// its slot numbers; slot k lives at kRootSlotsOffset + 8k on a chosen node.
+inline constexpr uint64_t kRootSlotsOffset = 128;
+inline constexpr uint64_t kRootSlots = 64;
+inline constexpr uint64_t kHeaderBytes = 4096;
+inline constexpr uint64_t kMailboxesOffset = kHeaderBytes;
+
+inline GlobalAddress bump_word(NodeId n) {
+  return {n, kBumpOffset};
+}
+inline GlobalAddress services_word(NodeId n) {
+  return {n, kServicesOffset};
+}
+inline GlobalAddress root_slot(NodeId n, unsigned k) {
+  return {n, kRootSlotsOffset + 8ull * k};
+}
+
+// First allocatable byte, page aligned, after the mailboxes.
+inline uint64_t heap_start(const MailboxGeometry& g) {
+  return (kMailboxesOffset + g.total_bytes() + 4095) & ~uint64_t{4095};
+}
+inline uint64_t mailbox_offset(const MailboxGeometry& g, uint32_t mailbox) {
+  return kMailboxesOffset + g.bytes_per_mailbox() * mailbox;
+}
+
+// Writes a fresh region's header, mailboxes and bump word. Every transport that creates a region
+// (shm pools, the verbs memory-node program) formats it here, so all agree byte for byte. The magic
+// word is written last: whoever sees it sees a complete header.
+void format_region(std::byte* base, uint64_t bytes, NodeId node, NodeRole role,
+                   const ClusterConfig& config);
+
+}  // namespace dmrt::layout

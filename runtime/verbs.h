@@ -1,0 +1,113 @@
+// The one-sided verb set (READ, WRITE, CAS, masked CAS, FAA) and Batch: ordered verbs to one node.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "runtime/address.h"
+#include "runtime/error.h"
+
+namespace dmrt {
+
+enum class VerbKind : uint8_t { kRead, kWrite, kCas, kMaskedCas, kFaa };
+inline constexpr size_t kVerbKinds = 5;
+
+constexpr std::string_view verb_name(VerbKind k) {
+  switch (k) {
+    case VerbKind::kRead:
+      return "read";
+    case VerbKind::kWrite:
+      return "write";
+    case VerbKind::kCas:
+      return "cas";
+    case VerbKind::kMaskedCas:
+      return "masked_cas";
+    case VerbKind::kFaa:
+      return "faa";
+  }
+  return "?";
+}
+
+// One work request. Atomics act on one naturally aligned 8-byte word and return the prior value
+// through `result` (may be null when the caller does not need it).
+struct Verb {
+  VerbKind kind = VerbKind::kRead;
+  uint32_t length = 0;  // bytes moved (8 for atomics)
+  GlobalAddress remote;
+  void* local = nullptr;          // READ destination, WRITE source
+  uint64_t* result = nullptr;     // atomics: value found at `remote` before the verb
+  uint64_t compare = 0;           // CAS / masked CAS: expected value
+  uint64_t swap = 0;              // CAS / masked CAS: new value; FAA: addend
+  uint64_t compare_mask = ~0ull;  // masked CAS: bits that take part in the comparison
+  uint64_t swap_mask = ~0ull;     // masked CAS: bits that are replaced on success
+
+  bool is_atomic() const { return kind >= VerbKind::kCas; }
+};
+
+// Semantics shared by every transport. Masked CAS follows the mlx5 extended atomic: succeeds when
+// the masked bits equal, then replaces only the swap-masked bits. Plain CAS is the all-ones case.
+constexpr bool masked_cas_matches(uint64_t old, uint64_t compare, uint64_t compare_mask) {
+  return ((old ^ compare) & compare_mask) == 0;
+}
+constexpr uint64_t masked_cas_result(uint64_t old, uint64_t swap, uint64_t swap_mask) {
+  return (old & ~swap_mask) | (swap & swap_mask);
+}
+
+// Ordered verbs to a single node: posted with one doorbell, completed as one round trip. Later
+// verbs observe the effects of earlier ones (RC ordering). Storage is inline so that building a
+// batch on the hot path never allocates.
+class Batch {
+ public:
+  static constexpr size_t kMaxVerbs = 32;
+
+  Batch() = default;
+
+  // Builders return *this so that a batch reads as the verb list it posts.
+  Batch& read(GlobalAddress src, void* dst, uint32_t len) {
+    return add({VerbKind::kRead, len, src, dst, nullptr});
+  }
+  Batch& write(GlobalAddress dst, const void* src, uint32_t len) {
+    return add({VerbKind::kWrite, len, dst, const_cast<void*>(src), nullptr});
+  }
+  Batch& cas(GlobalAddress word, uint64_t expected, uint64_t desired, uint64_t* old = nullptr) {
+    return add({VerbKind::kCas, 8, word, nullptr, old, expected, desired});
+  }
+  Batch& masked_cas(GlobalAddress word, uint64_t compare, uint64_t compare_mask, uint64_t swap,
+                    uint64_t swap_mask, uint64_t* old = nullptr) {
+    return add(
+        {VerbKind::kMaskedCas, 8, word, nullptr, old, compare, swap, compare_mask, swap_mask});
+  }
+  Batch& faa(GlobalAddress word, uint64_t add_value, uint64_t* old = nullptr) {
+    return add({VerbKind::kFaa, 8, word, nullptr, old, 0, add_value});
+  }
+
+  Batch& add(const Verb& v) {
+    if (size_ == kMaxVerbs) throw LimitError("a Batch holds at most 32 verbs; split it in two");
+    if (size_ > 0 && v.remote.node() != verbs_[0].remote.node())
+      throw AddressError("a Batch targets one node; verb to node " +
+                         std::to_string(v.remote.node()) + " after node " +
+                         std::to_string(verbs_[0].remote.node()));
+    if (v.is_atomic() && (v.remote.offset() & 7) != 0)
+      throw AddressError("atomic verb on unaligned address " + v.remote.to_string());
+    verbs_[size_++] = v;
+    return *this;
+  }
+
+  NodeId node() const { return verbs_[0].remote.node(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void clear() { size_ = 0; }
+  std::span<Verb> verbs() { return {verbs_.data(), size_}; }
+  std::span<const Verb> verbs() const { return {verbs_.data(), size_}; }
+  Verb& operator[](size_t i) { return verbs_[i]; }
+  const Verb& operator[](size_t i) const { return verbs_[i]; }
+
+ private:
+  std::array<Verb, kMaxVerbs> verbs_;
+  size_t size_ = 0;
+};
+
+}  // namespace dmrt

@@ -1,0 +1,154 @@
+// Fuzz target: bytes become operations on one of the indexes, each checked against std::map.
+// Built as a libFuzzer target under clang (-Dfuzz); always built as `fuzz_kv_replay`, which feeds
+// it seeded random inputs and any corpus files given on the command line (a 'unit' test).
+//
+// Input: byte 0 picks the index; then 4 bytes per operation: kind, key, value length, value seed.
+// Each index and its model live for the whole process, so state carries over between inputs,
+// as it would in a long run (splits, resizes and retrainings accumulate).
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "indexes/chime/tree.h"
+#include "indexes/dmtree/tree.h"
+#include "indexes/race/race.h"
+#include "indexes/rolex/index.h"
+#include "indexes/sherman/tree.h"
+#include "tests/runtime/test_cluster.h"
+
+namespace dmrt::fuzz {
+namespace {
+
+constexpr uint32_t kValueSize = 16;  // fixed-slot indexes store 16 B; RACE keeps the length
+constexpr uint64_t kKeys = 256;      // a small key space so that operations meet each other
+
+[[noreturn]] void fail(const char* index, const std::string& what) {
+  std::fprintf(stderr, "fuzz_kv: %s: %s\n", index, what.c_str());
+  std::abort();
+}
+
+// One index under test with its model.
+struct Target {
+  virtual ~Target() = default;
+  virtual const char* name() const = 0;
+  virtual bool search(Key k, std::string& out) = 0;
+  virtual bool insert(Key k, std::string_view v) = 0;
+  virtual bool update(Key k, std::string_view v) = 0;
+  virtual bool remove(Key k) = 0;
+  // Padding applied to a value by the index (fixed-slot indexes pad to kValueSize).
+  virtual std::string stored(std::string v) const { return v; }
+  std::map<Key, std::string> model;
+};
+
+template <class Index, bool kFixedSlots>
+struct Typed : Target {
+  Typed(const char* n, std::shared_ptr<shm::Pool> p, std::shared_ptr<Index> i,
+        testing::ShmClient* c)
+      : name_(n), pool(std::move(p)), index(std::move(i)), handle(index->handle(*c)) {}
+  const char* name() const override { return name_; }
+  bool search(Key k, std::string& out) override { return handle.search(k, out); }
+  bool insert(Key k, std::string_view v) override { return handle.insert(k, v); }
+  bool update(Key k, std::string_view v) override { return handle.update(k, v); }
+  bool remove(Key k) override { return handle.remove(k); }
+  std::string stored(std::string v) const override {
+    if (kFixedSlots) v.resize(kValueSize, '\0');
+    return v;
+  }
+  const char* name_;
+  std::shared_ptr<shm::Pool> pool;
+  std::shared_ptr<Index> index;
+  typename Index::Handle handle;
+};
+
+struct Targets {
+  std::shared_ptr<shm::Pool> pool = testing::small_pool(1, 1, uint64_t{256} << 20);
+  testing::ShmClient client = testing::make_client(pool, 0);
+  std::vector<std::unique_ptr<Target>> all;
+
+  Targets() {
+    race::Options ro;
+    ro.value_size = kValueSize;
+    ro.groups_per_subtable = 8;  // tiny subtables: splits and directory doubling early
+    ro.initial_global_depth = 1;
+    add<race::RaceIndex<ShmTransport>, false>("race", ro);
+    chime::Options co;
+    co.value_size = kValueSize;
+    co.span = 16;
+    co.neighborhood = 4;
+    co.internal_span = 4;
+    add<chime::Tree<ShmTransport>, true>("chime", co);
+    sherman::Options so;
+    so.value_size = kValueSize;
+    so.leaf_span = 8;
+    so.internal_span = 4;
+    add<sherman::Tree<ShmTransport>, true>("sherman", so);
+    rolex::Options lo;
+    lo.value_size = kValueSize;
+    lo.compute_retrain_fallback = true;  // no service thread in a fuzz process
+    lo.full_slt_wait_ns = 0;
+    lo.retrain_threshold = 4;
+    add<rolex::Index<ShmTransport>, true>("rolex", lo);
+    dmtree::Options dm;
+    dm.value_size = kValueSize;
+    dm.leaf_span = 16;
+    add<dmtree::Tree<ShmTransport>, true>("dmtree", dm);
+  }
+  template <class Index, bool kFixed, class Opt>
+  void add(const char* name, const Opt& o) {
+    auto idx = Index::create(client, o);
+    all.push_back(std::make_unique<Typed<Index, kFixed>>(name, pool, idx, &client));
+  }
+};
+
+Targets& targets() {
+  static Targets t;
+  return t;
+}
+
+std::string value_of(uint8_t len, uint8_t seed) {
+  std::string v(1 + len % kValueSize, '\0');
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<char>('A' + (seed + i * 7) % 58);
+  return v;
+}
+
+}  // namespace
+}  // namespace dmrt::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace dmrt::fuzz;
+  if (size < 1) return 0;
+  auto& ts = targets().all;
+  Target& t = *ts[data[0] % ts.size()];
+  std::string out;
+  for (size_t i = 1; i + 4 <= size; i += 4) {
+    dmrt::Key k = data[i + 1] % kKeys;
+    std::string v = value_of(data[i + 2], data[i + 3]);
+    auto it = t.model.find(k);
+    bool present = it != t.model.end();
+    switch (data[i] % 4) {
+      case 0:
+        if (t.search(k, out) != present) fail(t.name(), "search " + std::to_string(k) + " presence");
+        if (present && out != t.stored(it->second))
+          fail(t.name(), "search " + std::to_string(k) + " value");
+        break;
+      case 1:
+        if (t.insert(k, v) == present) fail(t.name(), "insert " + std::to_string(k));
+        if (!present) t.model[k] = v;
+        break;
+      case 2:
+        if (t.update(k, v) != present) fail(t.name(), "update " + std::to_string(k));
+        if (present) it->second = v;
+        break;
+      case 3:
+        if (t.remove(k) != present) fail(t.name(), "remove " + std::to_string(k));
+        t.model.erase(k);
+        break;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,57 @@
+// The dmrt-bench adapter of HStore (bench/index_hstore.h) compiles and runs on shm and on sim.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/adapter.h"
+#include "bench/index_hstore.h"
+#include "policies/sim/cluster.h"
+#include "tests/runtime/test_cluster.h"
+
+namespace dmrt::bench {
+namespace {
+
+template <Transport T>
+void exercise(Client<T>& setup, Client<T>& c) {
+  using A = HStoreAdapter<T>;
+  static_assert(RangeHandle<typename A::Handle>, "HStore offers scans (workload E)");
+  IndexOptions io;
+  io.value_size = 32;
+  io.expected_keys = 2000;
+  auto idx = A::create(setup, io);
+  auto h = A::handle(*idx, c);
+  std::string v(32, 'v'), out;
+  for (Key k = 1; k <= 500; ++k) ASSERT_TRUE(h.insert(k, v));
+  for (Key k = 1; k <= 500; ++k) ASSERT_TRUE(h.search(k, out));
+  std::vector<std::pair<Key, std::string>> rows;
+  h.scan(100, 10, rows);
+  ASSERT_EQ(rows.size(), 10u);
+  EXPECT_EQ(A::cache_bytes(*idx, h), 0u);
+  IndexStats s = A::stats(*idx, setup);
+  EXPECT_EQ(s["keys"], 500);
+  io.value_size = hstore::Record::kMaxValue + 1;
+  EXPECT_THROW(A::create(setup, io), ConfigError);
+}
+
+TEST(HStoreBenchAdapter, Shm) {
+  auto pool = testing::small_pool(2, 1, uint64_t{64} << 20);
+  auto setup = testing::make_client(pool, 100);
+  auto c = testing::make_client(pool, 1);
+  exercise<ShmTransport>(setup, c);
+}
+
+#if DMRT_TRANSPORT_SIM
+TEST(HStoreBenchAdapter, Sim) {
+  sim::Options o = sim::Options::preset("rdma-cx6");
+  o.memory_bytes = uint64_t{64} << 20;
+  sim::Cluster cluster(o);
+  cluster.run([&](sim::SimClient& c, const sim::WorkerInfo&) {
+    sim::SimClient setup(cluster.endpoint(cluster.compute_nodes()[0], 100));
+    exercise<SimTransport>(setup, c);
+  });
+}
+#endif
+
+}  // namespace
+}  // namespace dmrt::bench

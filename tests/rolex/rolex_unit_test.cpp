@@ -1,0 +1,236 @@
+// ROLEX single-client tests: PLR bound, key sets, bulk load, round trips per op, differential vs
+// std::map.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include "../sherman/kv_checks.h"
+#include "indexes/rolex/keysets.h"
+#include "indexes/rolex/plr.h"
+#include "policies/shm/service.h"
+#include "rolex_test_util.h"
+
+namespace dmrt {
+namespace {
+
+using testing::RIndex;
+
+TEST(RolexPlr, EveryTrainingPointWithinEpsilon) {
+  for (auto dist : {rolex::KeyDist::kUniform, rolex::KeyDist::kNormal, rolex::KeyDist::kLognormal,
+                    rolex::KeyDist::kSequentialGaps}) {
+    auto keys = rolex::make_keyset(dist, 20000, 7);
+    std::vector<double> labels(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) labels[i] = double(i);
+    for (double eps : {4.0, 16.0, 64.0}) {
+      auto segs = rolex::train_plr(keys, labels, eps, 16);
+      ASSERT_FALSE(segs.empty());
+      size_t s = 0, bad = 0;
+      for (size_t i = 0; i < keys.size(); ++i) {
+        while (s + 1 < segs.size() && segs[s + 1].first_key <= keys[i]) ++s;
+        if (std::fabs(segs[s].predict(keys[i]) - labels[i]) > eps + 1e-3) ++bad;
+      }
+      EXPECT_EQ(bad, 0u) << rolex::key_dist_name(dist) << " eps " << eps;
+      if (dist == rolex::KeyDist::kUniform && eps == 16.0)
+        std::printf("plr: %zu keys uniform eps 16 -> %zu segments\n", keys.size(), segs.size());
+    }
+  }
+  // A straight line is one segment.
+  std::vector<Key> k;
+  std::vector<double> l;
+  for (int i = 0; i < 1000; ++i) k.push_back(1000 + 7 * i), l.push_back(i);
+  EXPECT_EQ(rolex::train_plr(k, l, 1, 16).size(), 1u);
+}
+
+TEST(RolexKeysets, SortedDistinctAndSized) {
+  for (auto dist : {rolex::KeyDist::kUniform, rolex::KeyDist::kNormal, rolex::KeyDist::kLognormal,
+                    rolex::KeyDist::kSequentialGaps}) {
+    auto keys = rolex::make_keyset(dist, 5000, 3);
+    ASSERT_EQ(keys.size(), 5000u);
+    for (size_t i = 1; i < keys.size(); ++i) ASSERT_LT(keys[i - 1], keys[i]);
+    EXPECT_GT(keys.front(), 0u);
+    EXPECT_LT(keys.back(), rolex::kEmptyKey);
+    EXPECT_EQ(rolex::parse_key_dist(rolex::key_dist_name(dist)), dist);
+  }
+  EXPECT_THROW(rolex::parse_key_dist("zipf"), std::invalid_argument);
+}
+
+TEST(RolexIndex, BulkLoadThenSearchEveryKeyInOneRoundTrip) {
+  auto pool = testing::small_pool(1, 1, uint64_t{128} << 20);
+  auto c = testing::make_client(pool, 0);
+  auto keys = rolex::make_keyset(rolex::KeyDist::kLognormal, 20000, 5);
+  rolex::Options o;
+  auto idx = RIndex::create(c, o, keys);
+  auto h = idx->handle(c);
+  std::string out;
+  // Warm the cache, then every search is one round trip.
+  for (Key k : keys) ASSERT_TRUE(h.search(k, out));
+  uint64_t total = 0;
+  for (Key k : keys) {
+    total += testing::rtts(c, [&] { ASSERT_TRUE(h.search(k, out)); });
+    Key v;
+    std::memcpy(&v, out.data(), 8);
+    ASSERT_EQ(v, k);
+  }
+  EXPECT_EQ(total, keys.size());
+  // Absent keys too.
+  EXPECT_EQ(testing::rtts(c, [&] { EXPECT_FALSE(h.search(keys[10] + 1, out)); }), 1u);
+  auto s = idx->stats(c);
+  std::printf(
+      "bulk load 20000 lognormal keys: %.0f groups, %.0f models, %.0f leaves, cache %.0f B, misses "
+      "%.0f\n",
+      s["groups"], s["models"], s["leaves"], s["cache_bytes"], s["model_misses"]);
+  EXPECT_EQ(s["model_misses"], 0);
+}
+
+// Paper step lists with warm models: search 1; insert/update/delete 4 (fetch, CAS, re-read,
+// write+unlock); a synonym leaf adds the FAA batch (5). A16 combining saves one.
+TEST(RolexIndex, RoundTripsPerOperation) {
+  for (bool combine : {false, true}) {
+    auto pool = testing::small_pool(1, 1, uint64_t{128} << 20);
+    auto c = testing::make_client(pool, 0);
+    std::vector<Key> keys;
+    for (Key k = 1; k <= 16000; ++k) keys.push_back(k * 1000);
+    rolex::Options o;
+    o.fill = 0.5;  // room in every leaf
+    o.combine_lock_and_read = combine;
+    auto idx = RIndex::create(c, o, keys);
+    auto h = idx->handle(c);
+    std::string out;
+    for (Key k : keys) h.search(k, out);  // warm
+    uint64_t s = 0, ins = 0, upd = 0, del = 0, syn = 0, n = 500;
+    for (uint64_t i = 0; i < n; ++i) {
+      Key k = keys[i * 31] + 1;
+      s += testing::rtts(c, [&] { h.search(keys[i * 31], out); });
+      ins += testing::rtts(c, [&] { ASSERT_TRUE(h.insert(k, "v")); });
+      upd += testing::rtts(c, [&] { ASSERT_TRUE(h.update(k, "w")); });
+      del += testing::rtts(c, [&] { ASSERT_TRUE(h.remove(k)); });
+    }
+    // Synonym creation: fill one leaf of a full-packed index.
+    auto pool2 = testing::small_pool(1, 1, uint64_t{128} << 20);
+    auto c2 = testing::make_client(pool2, 0);
+    rolex::Options o2;
+    o2.combine_lock_and_read = combine;
+    auto idx2 = RIndex::create(c2, o2, keys);
+    auto h2 = idx2->handle(c2);
+    for (Key k : keys) h2.search(k, out);
+    for (uint64_t i = 0; i < 50; ++i) {
+      // Each key goes to a different (full) leaf: every insert makes a synonym leaf. Refresh the
+      // tables first (another op's synonym bumped slot_use) so the measured insert is warm.
+      Key k = keys[i * 16 * 20] + 1;
+      h2.search(k, out);
+      syn += testing::rtts(c2, [&] { ASSERT_TRUE(h2.insert(k, "v")); });
+    }
+    std::printf(
+        "rtts/op (combine=%d): search %.2f insert %.2f update %.2f delete %.2f insert+synonym "
+        "%.2f\n",
+        combine, double(s) / n, double(ins) / n, double(upd) / n, double(del) / n, syn / 50.0);
+    EXPECT_EQ(s, n);
+    EXPECT_EQ(ins, n * (combine ? 3 : 4));
+    EXPECT_EQ(upd, n * (combine ? 3 : 4));
+    EXPECT_EQ(del, n * (combine ? 3 : 4));
+    EXPECT_EQ(syn, 50 * (combine ? 4u : 5u));
+  }
+}
+
+TEST(RolexIndex, DifferentialAgainstStdMapEmptyStart) {
+  auto pool = testing::small_pool(1, 1, uint64_t{256} << 20);
+  auto c = testing::make_client(pool, 0);
+  rolex::Options o;
+  o.leaf_slots = 8;
+  o.epsilon = 8;
+  o.initial_groups = 4;
+  o.key_space = uint64_t{1} << 50;
+  o.retrain_threshold = 16;
+  o.compute_retrain_fallback = true;  // no service here
+  auto idx = RIndex::create(c, o);
+  auto h = idx->handle(c);
+  testing::differential_run(h, 30000, 3000, 11);
+  auto s = idx->stats(c);
+  std::printf("differential (empty start): retrainings %.0f, synonym leaves %.0f\n",
+              s["retrainings"], s["synonym_leaves"]);
+  EXPECT_GT(s["synonym_leaves"], 0);
+}
+
+TEST(RolexIndex, DifferentialAgainstStdMapBulkLoadedWithService) {
+  auto pool = testing::small_pool(1, 1, uint64_t{256} << 20);
+  auto c = testing::make_client(pool, 0);
+  shm::ServiceHost host(pool, 0, 1,
+                        [](ServiceContext<ShmTransport>& ctx) { rolex::retrain_service(ctx); });
+  std::vector<Key> keys;
+  for (size_t r = 0; r < 3000; r += 2) keys.push_back(testing::key_of_rank(r));
+  std::sort(keys.begin(), keys.end());
+  rolex::Options o;
+  o.leaf_slots = 4;
+  o.epsilon = 4;
+  o.group_leaves = 16;
+  o.retrain_threshold = 8;
+  auto idx = RIndex::create(c, o, keys, [](Key k) { return testing::value_for(k, 1, 0); });
+  auto h = idx->handle(c);
+  // The bulk-loaded keys are in the model too.
+  std::map<Key, std::string> model;
+  for (Key k : keys) model[k] = testing::value_for(k, 1, 0);
+  std::string out;
+  for (auto& [k, v] : model) {
+    ASSERT_TRUE(h.search(k, out));
+    ASSERT_EQ(out, v);
+  }
+  for (Key k : keys) ASSERT_TRUE(h.remove(k));  // differential_run starts from empty
+  testing::differential_run(h, 30000, 3000, 12);
+  host.stop();
+  auto s = idx->stats(c);
+  std::printf(
+      "differential (bulk+service): retrainings %.0f, synonym leaves %.0f, refreshes %.0f\n",
+      s["retrainings"], s["synonym_leaves"], s["model_refreshes"]);
+  EXPECT_GT(s["retrainings"], 0);
+}
+
+TEST(RolexIndex, PaperReadWholeRangeAndNoFetch) {
+  auto pool = testing::small_pool(1, 1, uint64_t{256} << 20);
+  auto c = testing::make_client(pool, 0);
+  rolex::Options o;
+  o.read_whole_range = true;
+  o.fetch_before_lock = false;
+  o.leaf_slots = 8;
+  o.compute_retrain_fallback = true;
+  o.retrain_threshold = 32;
+  auto idx = RIndex::create(c, o);
+  auto h = idx->handle(c);
+  testing::differential_run(h, 20000, 2000, 13);
+}
+
+TEST(RolexIndex, ClearErrors) {
+  auto pool = testing::small_pool(1, 1, uint64_t{64} << 20);
+  auto c = testing::make_client(pool, 0);
+  rolex::Options bad;
+  bad.epsilon = 0;
+  EXPECT_THROW(RIndex::create(c, bad), ConfigError);
+  std::vector<Key> unsorted{5, 3};
+  EXPECT_THROW(RIndex::create(c, rolex::Options{}, unsorted), ConfigError);
+  rolex::Options o;
+  o.max_leaves = 4;
+  o.full_slt_wait_ns = 1'000'000;
+  auto idx = RIndex::create(c, o);
+  auto h = idx->handle(c);
+  EXPECT_THROW(h.insert(rolex::kEmptyKey, "x"), LimitError);
+  EXPECT_THROW(h.insert(1, "123456789"), LimitError);
+  // Leaf region of 4 leaves: fills, then a clear PoolExhausted, nothing acknowledged is lost.
+  std::vector<Key> acked;
+  try {
+    for (Key k = 1; k < 1000; ++k)
+      if (h.insert(k, "v")) acked.push_back(k);
+    FAIL() << "no PoolExhausted";
+  } catch (const PoolExhausted&) {
+  }
+  std::string out;
+  for (Key k : acked) EXPECT_TRUE(h.search(k, out)) << k;
+  EXPECT_EQ(acked.size(), 4u * 16u);
+  rolex::Options other;
+  other.root_slot = 13;
+  EXPECT_THROW(RIndex::attach(c, other), ConfigError);
+}
+
+}  // namespace
+}  // namespace dmrt

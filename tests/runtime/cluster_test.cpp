@@ -1,0 +1,59 @@
+#include "runtime/cluster.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/error.h"
+
+namespace dmrt {
+
+TEST(Cluster, EmbeddedDefaultHasMemoryThenComputeNodes) {
+  auto c = ClusterConfig::embedded(2, 3);
+  ASSERT_EQ(c.size(), 5u);
+  EXPECT_EQ(c.memory_nodes(), (std::vector<NodeId>{0, 1}));
+  EXPECT_EQ(c.compute_nodes(), (std::vector<NodeId>{2, 3, 4}));
+}
+
+TEST(Cluster, ParsesToml) {
+  auto c = ClusterConfig::from_toml_string(R"(
+[mailbox]
+slots = 64
+
+[[node]]
+role = "memory"
+region = "256MiB"
+address = "10.0.0.1:7000"
+
+[[node]]
+role = "compute"
+region = 33554432
+)");
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c.nodes[0].region_bytes, uint64_t{256} << 20);
+  EXPECT_EQ(c.nodes[0].address, "10.0.0.1:7000");
+  EXPECT_EQ(c.nodes[1].role, NodeRole::kCompute);
+  EXPECT_EQ(c.nodes[1].region_bytes, uint64_t{32} << 20);
+  EXPECT_EQ(c.mailbox.slots, 64u);
+}
+
+void expect_config_error(const std::string& text, const std::string& fragment) {
+  try {
+    ClusterConfig::from_toml_string(text, "cluster.toml");
+    FAIL() << "accepted: " << text;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(Cluster, MalformedFilesGiveClearErrors) {
+  expect_config_error("[[node]\nrole=", "cluster.toml:");
+  expect_config_error("[[node]]\nrole = \"gpu\"\n", "expected \"memory\" or \"compute\"");
+  expect_config_error("[[node]]\nrole = \"memory\"\nregion = \"12XB\"\n", "cannot read size");
+  expect_config_error("[[node]]\nrole = \"memory\"\ncolour = 1\n", "unknown field");
+  expect_config_error("[[node]]\nrole = \"compute\"\n", "no memory node");
+  expect_config_error("[[node]]\nrole = \"memory\"\nregion = 4096\n", "smaller than");
+  expect_config_error("[nodes]\n", "unknown section");
+  expect_config_error("[mailbox]\nslots = 3\n[[node]]\nrole=\"memory\"\n", "power of two");
+  EXPECT_THROW(ClusterConfig::from_toml_file("/nonexistent/cluster.toml"), ConfigError);
+}
+
+}  // namespace dmrt

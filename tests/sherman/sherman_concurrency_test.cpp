@@ -1,0 +1,86 @@
+// Sherman under threads x fibers on two compute nodes: zipfian mixed ops vs acknowledged writes.
+#include <gtest/gtest.h>
+
+#include "../runtime/test_cluster.h"
+#include "indexes/sherman/tree.h"
+#include "kv_checks.h"
+
+namespace dmrt {
+namespace {
+
+using STree = sherman::Tree<ShmTransport>;
+
+struct Ctx {
+  testing::ShmClient client;
+  STree::Handle handle;
+  Ctx(std::shared_ptr<shm::Pool> p, NodeId home, uint32_t id, const std::shared_ptr<STree>& t)
+      : client(shm::Endpoint(p, home, id)), handle(t->handle(client)) {}
+};
+
+void run_stress(sherman::Options o, testing::StressConfig cfg) {
+  auto pool = testing::small_pool(1, 2, uint64_t{256} << 20);
+  auto cns = pool->config().compute_nodes();
+  testing::ShmClient c0(shm::Endpoint(pool, cns[0], 500));
+  testing::ShmClient c1(shm::Endpoint(pool, cns[1], 501));
+  auto t0 = STree::create(c0, o);
+  auto t1 = STree::attach(c1, o);  // second compute node: own cache and lock table
+  auto logs = testing::stress_run(cfg, [&](const WorkerId& w) {
+    bool second = w.thread % 2 == 1;
+    return std::make_unique<Ctx>(pool, cns[second], w.index, second ? t1 : t0);
+  });
+  auto h = t0->handle(c0);
+  EXPECT_EQ(testing::final_state_error(h, logs, cfg.key_space), "");
+  auto s = t0->stats();
+  EXPECT_GT(s["leaf_splits"] + t1->stats()["leaf_splits"], 10);
+  std::printf("sherman stress: height %.0f, handovers %.0f+%.0f, read retries %.0f\n", s["height"],
+              s["handovers"], t1->stats()["handovers"], s["read_retries"]);
+}
+
+TEST(ShermanConcurrency, ZipfianMixedOpsWithSplits) {
+  sherman::Options o;
+  o.leaf_span = 8;
+  o.internal_span = 6;
+  run_stress(o, {});
+}
+
+TEST(ShermanConcurrency, SortedLeavesNoLockTable) {
+  sherman::Options o;
+  o.leaf_span = 8;
+  o.internal_span = 6;
+  o.sorted_leaves = true;
+  o.local_lock_table = false;
+  run_stress(o, {});
+}
+
+TEST(ShermanConcurrency, TinyCacheManyFibers) {
+  sherman::Options o;
+  o.leaf_span = 16;
+  o.internal_span = 4;
+  o.cache_bytes = 3000;
+  testing::StressConfig cfg;
+  cfg.threads = 2;
+  cfg.fibers = 8;
+  cfg.ops_per_worker = 800;
+  run_stress(o, cfg);
+}
+
+#ifdef DMRT_FAULT_INJECTION
+// The checker must fail when the index lies: inserts acknowledged without being written.
+TEST(ShermanConcurrency, CheckerCatchesLostInserts) {
+  sherman::Options o;
+  o.faults.ack_without_write = true;
+  auto pool = testing::small_pool(1, 1, uint64_t{64} << 20);
+  testing::ShmClient c(shm::Endpoint(pool, pool->config().compute_nodes()[0], 0));
+  auto t = STree::create(c, o);
+  auto h = t->handle(c);
+  testing::WorkerLog log;
+  for (Key k = 1; k < 50; ++k)
+    if (h.insert(k, testing::value_for(k, 0, 0)))
+      log.written[k].insert(testing::value_for(k, 0, 0));
+  std::string err = testing::final_state_error(h, std::vector<testing::WorkerLog>{log}, 100);
+  EXPECT_NE(err.find("missing"), std::string::npos) << err;
+}
+#endif
+
+}  // namespace
+}  // namespace dmrt

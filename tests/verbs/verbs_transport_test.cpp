@@ -1,0 +1,344 @@
+// verbs transport tests: run against any RDMA device (Soft-RoCE in tests/vm/run.sh); skip cleanly
+// when the host has none. One process plays two memory nodes and a compute node, each with its
+// own device context, PD, region and TCP bootstrap endpoint, joined over RC QPs.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "policies/verbs/transport.h"
+#include "runtime/client.h"
+#include "runtime/layout.h"
+#include "runtime/scheduler.h"
+
+namespace dmrt {
+namespace {
+
+using VClient = Client<VerbsTransport>;
+
+uint16_t free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t l = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &l);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+ClusterConfig small_config() {
+  ClusterConfig c;
+  c.mailbox.mailboxes = 16;
+  c.mailbox.slots = 8;
+  c.mailbox.slot_bytes = 256;
+  for (int i = 0; i < 3; ++i) {
+    NodeSpec n;
+    n.role = i < 2 ? NodeRole::kMemory : NodeRole::kCompute;
+    n.region_bytes = i < 2 ? (uint64_t{16} << 20) : (uint64_t{4} << 20);
+    n.address = "127.0.0.1:" + std::to_string(free_port());
+    c.nodes.push_back(n);
+  }
+  c.validate();
+  return c;
+}
+
+class Verbs : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string why;
+    if (!verbs::device_available(&why)) {
+      skip_reason_ = why;
+      return;
+    }
+    config_ = small_config();
+    verbs::Options o;
+    o.threads = 1;
+    o.connect_timeout_ms = 20000;
+    mem0_ = std::make_unique<verbs::Cluster>(config_, 0, o);
+    mem1_ = std::make_unique<verbs::Cluster>(config_, 1, o);
+    o.threads = 2;
+    compute_ = std::make_unique<verbs::Cluster>(config_, 2, o);
+    compute_->connect();
+    std::printf("%s\n", compute_->report().c_str());
+  }
+  static void TearDownTestSuite() {
+    compute_.reset();
+    mem1_.reset();
+    mem0_.reset();
+  }
+  void SetUp() override {
+    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+  }
+  // A fresh heap address on memory node n (no allocator: each test owns its offsets).
+  static GlobalAddress scratch(NodeId n, uint64_t bytes) {
+    static uint64_t next[2] = {0, 0};
+    uint64_t heap = layout::heap_start(config_.mailbox);
+    GlobalAddress a{n, heap + next[n]};
+    next[n] += (bytes + 63) & ~uint64_t{63};
+    return a;
+  }
+
+  static inline std::string skip_reason_;
+  static inline ClusterConfig config_;
+  static inline std::unique_ptr<verbs::Cluster> mem0_, mem1_, compute_;
+};
+
+TEST_F(Verbs, RegionIsFormattedLikeShm) {
+  verbs::Cluster::ThreadBinding bind(*compute_, 0);
+  VClient c(compute_->endpoint(2, 0));
+  EXPECT_EQ(c.read_value<uint64_t>({0, layout::kMagicOffset}), layout::kMagic);
+  EXPECT_EQ(c.read_value<uint64_t>({1, layout::kNodeInfoOffset}), 1u);
+  EXPECT_EQ(c.read_value<uint64_t>({0, layout::kRegionBytesOffset}), config_.nodes[0].region_bytes);
+  EXPECT_GE(c.read_value<uint64_t>({0, layout::kBumpOffset}), layout::heap_start(config_.mailbox));
+  EXPECT_EQ(c.read_value<uint64_t>({2, layout::kNodeCountOffset}), 3u);  // own node, loopback QP
+}
+
+TEST_F(Verbs, EveryVerb) {
+  verbs::Cluster::ThreadBinding bind(*compute_, 0);
+  VClient c(compute_->endpoint(2, 0));
+  GlobalAddress a = scratch(0, 8192);
+  std::vector<uint8_t> out(8192), in(8192);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(i * 7 + 3);
+  c.write(a, out.data(), 8192);
+  c.read(a, in.data(), 8192);
+  EXPECT_EQ(in, out);
+  GlobalAddress w = scratch(0, 8);
+  uint64_t v = 100;
+  c.write(w, &v, 8);
+  EXPECT_EQ(c.cas(w, 100, 200), 100u);  // hit
+  EXPECT_EQ(c.cas(w, 100, 300), 200u);  // miss leaves the word
+  EXPECT_EQ(c.read_value<uint64_t>(w), 200u);
+  EXPECT_EQ(c.faa(w, 42), 200u);
+  EXPECT_EQ(c.read_value<uint64_t>(w), 242u);
+  // Masked CAS: compare only the low byte, replace only the high byte.
+  uint64_t old = c.masked_cas(w, 242, 0xff, 0xab00000000000000ull, 0xff00000000000000ull);
+  EXPECT_EQ(old, 242u);
+  EXPECT_EQ(c.read_value<uint64_t>(w), 0xab000000000000f2ull);
+  old = c.masked_cas(w, 0x11, 0xff, 0, 0xff00000000000000ull);  // compare fails: unchanged
+  EXPECT_EQ(old, 0xab000000000000f2ull);
+  EXPECT_EQ(c.read_value<uint64_t>(w), 0xab000000000000f2ull);
+  EXPECT_FALSE(c.native_masked_cas());
+  EXPECT_EQ(c.counters().total.emulated_masked_cas, 2u);
+  EXPECT_EQ(c.counters().by_node[0].emulated_masked_cas, 2u);
+}
+
+TEST_F(Verbs, BatchIsOrderedAndBatchesToTwoNodesRunTogether) {
+  verbs::Cluster::ThreadBinding bind(*compute_, 0);
+  VClient c(compute_->endpoint(2, 0));
+  GlobalAddress a0 = scratch(0, 64), a1 = scratch(1, 64);
+  uint64_t five = 5, r0 = 0, r1 = 0, f0 = 0, c0 = 0, m0 = 0;
+  Batch b[2];
+  b[0].write(a0, &five, 8)
+      .faa(a0, 3, &f0)
+      .read(a0, &r0, 8)
+      .cas(a0, 8, 9, &c0)
+      .masked_cas(a0, 9, ~0ull, 0x100, 0x100, &m0);
+  b[1].write(a1, &five, 8).faa(a1, 10, nullptr).read(a1, &r1, 8);
+  uint64_t rt = c.counters().total.round_trips;
+  c.run(std::span<Batch>(b, 2));
+  EXPECT_EQ(c.counters().total.round_trips, rt + 1);  // two nodes in flight: one round trip
+  EXPECT_EQ(f0, 5u);                                  // FAA saw the WRITE before it
+  EXPECT_EQ(r0, 8u);                                  // READ saw the FAA
+  EXPECT_EQ(c0, 8u);                                  // CAS hit
+  EXPECT_EQ(m0, 9u);                                  // masked CAS saw the CAS
+  EXPECT_EQ(c.read_value<uint64_t>(a0), 0x109u);
+  EXPECT_EQ(r1, 15u);
+  // A long batch (32 verbs) of small writes then reads back.
+  Batch big;
+  uint64_t vals[16], back[16];
+  GlobalAddress base = scratch(1, 16 * 8);
+  for (int i = 0; i < 16; ++i) {
+    vals[i] = 1000 + i;
+    big.write(base + 8 * i, &vals[i], 8);
+  }
+  for (int i = 0; i < 16; ++i) big.read(base + 8 * i, &back[i], 8);
+  c.run(big);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(back[i], 1000u + i);
+}
+
+TEST_F(Verbs, LargeTransfersRegisterOnDemand) {
+  verbs::Cluster::ThreadBinding bind(*compute_, 0);
+  VClient c(compute_->endpoint(2, 0));
+  GlobalAddress a = scratch(1, 1 << 20);
+  std::vector<uint32_t> out(1 << 18), in(1 << 18);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint32_t>(i * 2654435761u);
+  uint64_t before = compute_->ondemand_registrations();
+  c.write(a, out.data(), 1 << 20);
+  c.read(a, in.data(), 1 << 20);
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(compute_->ondemand_registrations(), before + 2);
+  EXPECT_THROW(c.read({0, config_.nodes[0].region_bytes - 4}, in.data(), 8), AddressError);
+}
+
+TEST_F(Verbs, AtomicsFromSeveralThreadsAndQpsAreExact) {
+  GlobalAddress counter = scratch(0, 8), cas_counter = scratch(1, 8);
+  constexpr int kOps = 150;
+  Scheduler s({2, 4});
+  std::atomic<uint64_t> cas_retries{0};
+  s.run(
+      [&](const WorkerId& w) {
+        VClient c(compute_->endpoint(2, w.index));
+        for (int i = 0; i < kOps; ++i) c.faa(counter, 1);
+        for (int i = 0; i < kOps / 3; ++i) {
+          uint64_t cur = c.read_value<uint64_t>(cas_counter);
+          for (;;) {
+            uint64_t got = c.cas(cas_counter, cur, cur + 1);
+            if (got == cur) break;
+            cur = got;
+            ++cas_retries;
+          }
+        }
+      },
+      compute_->thread_hooks());
+  verbs::Cluster::ThreadBinding bind(*compute_, 0);
+  VClient c(compute_->endpoint(2, 0));
+  EXPECT_EQ(c.read_value<uint64_t>(counter), 8u * kOps);
+  EXPECT_EQ(c.read_value<uint64_t>(cas_counter), 8u * (kOps / 3));
+  std::printf("CAS-loop retries under contention: %llu\n",
+              static_cast<unsigned long long>(cas_retries.load()));
+}
+
+TEST_F(Verbs, MaskedCasFallbackIsExactOnDisjointBitFields) {
+  GlobalAddress word = scratch(0, 8);
+  constexpr int kIncrements = 40;
+  Scheduler s({2, 4});
+  std::atomic<uint64_t> emulated{0}, retries{0};
+  s.run(
+      [&](const WorkerId& w) {
+        VClient c(compute_->endpoint(2, w.index));
+        unsigned shift = 8 * w.index;  // 8 workers, 8 byte-wide fields
+        uint64_t mask = uint64_t{0xff} << shift;
+        for (int i = 0; i < kIncrements; ++i) {
+          uint64_t cur = c.read_value<uint64_t>(word);
+          for (;;) {
+            uint64_t field = (cur & mask) >> shift;
+            uint64_t old = c.masked_cas(word, cur, mask, (field + 1) << shift, mask);
+            if (((old ^ cur) & mask) == 0) break;
+            cur = old;
+          }
+        }
+        emulated += c.counters().total.emulated_masked_cas;
+        retries += c.counters().total.emulation_retries;
+      },
+      compute_->thread_hooks());
+  verbs::Cluster::ThreadBinding bind(*compute_, 0);
+  VClient c(compute_->endpoint(2, 0));
+  uint64_t v = c.read_value<uint64_t>(word);
+  for (int f = 0; f < 8; ++f)
+    EXPECT_EQ((v >> (8 * f)) & 0xff, uint64_t(kIncrements)) << "field " << f;
+  EXPECT_EQ(emulated.load(), 8u * kIncrements);  // no retry at the caller: fields are disjoint
+  std::printf("masked CAS emulated %llu times, %llu CAS retries inside the loops\n",
+              static_cast<unsigned long long>(emulated.load()),
+              static_cast<unsigned long long>(retries.load()));
+}
+
+TEST_F(Verbs, BadRkeyIsAnErrorCompletionAndTheQpRecovers) {
+  verbs::Cluster::ThreadBinding bind(*compute_, 0);
+  VClient c(compute_->endpoint(2, 0));
+  GlobalAddress a = scratch(1, 64);
+  compute_->corrupt_rkey_for_testing(0, 1, 0xdeadbeef);
+  uint64_t buf = 0;
+  try {
+    c.read(a, &buf, 8);
+    FAIL() << "READ with a bad rkey succeeded";
+  } catch (const TransportError& e) {
+    std::string w = e.what();
+    EXPECT_NE(w.find("RDMA READ"), std::string::npos) << w;
+    EXPECT_NE(w.find("remote access error"), std::string::npos) << w;
+  }
+  // The next verb reconnects the QP (the rkey comes back from the peer).
+  uint64_t seven = 7;
+  c.write(a, &seven, 8);
+  EXPECT_EQ(c.read_value<uint64_t>(a), 7u);
+}
+
+TEST_F(Verbs, RequestResponseThroughMailboxes) {
+  std::atomic<bool> done{false};
+  std::thread service([&] {
+    verbs::Cluster::ThreadBinding bind(*mem0_, 0);
+    VClient s(mem0_->endpoint(0, 0));
+    Message m;
+    while (!done.load()) {
+      if (!s.try_receive(0, m)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        continue;
+      }
+      std::string t(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
+      t = "echo:" + t;
+      s.reply(m, m.tag + 1, {reinterpret_cast<const std::byte*>(t.data()), t.size()});
+    }
+  });
+  {
+    verbs::Cluster::ThreadBinding bind(*compute_, 0);
+    VClient c(compute_->endpoint(2, 3));
+    for (int i = 0; i < 20; ++i) {
+      std::string body = "ping " + std::to_string(i);
+      Message r = c.call(0, 0, 7, {reinterpret_cast<const std::byte*>(body.data()), body.size()});
+      EXPECT_EQ(r.tag, 8u);
+      EXPECT_EQ(std::string(reinterpret_cast<const char*>(r.payload.data()), r.payload.size()),
+                "echo:" + body);
+      EXPECT_EQ(r.from_node, 0);
+    }
+    EXPECT_EQ(c.counters().total.messages, 20u);
+  }
+  done = true;
+  service.join();
+}
+
+TEST_F(Verbs, BarrierAndClearBootstrapErrors) {
+  compute_->barrier(1);
+  // A peer that never arrives.
+  ClusterConfig lonely = config_;
+  lonely.nodes[0].address = "127.0.0.1:" + std::to_string(free_port());
+  lonely.nodes[2].address = "";
+  verbs::Options o;
+  o.connect_timeout_ms = 300;
+  {
+    verbs::Cluster c(lonely, 2, o);
+    try {
+      c.connect();
+      FAIL() << "connected to nobody";
+    } catch (const TransportError& e) {
+      EXPECT_NE(std::string(e.what()).find("did not answer"), std::string::npos) << e.what();
+    }
+  }
+  // Cluster files that disagree.
+  ClusterConfig other = config_;
+  other.nodes[0].region_bytes = uint64_t{32} << 20;
+  other.nodes[2].address = "";
+  {
+    verbs::Cluster c(other, 2, o);
+    try {
+      c.connect();
+      FAIL() << "connected with a different cluster config";
+    } catch (const TransportError& e) {
+      EXPECT_NE(std::string(e.what()).find("cluster config differs"), std::string::npos)
+          << e.what();
+    }
+  }
+  // No such device.
+  verbs::Options bad;
+  bad.device = "no_such_dev9";
+  EXPECT_THROW(verbs::Cluster(config_, 2, bad), TransportError);
+  bad = {};
+  bad.masked_cas = verbs::MaskedCasMode::kNative;
+  EXPECT_THROW(verbs::Cluster(config_, 2, bad), ConfigError);
+}
+
+TEST_F(Verbs, UnboundThreadIsAClearError) {
+  VClient c(compute_->endpoint(2, 0));
+  uint64_t v;
+  EXPECT_THROW(c.read({0, layout::kMagicOffset}, &v, 8), TransportError);
+}
+
+}  // namespace
+}  // namespace dmrt

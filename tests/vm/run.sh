@@ -1,0 +1,174 @@
+#!/bin/bash
+# dmrt VM test stage: boots Debian's stock kernel under qemu (TCG, no KVM, no NIC), creates a
+# Soft-RoCE device rxe0 on a dummy netdev, and runs host-built test binaries inside the VM (the
+# host's / is shared read-only over virtio-9p, this work tree read-write).
+#
+#   tests/vm/run.sh [--build DIR] [--cmd 'shell command'] ...
+#     --build DIR   meson build dir with -Dtransports=...,verbs (default: build-verbs)
+#     --cmd CMD     run CMD as one more test (may repeat); without any --cmd the verbs suite runs:
+#                   verbs_unit (GoogleTest) and the two-process dmrt-node test
+#     --no-default  run only the --cmd tests
+#   env: VM_LIMIT (s, default 900), VM_SMP (2), VM_MEM (2G), KPKG (kernel package; default what
+#        linux-image-amd64 depends on), VM_CACHE (default tests/vm/cache)
+# Prints the device (ibv_devinfo), each test's output, and a last line "N passed, M failed".
+# Exit status: 0 when every test passed, 1 otherwise (also on boot failure or timeout).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$ROOT/build-verbs
+CMDS=()
+DEFAULT=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) BUILD=$(cd "$2" && pwd); shift 2 ;;
+    --cmd) CMDS+=("$2"); shift 2 ;;
+    --no-default) DEFAULT=0; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+CACHE=${VM_CACHE:-$ROOT/tests/vm/cache}
+LIMIT=${VM_LIMIT:-900}
+mkdir -p "$CACHE"
+say() { echo "[vm $(date +%T)] $*"; }
+T_START=$(date +%s)
+
+# 1. packages (Debian archive only)
+pkgs=(qemu-system-x86 busybox-static iproute2 cpio kmod ibverbs-providers ibverbs-utils libibverbs-dev)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# 2. guest kernel: downloaded and unpacked into the cache, never installed on the host
+KPKG=${KPKG:-$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')}
+[ -n "$KPKG" ] || { echo "run.sh: cannot resolve the kernel package (apt-get update?)" >&2; exit 1; }
+KVER=${KPKG#linux-image-}
+KDIR=$CACHE/kernel-$KVER
+if [ ! -f "$KDIR/boot/vmlinuz-$KVER" ]; then
+  say "fetching $KPKG"
+  mkdir -p "$CACHE/debs"
+  (cd "$CACHE/debs" && apt-get download "$KPKG" >/dev/null)
+  rm -rf "$KDIR.tmp" && mkdir -p "$KDIR.tmp"
+  dpkg -x "$CACHE"/debs/"${KPKG}"_*.deb "$KDIR.tmp"
+  depmod -b "$KDIR.tmp" "$KVER"
+  rm -rf "$KDIR" && mv "$KDIR.tmp" "$KDIR"
+fi
+find "$KDIR/lib/modules/$KVER" -name 'rdma_rxe.ko*' | grep -q . ||
+  { echo "run.sh: $KPKG has no rdma_rxe module" >&2; exit 1; }
+
+# 3. initramfs (rebuilt when the init script or kernel changes)
+STAMP="$KVER $(sha1sum "$0" | cut -c1-8) $(sha1sum "$ROOT/tests/vm/guest-init.sh" | cut -c1-12)"
+INITRD=$CACHE/initramfs.cpio.gz
+if [ ! -f "$INITRD" ] || [ "$(cat "$CACHE/initramfs.stamp" 2>/dev/null)" != "$STAMP" ]; then
+  say "building the initramfs"
+  R=$CACHE/root
+  rm -rf "$R" && mkdir -p "$R"/{bin,sbin,proc,sys,dev,tmp,etc,usr/bin,usr/sbin,usr/lib}
+  ln -s usr/lib "$R/lib"
+  mkdir -p "$R/usr/lib64" && ln -s usr/lib64 "$R/lib64"
+  cp /bin/busybox "$R/bin/"
+  for a in $(/bin/busybox --list); do [ -e "$R/bin/$a" ] || ln -s busybox "$R/bin/$a"; done
+  ln -sf ../bin/busybox "$R/sbin/modprobe"
+  rm -f "$R/bin/ip"
+  cp /usr/sbin/ip /usr/bin/rdma "$R/usr/bin/" 2>/dev/null || cp /sbin/ip /bin/rdma "$R/usr/bin/"
+  for b in "$R/usr/bin/ip" "$R/usr/bin/rdma"; do
+    ldd "$b" | awk '$3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'
+  done | sort -u | while read -r lib; do
+    dst=$R/usr${lib#/usr}; mkdir -p "$(dirname "$dst")"; cp -L "$lib" "$dst"
+  done
+  for m in dummy crc32_generic crc32-pclmul ib_core ib_uverbs rdma_rxe virtio_pci 9pnet_virtio 9p; do
+    modprobe -d "$KDIR" -S "$KVER" --show-depends "$m" | awk '/^insmod/{print $2}'
+  done | sort -u | while read -r ko; do
+    rel=${ko#"$KDIR"/}; mkdir -p "$R/usr/$(dirname "$rel")"; cp "$ko" "$R/usr/$rel"
+  done
+  cp "$KDIR/lib/modules/$KVER"/modules.{order,builtin,builtin.modinfo} "$R/usr/lib/modules/$KVER/"
+  depmod -b "$R/usr" "$KVER"
+  cp "$ROOT/tests/vm/guest-init.sh" "$R/init" && chmod +x "$R/init"
+  (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1 > "$INITRD.tmp") && mv "$INITRD.tmp" "$INITRD"
+  echo "$STAMP" > "$CACHE/initramfs.stamp"
+fi
+
+# 4. the script the guest runs (chrooted into the host's /)
+if [ "$DEFAULT" = 1 ]; then
+  [ -x "$BUILD/tests/verbs/verbs_unit" ] || {
+    echo "run.sh: $BUILD has no verbs tests; build it first:" >&2
+    echo "  meson setup build-verbs -Dtransports=shm,sim,verbs -Dbench=false && ninja -C build-verbs" >&2
+    exit 1; }
+  DEFAULT_CMDS=("$BUILD/tests/verbs/verbs_unit --gtest_color=no"
+        "$ROOT/tests/verbs/two_process.sh $BUILD/policies/verbs/node/dmrt-node $BUILD/tests/verbs/verbs_remote_check")
+  # dmrt-bench on Soft-RoCE: RACE across two processes (dmrt-node + dmrt-bench) and the range
+  # indexes in one process (memory node served in-process), each history checked. Sizes are small:
+  # the VM emulates its CPU (TCG), so a verb costs ~10-50 us here.
+  if [ -x "$BUILD/bench/dmrt-bench" ]; then
+    B="$BUILD/bench/dmrt-bench --transport verbs --memory-mb 256 --threads 2 --fibers 4 --verify"
+    DEFAULT_CMDS+=(
+      "$ROOT/tests/verbs/bench_two_process.sh $BUILD/policies/verbs/node/dmrt-node $BUILD/bench/dmrt-bench --index race --workload a --keys 2000 --ops 20000 --threads 2 --fibers 4 --verify"
+      "$B --index chime --workload a --keys 2000 --ops 10000"
+      "$B --index sherman --workload e --keys 2000 --ops 4000")
+  fi
+  CMDS=("${DEFAULT_CMDS[@]}" "${CMDS[@]}")
+fi
+[ ${#CMDS[@]} -gt 0 ] || { echo "run.sh: nothing to run" >&2; exit 2; }
+SCRIPT=$CACHE/guest-script.sh
+{
+  echo '#!/bin/bash'
+  echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/tmp'
+  echo 'echo "@@DEVICE"; ibv_devinfo -d rxe0 | grep -E "hca_id|transport|fw_ver|node_guid|atomic_cap|max_qp_wr|state|active_mtu|link_layer|phys_port"'
+  echo 'ibv_devinfo -v -d rxe0 | grep -E "GID\[" | head -4'
+  echo "cd '$ROOT'"
+  i=0
+  for c in "${CMDS[@]}"; do
+    i=$((i + 1))
+    printf 'echo "@@BEGIN %d %s"\n' "$i" "$(echo "$c" | sed 's/"/\\"/g')"
+    printf 'S=$(date +%%s); ( %s ) 2>&1; rc=$?\n' "$c"
+    printf 'echo "@@RESULT %d rc=$rc seconds=$(( $(date +%%s) - S ))"\n' "$i"
+  done
+} > "$SCRIPT"
+chmod +x "$SCRIPT"
+
+# 5. boot
+LOG=$CACHE/console.log
+APPEND="console=ttyS0 panic=-1 loglevel=3 rdinit=/init dmrt_work=$ROOT dmrt_script=$SCRIPT dmrt_limit=$LIMIT"
+QEMU=(qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}"
+      -kernel "$KDIR/boot/vmlinuz-$KVER" -initrd "$INITRD" -append "$APPEND"
+      -nographic -nic none -no-reboot
+      -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
+      -virtfs "local,path=$ROOT,mount_tag=work,security_model=none,multidevs=remap")
+say "booting $KVER (TCG, ${VM_SMP:-2} vCPUs, no NIC); ${#CMDS[@]} test(s); limit ${LIMIT}s"
+T_BOOT=$(date +%s)
+"${QEMU[@]}" < /dev/null > "$LOG" 2>&1 &
+QPID=$!
+trap 'kill "$QPID" 2>/dev/null || true' EXIT INT TERM
+TIMED_OUT=0
+while kill -0 "$QPID" 2>/dev/null; do
+  if [ $(( $(date +%s) - T_BOOT )) -gt $((LIMIT + 60)) ]; then
+    say "TIMEOUT after ${LIMIT}s: killing qemu $QPID"; kill "$QPID"; TIMED_OUT=1; break
+  fi
+  sleep 1
+done
+wait "$QPID" 2>/dev/null || true
+trap - EXIT INT TERM
+T_END=$(date +%s)
+
+# 6. report
+tr -d '\r' < "$LOG" > "$LOG.txt"
+sed -n '/@@DEVICE/,$p' "$LOG.txt" | grep -v '^@@DEVICE' | sed '/@@BEGIN/,$d'
+grep -E '@@FATAL|@@WARN' "$LOG.txt" || true
+PASS=0; FAIL=0; i=0
+for c in "${CMDS[@]}"; do
+  i=$((i + 1))
+  echo "----- test $i: $c"
+  sed -n "/^@@BEGIN $i /,/^@@RESULT $i /p" "$LOG.txt" | sed '1d;$d' | tail -n 60
+  r=$(grep -E "^@@RESULT $i " "$LOG.txt" || true)
+  if [ -n "$r" ] && echo "$r" | grep -q 'rc=0 '; then
+    PASS=$((PASS + 1)); echo "PASS test $i (${r##*seconds=}s)"
+  else
+    FAIL=$((FAIL + 1)); echo "FAIL test $i: ${r:-no result (crash, timeout or boot failure; see $LOG.txt)}"
+  fi
+done
+[ "$TIMED_OUT" = 1 ] && echo "the VM hit the ${LIMIT}s limit"
+say "qemu ran $((T_END - T_BOOT))s; run.sh total $((T_END - T_START))s; console log $LOG.txt"
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" = 0 ] && [ "$PASS" -gt 0 ]

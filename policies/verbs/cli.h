@@ -43,7 +43,8 @@ inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group
       ->capture_default_str()
       ->group(group);
   app.add_option("--masked-cas", opts.masked_cas,
-                 "verbs: auto (native when the device has it, else the CAS loop), emulate, native "
+                 "verbs: auto (native when an mlx5 device passes the start-up probe, else the CAS "
+                 "loop), emulate, native "
                  "(refuse to start without it)")
       ->transform(CLI::CheckedTransformer(
           std::map<std::string, MaskedCasMode>{{"auto", MaskedCasMode::kAuto},

@@ -14,6 +14,11 @@
 #include <sstream>
 #include <thread>
 
+#ifdef DMRT_HAVE_MLX5DV
+#include <infiniband/mlx5dv.h>
+#endif
+
+#include "policies/verbs/mlx5_masked.h"
 #include "policies/verbs/transport.h"
 #include "policies/verbs/wire.h"
 #include "runtime/error.h"
@@ -50,7 +55,7 @@ const char* opcode_name(VerbKind k) {
     case VerbKind::kCas:
       return "ATOMIC CMP_AND_SWP";
     case VerbKind::kMaskedCas:
-      return "ATOMIC CMP_AND_SWP (masked-CAS loop)";
+      return "ATOMIC MASKED_CMP_AND_SWP (mlx5 native)";
     case VerbKind::kFaa:
       return "ATOMIC FETCH_AND_ADD";
   }
@@ -198,6 +203,7 @@ Cluster::Cluster(ClusterConfig config, NodeId self, Options opts)
   device_ = std::make_unique<Device>(opts_);
   if (static_cast<int>(opts_.qp_depth) > device_->max_qp_wr())
     opts_.qp_depth = static_cast<uint32_t>(device_->max_qp_wr());
+  choose_masked_cas();  // before anything the destructor would have to release
 
   const NodeSpec& me = config_.nodes[self_];
   region_bytes_ = me.region_bytes;
@@ -258,8 +264,9 @@ Cluster::~Cluster() {
 
 std::string Cluster::report() const {
   std::ostringstream os;
-  os << device_->report() << "; node " << self_ << " (" << role_name(config_.nodes[self_].role)
-     << ") region " << region_bytes_ << " bytes" << (region_huge_ ? " on hugepages" : "")
+  os << device_->report() << "; masked CAS " << masked_report_ << "; node " << self_ << " ("
+     << role_name(config_.nodes[self_].role) << ") region " << region_bytes_ << " bytes"
+     << (region_huge_ ? " on hugepages" : "")
      << (opts_.hugepages && !region_huge_ ? " (hugepages asked but unavailable; 4 KiB pages)" : "")
      << "; " << opts_.threads << " client thread(s), QP depth " << opts_.qp_depth << ", staging "
      << opts_.staging_bytes << " bytes/thread in " << opts_.staging_slot << "-byte slots";
@@ -269,20 +276,50 @@ std::string Cluster::report() const {
 
 // --- QPs ---------------------------------------------------------------------------------------
 
-ibv_qp* Cluster::create_qp(ibv_cq* cq, uint32_t depth) const {
-  ibv_qp_init_attr a{};
-  a.send_cq = cq;
-  a.recv_cq = cq;
-  a.qp_type = IBV_QPT_RC;
-  a.sq_sig_all = 0;
-  a.cap.max_send_wr = depth;
-  a.cap.max_recv_wr = 1;
-  a.cap.max_send_sge = 1;
-  a.cap.max_recv_sge = 1;
-  ibv_qp* qp = ibv_create_qp(device_->pd(), &a);
+ibv_qp* Cluster::create_qp(ibv_cq* cq, uint32_t depth, bool raw_wqe) const {
+  ibv_qp* qp = nullptr;
+  if (!raw_wqe) {
+    ibv_qp_init_attr a{};
+    a.send_cq = cq;
+    a.recv_cq = cq;
+    a.qp_type = IBV_QPT_RC;
+    a.sq_sig_all = 0;
+    a.cap.max_send_wr = depth;
+    a.cap.max_recv_wr = 1;
+    a.cap.max_send_sge = 1;
+    a.cap.max_recv_sge = 1;
+    qp = ibv_create_qp(device_->pd(), &a);
+  } else {
+#ifdef DMRT_HAVE_MLX5DV
+    // Native masked CAS: the QP takes raw WQEs, posted through the ibv_wr_* API. The inline
+    // budget only sizes the send-queue stride so an 80-byte masked-CAS WQE fits one entry.
+    ibv_qp_init_attr_ex a{};
+    a.send_cq = cq;
+    a.recv_cq = cq;
+    a.qp_type = IBV_QPT_RC;
+    a.sq_sig_all = 0;
+    a.cap.max_send_wr = depth;
+    a.cap.max_recv_wr = 1;
+    a.cap.max_send_sge = 1;
+    a.cap.max_recv_sge = 1;
+    a.cap.max_inline_data = 64;
+    a.pd = device_->pd();
+    a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    a.send_ops_flags = IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_RDMA_WRITE |
+                       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+    mlx5dv_qp_init_attr m{};
+    m.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
+    m.send_ops_flags = MLX5DV_QP_EX_WITH_RAW_WQE;
+    qp = mlx5dv_create_qp(device_->context(), &a, &m);
+#else
+    throw Error("internal: raw-WQE QP asked for in a build without mlx5dv");
+#endif
+  }
   if (!qp)
-    throw TransportError("ibv_create_qp (RC, " + std::to_string(depth) + " send entries) on " +
-                         device_->name() + " failed: " + err_text(errno));
+    throw TransportError(
+        std::string(raw_wqe ? "mlx5dv_create_qp (RC, raw WQE, " : "ibv_create_qp (RC, ") +
+        std::to_string(depth) + " send entries) on " + device_->name() +
+        " failed: " + err_text(errno));
   ibv_qp_attr m{};
   m.qp_state = IBV_QPS_INIT;
   m.pkey_index = 0;
@@ -353,6 +390,123 @@ static wire::QpInfo local_info(const Device& d, ibv_qp* qp, uint32_t psn) {
   return q;
 }
 
+// --- masked CAS --------------------------------------------------------------------------------
+
+void Cluster::choose_masked_cas() {
+  native_masked_ = false;
+  if (!device_->atomics()) {
+    masked_report_ = "unavailable (device has no RDMA atomics)";
+  } else if (opts_.masked_cas == MaskedCasMode::kEmulate) {
+    masked_report_ = "emulated by a counted READ + CAS loop (--masked-cas emulate)";
+  } else if (!device_->mlx5()) {
+    masked_report_ =
+        "emulated by a counted READ + CAS loop (not an mlx5 device: no extended atomics)";
+  } else {
+#ifdef DMRT_HAVE_MLX5DV
+    mlx5::ProbeVerdict v = mlx5::judge(probe_masked_cas());
+    native_masked_ = v.native;
+    masked_reply_be_ = v.reply_big_endian;
+    masked_report_ = v.native ? "native mlx5 extended atomic (" + v.why + ")"
+                              : "emulated by a counted READ + CAS loop (mlx5 " + v.why + ")";
+#else
+    masked_report_ =
+        "emulated by a counted READ + CAS loop (mlx5 device, but this build has no mlx5dv)";
+#endif
+  }
+  if (opts_.masked_cas == MaskedCasMode::kNative && !native_masked_)
+    throw ConfigError("--masked-cas native asked, but " + device_->name() + ": masked CAS is " +
+                      masked_report_);
+}
+
+#ifdef DMRT_HAVE_MLX5DV
+namespace {
+
+// Posts one raw WQE (signaled) on a raw-WQE QP.
+int post_raw(ibv_qp* qp, uint64_t wr_id, const void* wqe) {
+  ibv_qp_ex* qx = ibv_qp_to_qp_ex(qp);
+  mlx5dv_qp_ex* mx = mlx5dv_qp_ex_from_ibv_qp_ex(qx);
+  ibv_wr_start(qx);
+  qx->wr_id = wr_id;
+  mlx5dv_wr_raw_wqe(mx, wqe);
+  return ibv_wr_complete(qx);
+}
+
+}  // namespace
+
+// Two masked CASes over a loopback QP pair on a private registered word: the same WQE encoder
+// and posting path the clients use, but on QPs that are thrown away if the device rejects it.
+mlx5::ProbeObservation Cluster::probe_masked_cas() const {
+  mlx5::ProbeObservation o;
+  struct Res {
+    ibv_cq* cq = nullptr;
+    ibv_qp* a = nullptr;
+    ibv_qp* b = nullptr;
+    ibv_mr* mr = nullptr;
+    alignas(64) uint64_t words[8] = {};
+    ~Res() {
+      if (a) ibv_destroy_qp(a);
+      if (b) ibv_destroy_qp(b);
+      if (mr) ibv_dereg_mr(mr);
+      if (cq) ibv_destroy_cq(cq);
+    }
+  };
+  auto res = std::make_unique<Res>();
+  try {
+    res->cq = ibv_create_cq(device_->context(), 8, nullptr, nullptr, 0);
+    if (!res->cq) throw TransportError("ibv_create_cq: " + err_text(errno));
+    res->mr = ibv_reg_mr(device_->pd(), res->words, sizeof(res->words), kAccess);
+    if (!res->mr) throw TransportError("ibv_reg_mr: " + err_text(errno));
+    res->a = create_qp(res->cq, 4, true);
+    res->b = create_qp(res->cq, 4, true);
+    uint32_t pa = random_psn(), pb = random_psn();
+    bring_up(res->a, pa, local_info(*device_, res->b, pb), "masked-CAS probe");
+    bring_up(res->b, pb, local_info(*device_, res->a, pa), "masked-CAS probe");
+
+    volatile uint64_t* w = res->words;
+    w[0] = o.initial = mlx5::kProbeWord;
+    auto run = [&](uint64_t compare, uint64_t* ret) {
+      mlx5::MaskedCasArgs m;
+      m.qpn = res->a->qp_num;
+      m.signaled = true;
+      m.remote_addr = reinterpret_cast<uint64_t>(&res->words[0]);
+      m.rkey = res->mr->rkey;
+      m.compare = compare;
+      m.compare_mask = mlx5::kProbeMask;
+      m.swap = mlx5::kProbeSwap;
+      m.swap_mask = mlx5::kProbeMask;
+      m.local_addr = reinterpret_cast<uint64_t>(ret);
+      m.lkey = res->mr->lkey;
+      alignas(64) uint8_t wqe[mlx5::kMaskedCasWqeBytes];
+      mlx5::encode_masked_cas(m, wqe);
+      if (int rc = post_raw(res->a, 1, wqe)) throw TransportError("post: " + err_text(rc));
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      ibv_wc wc{};
+      int n;
+      while ((n = ibv_poll_cq(res->cq, 1, &wc)) == 0) {
+        if (std::chrono::steady_clock::now() > deadline)
+          throw TransportError("no completion within 2 s");
+        std::this_thread::yield();
+      }
+      if (n < 0) throw TransportError("ibv_poll_cq failed");
+      if (wc.status != IBV_WC_SUCCESS)
+        throw TransportError(std::string("completion \"") + ibv_wc_status_str(wc.status) +
+                             "\" (vendor error " + std::to_string(wc.vendor_err) + ")");
+    };
+    // Plain CAS would fail this compare (other bytes differ) and write 0xab00 if it matched.
+    run(mlx5::kProbeWord & mlx5::kProbeMask, &res->words[1]);
+    o.after_first = w[0];
+    o.returned_first = w[1];
+    run(0x1200, &res->words[2]);  // byte 1 is now 0xab: the masked compare fails
+    o.after_second = w[0];
+    o.returned_second = w[2];
+    o.completed = true;
+  } catch (const std::exception& e) {
+    o.error = e.what();
+  }
+  return o;
+}
+#endif
+
 void Cluster::open_connections(NodeId node, const std::vector<ThreadState*>& threads) {
   std::vector<ibv_qp*> qps;
   std::vector<uint32_t> psns;
@@ -367,7 +521,7 @@ void Cluster::open_connections(NodeId node, const std::vector<ThreadState*>& thr
       .u32(config_.mailbox.slot_bytes);
   try {
     for (ThreadState* ts : threads) {
-      ibv_qp* qp = create_qp(ts->cq, opts_.qp_depth);
+      ibv_qp* qp = create_qp(ts->cq, opts_.qp_depth, native_masked_);
       qps.push_back(qp);
       psns.push_back(random_psn());
       if (ts->conns[node].qp) replaced.push_back(ts->conns[node].qp->qp_num);
@@ -696,6 +850,66 @@ void Cluster::corrupt_rkey_for_testing(unsigned t, NodeId node, uint32_t rkey) {
 namespace {
 
 // Posts every batch (one chained list each, last verb signaled), waits for all of them.
+// A batch holding a native masked CAS: the same chain through the ibv_wr_* API, the masked CAS
+// as a raw mlx5 WQE in its place, so the batch still rings one doorbell in order.
+int post_with_raw_wqes(ibv_qp* qp, const ibv_send_wr* wrs, const Verb* const* verbs, size_t n) {
+#ifdef DMRT_HAVE_MLX5DV
+  ibv_qp_ex* qx = ibv_qp_to_qp_ex(qp);
+  mlx5dv_qp_ex* mx = mlx5dv_qp_ex_from_ibv_qp_ex(qx);
+  ibv_wr_start(qx);
+  for (size_t i = 0; i < n; ++i) {
+    const ibv_send_wr& w = wrs[i];
+    const ibv_sge& g = *w.sg_list;
+    qx->wr_id = w.wr_id;
+    qx->wr_flags = w.send_flags;
+    if (verbs[i]->kind == VerbKind::kMaskedCas) {
+      mlx5::MaskedCasArgs m;
+      m.qpn = qp->qp_num;
+      m.signaled = w.send_flags & IBV_SEND_SIGNALED;
+      m.remote_addr = w.wr.atomic.remote_addr;
+      m.rkey = w.wr.atomic.rkey;
+      m.compare = verbs[i]->compare;
+      m.compare_mask = verbs[i]->compare_mask;
+      m.swap = verbs[i]->swap;
+      m.swap_mask = verbs[i]->swap_mask;
+      m.local_addr = g.addr;
+      m.lkey = g.lkey;
+      alignas(64) uint8_t wqe[mlx5::kMaskedCasWqeBytes];
+      mlx5::encode_masked_cas(m, wqe);
+      mlx5dv_wr_raw_wqe(mx, wqe);
+      continue;
+    }
+    switch (w.opcode) {
+      case IBV_WR_RDMA_READ:
+        ibv_wr_rdma_read(qx, w.wr.rdma.rkey, w.wr.rdma.remote_addr);
+        break;
+      case IBV_WR_RDMA_WRITE:
+        ibv_wr_rdma_write(qx, w.wr.rdma.rkey, w.wr.rdma.remote_addr);
+        break;
+      case IBV_WR_ATOMIC_CMP_AND_SWP:
+        ibv_wr_atomic_cmp_swp(qx, w.wr.atomic.rkey, w.wr.atomic.remote_addr,
+                              w.wr.atomic.compare_add, w.wr.atomic.swap);
+        break;
+      case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        ibv_wr_atomic_fetch_add(qx, w.wr.atomic.rkey, w.wr.atomic.remote_addr,
+                                w.wr.atomic.compare_add);
+        break;
+      default:
+        ibv_wr_abort(qx);
+        return EINVAL;
+    }
+    if (w.num_sge)
+      ibv_wr_set_sge(qx, g.lkey, g.addr, g.length);
+    else
+      ibv_wr_set_sge_list(qx, 0, nullptr);
+  }
+  return ibv_wr_complete(qx);
+#else
+  (void)qp, (void)wrs, (void)verbs, (void)n;
+  return EOPNOTSUPP;
+#endif
+}
+
 void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
                  std::atomic<uint64_t>& ondemand, const std::function<void(NodeId)>& ensure) {
   const ClusterConfig& cfg = cl.config();
@@ -773,6 +987,7 @@ void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
   std::vector<WrTag> tags(total);
   std::vector<ibv_send_wr> wrs(total);
   std::vector<ibv_sge> sges(total);
+  std::vector<const Verb*> vp(total);
   Pending p;
   std::string post_error;
   size_t k = 0;
@@ -793,6 +1008,7 @@ void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
       ts.cv.wait(lk, [&] { return c.outstanding + size <= cl.options().qp_depth; });
     }
     size_t first = k;
+    bool masked = false;
     for (size_t i = 0; i < b.size(); ++i, ++k) {
       const Verb& v = b[i];
       uint32_t len = v.is_atomic() ? 8 : v.length;
@@ -831,13 +1047,21 @@ void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
           w.wr.atomic.rkey = c.rkey;
           break;
         case VerbKind::kMaskedCas:
-          // Never reaches here: Endpoint::execute turns it into a counted CAS loop.
-          throw Error("internal: masked CAS reached the post path without native support");
+          // Only with native support (else Endpoint::execute runs the counted CAS loop).
+          if (!cl.native_masked_cas())
+            throw Error("internal: masked CAS reached the post path without native support");
+          masked = true;
+          w.wr.atomic.remote_addr = raddr;
+          w.wr.atomic.rkey = c.rkey;
+          break;
       }
+      vp[k] = &v;
       off += round8(len);
     }
     ibv_send_wr* bad = nullptr;
-    if (int rc = ibv_post_send(c.qp, &wrs[first], &bad)) {
+    int rc = masked ? post_with_raw_wqes(c.qp, &wrs[first], &vp[first], size)
+                    : ibv_post_send(c.qp, &wrs[first], &bad);
+    if (rc) {
       post_error = "ibv_post_send of " + std::to_string(size) + " verbs to node " +
                    std::to_string(n) + " failed: " + err_text(rc);
       break;
@@ -857,7 +1081,11 @@ void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
     for (const Verb& v : b.verbs()) {
       uint32_t len = v.is_atomic() ? 8 : v.length;
       if (v.kind == VerbKind::kRead && len) std::memcpy(v.local, buf + off, len);
-      if (v.is_atomic() && v.result) std::memcpy(v.result, buf + off, 8);
+      if (v.is_atomic() && v.result) {
+        std::memcpy(v.result, buf + off, 8);
+        if (v.kind == VerbKind::kMaskedCas && cl.masked_reply_big_endian())
+          *v.result = __builtin_bswap64(*v.result);
+      }
       off += round8(len);
     }
   }
@@ -878,7 +1106,7 @@ void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
     if (!c.qp || c.broken) cl.open_connections(n, {&ts});
   };
   bool emulate = false;
-  if (!cl.device().native_masked_cas())
+  if (!cl.native_masked_cas())
     for (Batch& b : batches)
       for (const Verb& v : b.verbs())
         if (v.kind == VerbKind::kMaskedCas) emulate = true;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "policies/verbs/device.h"
+#include "policies/verbs/mlx5_masked.h"
 #include "runtime/cluster.h"
 #include "runtime/scheduler.h"
 
@@ -91,6 +92,10 @@ class Cluster {
   uint64_t local_region_bytes() const { return region_bytes_; }
   // Start-up report: device, port, GID, MTU, capabilities, how masked CAS is served.
   std::string report() const;
+  // Masked CAS is posted as a native mlx5 extended atomic (else a counted READ + CAS loop).
+  bool native_masked_cas() const { return native_masked_; }
+  // The NIC returns the old word of a native masked CAS byte-swapped (probed, device-specific).
+  bool masked_reply_big_endian() const { return masked_reply_be_; }
   uint64_t ondemand_registrations() const { return ondemand_regs_.load(); }
 
   // Test hook: make thread t's verbs to `node` use a wrong rkey (provokes error completions).
@@ -109,7 +114,11 @@ class Cluster {
   std::vector<uint8_t> handle(wire::Reader& request);
   void serve_loop();
   void serve_connection(wire::Socket s);
-  ibv_qp* create_qp(ibv_cq* cq, uint32_t depth) const;
+  ibv_qp* create_qp(ibv_cq* cq, uint32_t depth, bool raw_wqe = false) const;
+  // Decides how masked CAS is served: native only on an mlx5 device whose loopback probe shows
+  // masked-CAS semantics (mlx5_masked.h); otherwise the counted CAS loop, with the reason.
+  void choose_masked_cas();
+  mlx5::ProbeObservation probe_masked_cas() const;  // defined only in builds with mlx5dv
   void bring_up(ibv_qp* qp, uint32_t my_psn, const wire::QpInfo& peer,
                 const std::string& what) const;
 
@@ -121,6 +130,9 @@ class Cluster {
   uint64_t region_bytes_ = 0;
   bool region_huge_ = false;
   ibv_mr* region_mr_ = nullptr;
+  bool native_masked_ = false;
+  bool masked_reply_be_ = false;
+  std::string masked_report_;
 
   // Serving side.
   std::unique_ptr<wire::Listener> listener_;

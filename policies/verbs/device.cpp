@@ -208,24 +208,6 @@ Device::Device(const Options& opts) {
   pd_ = ibv_alloc_pd(ctx_);
   if (!pd_) throw TransportError("ibv_alloc_pd on " + name_ + " failed: " + err_text(errno));
 
-  // Masked CAS. rdma-core's public API has no masked-atomic post: on mlx5 it takes a raw WQE
-  // (MLX5_OPCODE_ATOMIC_MASKED_CS through mlx5dv_wr_raw_wqe) and the extended-atomic caps, which
-  // upstream mlx5dv does not report. This build does not carry that raw WQE path, so masked CAS
-  // is always the counted CAS loop here; the report says so, and kNative fails loudly.
-  std::string masked;
-  if (!atomics_) {
-    masked = "unavailable (device has no RDMA atomics)";
-  } else if (mlx5_) {
-    masked =
-        "emulated by a CAS loop (mlx5 device: native masked CAS needs the raw-WQE "
-        "MLX5_OPCODE_ATOMIC_MASKED_CS path, not in this build)";
-  } else {
-    masked = "emulated by a CAS loop (not an mlx5 device; no extended atomics)";
-  }
-  native_masked_cas_ = false;
-  if (opts.masked_cas == MaskedCasMode::kNative)
-    throw ConfigError("--masked-cas=native asked, but " + name_ + ": masked CAS is " + masked);
-
   std::ostringstream os;
   os << "verbs: device " << name_ << " port " << int(port_) << " ("
      << (ethernet_ ? "Ethernet/RoCE" : "InfiniBand") << ", " << port_state_name(pa.state)
@@ -236,7 +218,7 @@ Device::Device(const Options& opts) {
      << (da.atomic_cap == IBV_ATOMIC_HCA    ? "HCA"
          : da.atomic_cap == IBV_ATOMIC_GLOB ? "GLOB"
                                             : "NONE")
-     << "; masked CAS " << masked << "; device memory "
+     << "; device memory "
      << (dm_bytes_ ? std::to_string(dm_bytes_) + " bytes (not used by this build)"
                    : std::string("none"))
      << "; max_qp_wr " << max_qp_wr_ << ", max_rd_atomic " << max_rd_atomic_;

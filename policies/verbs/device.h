@@ -61,9 +61,8 @@ class Device {
   bool atomics() const { return atomics_; }
   bool mlx5() const { return mlx5_; }
   uint64_t device_memory_bytes() const { return dm_bytes_; }
-  bool native_masked_cas() const { return native_masked_cas_; }
-  // One paragraph for the start-up log: device, port, GID, MTU and every optional capability,
-  // including how masked CAS is served and why.
+  // One paragraph for the start-up log: device, port, GID, MTU and the optional capabilities
+  // (how masked CAS is served is decided by the Cluster's probe and reported there).
   const std::string& report() const { return report_; }
 
  private:
@@ -84,7 +83,6 @@ class Device {
   bool atomics_ = false;
   bool mlx5_ = false;
   uint64_t dm_bytes_ = 0;
-  bool native_masked_cas_ = false;
   std::string report_;
 };
 

@@ -40,7 +40,7 @@ class Endpoint {
   NodeRole role(NodeId n) const { return cluster_->config().nodes.at(n).role; }
   uint64_t region_bytes(NodeId n) const { return cluster_->config().nodes.at(n).region_bytes; }
   const MailboxGeometry& mailbox_geometry() const { return cluster_->config().mailbox; }
-  bool native_masked_cas() const { return cluster_->device().native_masked_cas(); }
+  bool native_masked_cas() const { return cluster_->native_masked_cas(); }
   Cluster& cluster() const { return *cluster_; }
 
  private:

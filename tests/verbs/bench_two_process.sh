@@ -4,7 +4,9 @@
 # stops the node. Prints dmrt-bench's table; exit 77 = no RDMA device.
 #   bench_two_process.sh DMRT_NODE DMRT_BENCH [dmrt-bench flags...]
 #   env: NODE_ARGS (more dmrt-node flags, e.g. "--service rolex"); EXPECT_NODE_RETRAINS=1 checks
-#        that ROLEX retrained on the memory node (retrainings > 0, none by compute clients)
+#        that ROLEX retrained on the memory node (retrainings > 0, none by compute clients);
+#        BENCH_TIMEOUT=S fails a dmrt-bench still running after S seconds, printing the stacks of
+#        both processes (gdb, when installed) first
 set -u
 NODE_BIN=$1
 BENCH_BIN=$2
@@ -29,7 +31,21 @@ TOML
 "$NODE_BIN" --cluster "$DIR/cluster.toml" --node 0 ${NODE_ARGS:-} > "$DIR/node.log" 2>&1 &
 NPID=$!
 "$BENCH_BIN" --transport verbs --cluster "$DIR/cluster.toml" --node 1 --stop-nodes \
-  --json "$DIR/out.json" "$@"
+  --json "$DIR/out.json" "$@" &
+BPID=$!
+if [ "${BENCH_TIMEOUT:-0}" -gt 0 ]; then
+  for _ in $(seq 1 $((BENCH_TIMEOUT * 10))); do kill -0 $BPID 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $BPID 2>/dev/null; then
+    echo "dmrt-bench still running after ${BENCH_TIMEOUT}s; stacks of dmrt-bench and dmrt-node:"
+    if command -v gdb >/dev/null; then
+      for p in $BPID $NPID; do
+        gdb -p $p -batch -ex "thread apply all bt 30" 2>&1 | grep -E "^(Thread|#)" | head -200
+      done
+    fi
+    kill $BPID
+  fi
+fi
+wait $BPID
 RC=$?
 for _ in $(seq 1 100); do kill -0 $NPID 2>/dev/null || break; sleep 0.1; done
 if kill -0 $NPID 2>/dev/null; then

@@ -171,10 +171,14 @@ Report Cluster::report() const {
       nr.bw_util = std::max(nr.tx_util, nr.rx_util);
     }
     if (s.ops) nr.avg_wait_ns = (s.wait_ps[0] + s.wait_ps[1] + s.wait_ps[2]) / 1000.0 / s.ops;
+    // A queue alone does not make a resource saturated: the clients' first posts arrive as one
+    // burst and queue at every NIC. It must also have been busy for most of the window.
+    const double utils[3] = {nr.iops_util, nr.tx_util, nr.rx_util};
     uint64_t at = NicCounters::kNever;
     int which = -1;
     for (int k = 0; k < 3; ++k)
-      if (s.saturated_at_ps[k] < at) at = s.saturated_at_ps[k], which = k;
+      if (s.saturated_at_ps[k] < at && utils[k] >= kSaturatedUtil)
+        at = s.saturated_at_ps[k], which = k;
     if (which >= 0) {
       nr.saturated = short_names[which];
       nr.saturated_at_ns = at / 1000;
@@ -185,7 +189,6 @@ Report Cluster::report() const {
         r.saturated_first_at_ns = at / 1000;
       }
     }
-    const double utils[3] = {nr.iops_util, nr.tx_util, nr.rx_util};
     for (int k = 0; k < 3; ++k)
       if (utils[k] > r.bottleneck_util) {  // strict: ties go to the lowest node, op before bytes
         r.bottleneck_util = utils[k];
@@ -208,7 +211,7 @@ Report Cluster::report() const {
     r.services.push_back(std::move(sr));
   }
   if (r.bottleneck.empty()) r.bottleneck = "none";
-  r.saturated = r.bottleneck_util >= 0.9;
+  r.saturated = r.bottleneck_util >= kSaturatedUtil;
   (void)o;
   return r;
 }

@@ -45,6 +45,9 @@ struct RunOptions {
   unsigned clients = 0;  // for run(): how many clients (0 = compute_nodes x clients_per_node)
 };
 
+// A resource busy for at least this fraction of the report window counts as saturated.
+inline constexpr double kSaturatedUtil = 0.9;
+
 // Utilisation of one node's NIC over the report window (fractions of the configured limits).
 struct NicReport {
   NodeId node = 0;
@@ -60,8 +63,8 @@ struct NicReport {
   double rx_util = 0;
   double bw_util = 0;      // max(tx_util, rx_util)
   double avg_wait_ns = 0;  // mean queueing delay per verb at this NIC
-  // The resource of this NIC that first made a verb wait >= saturation_wait_ns ("" if none) and
-  // the virtual time that happened.
+  // Among this NIC's resources busy for >= kSaturatedUtil of the window, the one that first made
+  // a verb wait >= saturation_wait_ns ("" if none) and the virtual time that happened.
   std::string saturated;
   uint64_t saturated_at_ns = 0;
 };
@@ -88,11 +91,11 @@ struct Report {
   std::vector<NicReport> nics;          // one per node, by NodeId
   std::vector<ServiceReport> services;  // nodes whose memory-node services did anything
   // The most utilised resource, e.g. "node 0 (memory) NIC message rate", its utilisation, and
-  // whether it is saturated (>= 90%); otherwise the run was latency- or CPU-bound.
+  // whether it is saturated (>= kSaturatedUtil); otherwise the run was latency- or CPU-bound.
   std::string bottleneck;
   double bottleneck_util = 0;
   bool saturated = false;
-  // The resource that first made a verb queue >= saturation_wait_ns, or "none".
+  // Over all NICs, the saturated resource (as in NicReport) that queued first, or "none".
   std::string saturated_first = "none";
   uint64_t saturated_first_at_ns = 0;
 

@@ -38,6 +38,12 @@ class Pool {
   uint64_t heap_used(NodeId n) const;
   // True when regions were bound to NUMA nodes as the config asked.
   bool numa_bound() const { return numa_bound_; }
+  // Off (the default), a round trip completes inline, as a CXL load does, and the fibers of one
+  // thread interleave only where they pause. On, every client fiber yields after each round trip,
+  // as it would while a NIC serves it, so they interleave inside operations too: what the
+  // concurrency tests want on a 2-core machine. Set before clients run.
+  void set_yield_per_round_trip(bool on) { yield_per_round_trip_ = on; }
+  bool yield_per_round_trip() const { return yield_per_round_trip_; }
 
  private:
   Pool() = default;
@@ -47,6 +53,7 @@ class Pool {
   std::string name_;
   bool owner_ = false;
   bool numa_bound_ = false;
+  bool yield_per_round_trip_ = false;
 };
 
 std::string shm_object_name(const std::string& pool, NodeId node);

@@ -29,6 +29,7 @@ class Endpoint {
   void execute(std::span<Batch> batches, Counters& counters) {
     for (Batch& b : batches)
       for (const Verb& v : b.verbs()) perform(v, counters);
+    if (pool_->yield_per_round_trip()) boost::this_fiber::yield();
   }
 
   void pause() {

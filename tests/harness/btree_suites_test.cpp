@@ -11,7 +11,8 @@ namespace dmrt::harness {
 namespace {
 
 std::shared_ptr<shm::Pool> tree_pool() {
-  return shm::Pool::create(ClusterConfig::embedded(1, 1, uint64_t{256} << 20, uint64_t{8} << 20));
+  return testing::interleaved(
+      shm::Pool::create(ClusterConfig::embedded(1, 1, uint64_t{256} << 20, uint64_t{8} << 20)));
 }
 
 // Small nodes so that a few hundred hot keys split leaves and internal nodes during the run.

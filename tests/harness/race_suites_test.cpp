@@ -12,7 +12,8 @@ namespace {
 using Race = race::RaceIndex<ShmTransport>;
 
 std::shared_ptr<shm::Pool> race_pool() {
-  return shm::Pool::create(ClusterConfig::embedded(2, 1, uint64_t{256} << 20, uint64_t{8} << 20));
+  return testing::interleaved(
+      shm::Pool::create(ClusterConfig::embedded(2, 1, uint64_t{256} << 20, uint64_t{8} << 20)));
 }
 
 race::Options race_options() {

@@ -212,13 +212,23 @@ class RaceIndex<T>::Handle {
         c_->pause();
         continue;
       }
-      Cands cs = candidates(kh, v);
+      // Tentative claims count too: while another insert of this key is settling, claiming a
+      // slot of our own would make it wait for our withdrawal, and a stream of such claims from
+      // many clients would keep it waiting for ever. So wait for its verdict instead.
+      Cands cs = candidates(kh, v, /*with_tentative=*/true);
       if (cs.n) {
         Found f = read_blocks(key, cs);
         if (f.torn) continue;
-        if (f.idx >= 0) {
+        bool final_copy = false, claimed = false;
+        for (size_t i = 0; i < cs.n; ++i)
+          if (f.matches >> i & 1) (Slot::tentative(cs.words[i]) ? claimed : final_copy) = true;
+        if (final_copy) {
           c_->free(blk, Slot::bytes(word));  // never published
           return false;
+        }
+        if (claimed) {
+          c_->pause();
+          continue;
         }
       }
       Pos p;
@@ -356,9 +366,11 @@ class RaceIndex<T>::Handle {
     std::string blocks[kMaxCands];
   };
   struct Found {
-    int idx = -1;
+    int idx = -1;          // the first candidate holding the key, in agreement order
     bool torn = false;
+    uint32_t matches = 0;  // bit i: candidate i holds the key
   };
+  static_assert(kMaxCands <= 32);
 
   KeyHash hash(Key key) const {
     return KeyHash::of(key, geo_, opts_.max_global_depth);
@@ -468,7 +480,9 @@ class RaceIndex<T>::Handle {
         f.torn = true;
         return f;
       }
-      if (r == KvBlock::Check::kMatch && f.idx < 0) f.idx = static_cast<int>(i);
+      if (r != KvBlock::Check::kMatch) continue;
+      f.matches |= uint32_t{1} << i;
+      if (f.idx < 0) f.idx = static_cast<int>(i);
     }
     return f;
   }
@@ -587,29 +601,25 @@ class RaceIndex<T>::Handle {
       if (!own_present)
         throw std::logic_error(
             "RACE lost a tentative claim (only its owner or a splitter moves it)");
-      std::vector<size_t> copies;
+      uint32_t copies = 0;  // bit i: others[i] holds the key
       if (others.n) {
-        read_blocks(key, others);
-        bool torn = false;
-        for (size_t i = 0; i < others.n && !torn; ++i) {
-          auto k = KvBlock::check(others.blocks[i].data(), Slot::bytes(others.words[i]), key);
-          if (k == KvBlock::Check::kTorn) torn = true;
-          if (k == KvBlock::Check::kMatch) copies.push_back(i);
-        }
-        if (torn || (copies.empty() && !slots_unchanged(table, others))) {
+        Found f = read_blocks(key, others);
+        if (f.torn || (!f.matches && !slots_unchanged(table, others))) {
           reread(kh, table, r);
           continue;
         }
+        copies = f.matches;
       }
       bool final_copy = false, earlier_claim = false;
-      for (size_t i : copies) {
+      for (size_t i = 0; i < others.n; ++i) {
+        if (!(copies >> i & 1)) continue;
         if (!Slot::tentative(others.words[i]))
           final_copy = true;
         else if (others.pos[i] < own)
           earlier_claim = true;
       }
-      uint64_t to = copies.empty() ? (claim & ~Slot::kTentative) : 0;
-      if (!copies.empty() && !final_copy && !earlier_claim) {
+      uint64_t to = copies == 0 ? (claim & ~Slot::kTentative) : 0;
+      if (copies != 0 && !final_copy && !earlier_claim) {
         // Ours is the first claim: the later ones withdraw (or finalize, if they never saw ours).
         c_->pause();
         reread(kh, table, r);

@@ -3,7 +3,8 @@
 # dmrt-bench runs compute node 1 against it over the TCP bootstrap, checks linearizability and
 # stops the node. Prints dmrt-bench's table; exit 77 = no RDMA device.
 #   bench_two_process.sh DMRT_NODE DMRT_BENCH [dmrt-bench flags...]
-#   env: NODE_ARGS (more dmrt-node flags, e.g. "--service rolex"); EXPECT_NODE_RETRAINS=1 checks
+#   env: VERBS_ARGS (transport flags for both programs, e.g. "--timeout-exp 20");
+#        NODE_ARGS (more dmrt-node flags, e.g. "--service rolex"); EXPECT_NODE_RETRAINS=1 checks
 #        that ROLEX retrained on the memory node (retrainings > 0, none by compute clients);
 #        BENCH_TIMEOUT=S fails a dmrt-bench still running after S seconds, printing the stacks of
 #        both processes (gdb, when installed) first
@@ -28,10 +29,11 @@ region = "16MiB"
 address = "127.0.0.1:$P1"
 TOML
 # shellcheck disable=SC2086
-"$NODE_BIN" --cluster "$DIR/cluster.toml" --node 0 ${NODE_ARGS:-} > "$DIR/node.log" 2>&1 &
+"$NODE_BIN" --cluster "$DIR/cluster.toml" --node 0 ${VERBS_ARGS:-} ${NODE_ARGS:-} > "$DIR/node.log" 2>&1 &
 NPID=$!
+# shellcheck disable=SC2086
 "$BENCH_BIN" --transport verbs --cluster "$DIR/cluster.toml" --node 1 --stop-nodes \
-  --json "$DIR/out.json" "$@" &
+  --json "$DIR/out.json" ${VERBS_ARGS:-} "$@" &
 BPID=$!
 if [ "${BENCH_TIMEOUT:-0}" -gt 0 ]; then
   for _ in $(seq 1 $((BENCH_TIMEOUT * 10))); do kill -0 $BPID 2>/dev/null || break; sleep 0.1; done

@@ -1,6 +1,7 @@
 // Compute side of the two-process verbs test: joins a cluster served by dmrt-node over the TCP
 // bootstrap, runs threads x fibers of verbs with exactly known results, and checks them.
-//   verbs_remote_check --cluster FILE --node N [--threads T] [--fibers F] [--ops K] [--stop]
+//   verbs_remote_check --cluster FILE --node N [--threads T] [--fibers F] [--ops K]
+//                      [--timeout-exp E] [--stop]
 //   verbs_remote_check --probe        exit 77 (skip) when there is no RDMA device
 #include <atomic>
 #include <cstdio>
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   std::string file;
   long node = -1;
   unsigned threads = 2, fibers = 4, ops = 200;
+  uint8_t ack_timeout = 0;  // 0: the transport's default
   bool stop = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -50,6 +52,8 @@ int main(int argc, char** argv) {
       fibers = static_cast<unsigned>(std::stoul(v));
     else if (a == "--ops")
       ops = static_cast<unsigned>(std::stoul(v));
+    else if (a == "--timeout-exp")
+      ack_timeout = static_cast<uint8_t>(std::stoul(v));
     else {
       std::cerr << "unknown argument " << a << "\n";
       return 2;
@@ -64,6 +68,7 @@ int main(int argc, char** argv) {
     ClusterConfig config = ClusterConfig::from_toml_file(file);
     verbs::Options o;
     o.threads = threads;
+    if (ack_timeout) o.ack_timeout = ack_timeout;
     verbs::Cluster cluster(config, static_cast<NodeId>(node), o);
     std::cout << cluster.report() << std::endl;
     cluster.connect();

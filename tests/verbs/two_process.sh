@@ -2,6 +2,7 @@
 # Two processes joined by the TCP bootstrap: dmrt-node serves memory node 0, verbs_remote_check
 # runs as compute node 1 and checks exact results, then stops the node. Exit 77 = no device.
 #   two_process.sh DMRT_NODE REMOTE_CHECK
+#   env: VERBS_ARGS (transport flags for both programs, e.g. "--timeout-exp 20")
 set -u
 NODE_BIN=$1
 CHECK_BIN=$2
@@ -25,9 +26,12 @@ role = "compute"
 region = "8MiB"
 address = "127.0.0.1:$P1"
 TOML
-"$NODE_BIN" --cluster "$DIR/cluster.toml" --node 0 > "$DIR/node.log" 2>&1 &
+# shellcheck disable=SC2086
+"$NODE_BIN" --cluster "$DIR/cluster.toml" --node 0 ${VERBS_ARGS:-} > "$DIR/node.log" 2>&1 &
 NPID=$!
-"$CHECK_BIN" --cluster "$DIR/cluster.toml" --node 1 --threads 2 --fibers 4 --ops 100 --stop
+# shellcheck disable=SC2086
+"$CHECK_BIN" --cluster "$DIR/cluster.toml" --node 1 --threads 2 --fibers 4 --ops 100 ${VERBS_ARGS:-} \
+  --stop
 RC=$?
 for _ in $(seq 1 100); do kill -0 $NPID 2>/dev/null || break; sleep 0.1; done
 if kill -0 $NPID 2>/dev/null; then

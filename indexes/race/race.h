@@ -366,7 +366,7 @@ class RaceIndex<T>::Handle {
     std::string blocks[kMaxCands];
   };
   struct Found {
-    int idx = -1;          // the first candidate holding the key, in agreement order
+    int idx = -1;  // the first candidate holding the key, in agreement order
     bool torn = false;
     uint32_t matches = 0;  // bit i: candidate i holds the key
   };

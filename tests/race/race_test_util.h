@@ -20,8 +20,8 @@ static_assert(KvHandle<Index::Handle>);
 
 inline std::shared_ptr<shm::Pool> pool(unsigned memory_nodes = 2,
                                        uint64_t memory_bytes = uint64_t{256} << 20) {
-  auto p = shm::Pool::create(
-      ClusterConfig::embedded(memory_nodes, 1, memory_bytes, uint64_t{8} << 20));
+  auto p =
+      shm::Pool::create(ClusterConfig::embedded(memory_nodes, 1, memory_bytes, uint64_t{8} << 20));
   p->set_yield_per_round_trip(true);  // fibers interleave inside operations, as on RDMA
   return p;
 }

@@ -63,10 +63,14 @@ void check_churn(bool same_slot) {
   EXPECT_EQ(a, hot_key_churn(200, same_slot));  // deterministic
 }
 
-TEST(SimRace, HotKeyChurnStaysLiveAndDuplicateFree) { check_churn(true); }
+TEST(SimRace, HotKeyChurnStaysLiveAndDuplicateFree) {
+  check_churn(true);
+}
 
 // Racing claims land in different slots here, so the first claimer waits for the others' verdicts.
-TEST(SimRace, HotKeyChurnWithIndependentSlotsStaysLiveAndDuplicateFree) { check_churn(false); }
+TEST(SimRace, HotKeyChurnWithIndependentSlotsStaysLiveAndDuplicateFree) {
+  check_churn(false);
+}
 
 }  // namespace
 }  // namespace dmrt::sim

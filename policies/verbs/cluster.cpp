@@ -277,9 +277,7 @@ std::string Cluster::report() const {
 // --- QPs ---------------------------------------------------------------------------------------
 
 ibv_qp* Cluster::create_qp(ibv_cq* cq, uint32_t depth, bool raw_wqe) const {
-  ibv_qp* qp = nullptr;
-  if (!raw_wqe) {
-    ibv_qp_init_attr a{};
+  auto rc_attrs = [&](auto& a) {  // the same fields in ibv_qp_init_attr and its _ex form
     a.send_cq = cq;
     a.recv_cq = cq;
     a.qp_type = IBV_QPT_RC;
@@ -288,20 +286,18 @@ ibv_qp* Cluster::create_qp(ibv_cq* cq, uint32_t depth, bool raw_wqe) const {
     a.cap.max_recv_wr = 1;
     a.cap.max_send_sge = 1;
     a.cap.max_recv_sge = 1;
+  };
+  ibv_qp* qp = nullptr;
+  if (!raw_wqe) {
+    ibv_qp_init_attr a{};
+    rc_attrs(a);
     qp = ibv_create_qp(device_->pd(), &a);
   } else {
 #ifdef DMRT_HAVE_MLX5DV
     // Native masked CAS: the QP takes raw WQEs, posted through the ibv_wr_* API. The inline
     // budget only sizes the send-queue stride so an 80-byte masked-CAS WQE fits one entry.
     ibv_qp_init_attr_ex a{};
-    a.send_cq = cq;
-    a.recv_cq = cq;
-    a.qp_type = IBV_QPT_RC;
-    a.sq_sig_all = 0;
-    a.cap.max_send_wr = depth;
-    a.cap.max_recv_wr = 1;
-    a.cap.max_send_sge = 1;
-    a.cap.max_recv_sge = 1;
+    rc_attrs(a);
     a.cap.max_inline_data = 64;
     a.pd = device_->pd();
     a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;

@@ -150,6 +150,9 @@ int main_impl(int argc, char** argv) {
       ->group(vg);
   verbs::add_cli_flags(app, opt.verbs, vg);
 #endif
+  app.add_flag("--shm-interleave", opt.shm_interleave,
+               "shm: every client fiber yields after each round trip, as while a NIC serves it, so "
+               "the fibers of a thread interleave inside operations (for --verify)");
   app.add_flag("--verify", opt.verify, "Record a history and check it for linearizability");
   app.add_flag("--quiet", opt.quiet, "No table on stdout (with --json FILE: JSON only)");
   bool list = false;

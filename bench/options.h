@@ -36,6 +36,7 @@ struct Options {
   unsigned memory_nodes = 1;
   unsigned compute_nodes = 1;  // embedded cluster (shm); on sim, sim.compute_nodes
   uint64_t memory_mb = 4096;
+  bool shm_interleave = false;  // shm: fibers yield after every round trip (Pool)
 #if DMRT_TRANSPORT_SIM
   sim::Options sim = sim::Options::preset("rdma-cx6");  // --transport sim: cluster and cost model
 #endif

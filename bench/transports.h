@@ -30,7 +30,9 @@ struct Env;  // specialized per transport
 // end_phase(PhaseResult&) around each measured phase.
 template <>
 struct Env<ShmTransport> {
-  Env(const Options&, const ClusterConfig& config) : pool(shm::Pool::create(config)) {}
+  Env(const Options& opt, const ClusterConfig& config) : pool(shm::Pool::create(config)) {
+    pool->set_yield_per_round_trip(opt.shm_interleave);
+  }
 
   shm::Endpoint endpoint(NodeId home, uint32_t client_id) {
     return shm::Endpoint(pool, home, client_id);

@@ -25,9 +25,10 @@ fi
 # Tiny sizes: enough for splits in the trees (leaves of 32-64 entries) and for run-phase inserts.
 KEYS=600
 OPS=1500
-# shm: 1 thread x 4 fibers interleaves clients between operations (deterministic; the index
-# suites cover concurrent threads). sim: 2 compute nodes x 2 clients interleave at every verb.
-SHM_ARGS="--threads 1 --fibers 4"
+# shm: 1 thread x 4 fibers interleaves clients at every round trip (--shm-interleave;
+# deterministic: the index suites cover concurrent threads). sim: 2 compute nodes x 2 clients
+# interleave at every verb.
+SHM_ARGS="--threads 1 --fibers 4 --shm-interleave"
 SIM_ARGS="--compute-nodes 2 --clients-per-node 2"
 
 # One run: writes WORK/<tag>.{out,err,json,rc}.

@@ -645,29 +645,33 @@ std::vector<Operation> shrink_key(std::vector<Operation> ops, const CheckOptions
     best = window(a, j);
     from_any_state = true;
   }
-  // Greedily drop single operations while the rest still fails the same way.
-  if (best.size() <= 200) {
-    auto deadline = Clock::now() + std::chrono::seconds(10);
+  // Drop operations while the rest still fails the same way: chunks of half the history first,
+  // then ever smaller ones down to single operations (delta debugging), so a long window left by
+  // one very long operation shrinks in about log(n) passes instead of n single drops.
+  // Keep the writes of values the remaining operations read: a witness names its sources.
+  auto keeps_sources = [](const std::vector<Operation>& t, const std::vector<Operation>& from) {
+    for (const Operation& r : t) {
+      if (!r.ok || r.pending() || (r.kind != OpKind::kSearch && r.kind != OpKind::kRmw)) continue;
+      auto writes = [&](const Operation& w) {
+        return (w.kind == OpKind::kInsert || w.kind == OpKind::kUpdate || w.kind == OpKind::kRmw) &&
+               w.arg == r.out;
+      };
+      bool had = std::any_of(from.begin(), from.end(), writes);
+      if (had && std::none_of(t.begin(), t.end(), writes)) return false;
+    }
+    return true;
+  };
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  for (size_t chunk = std::max<size_t>(best.size() / 2, 1); chunk >= 1; chunk /= 2) {
     for (size_t i = 0; i < best.size() && Clock::now() < deadline;) {
-      // Keep the writes of values the remaining operations read: a witness names its sources.
-      const Operation& d = best[i];
-      bool source = false;
-      if (d.kind == OpKind::kInsert || d.kind == OpKind::kUpdate || d.kind == OpKind::kRmw)
-        for (size_t k = 0; k < best.size() && !source; ++k)
-          source = k != i && best[k].ok && !best[k].pending() &&
-                   (best[k].kind == OpKind::kSearch || best[k].kind == OpKind::kRmw) &&
-                   best[k].out == d.arg;
-      if (source) {
-        ++i;
-        continue;
-      }
       std::vector<Operation> t = best;
-      t.erase(t.begin() + i);
-      if (!t.empty() && (from_any_state ? fails_any(t) : fails_empty(t)))
+      t.erase(t.begin() + i, t.begin() + std::min(i + chunk, t.size()));
+      if (!t.empty() && keeps_sources(t, best) && (from_any_state ? fails_any(t) : fails_empty(t)))
         best = std::move(t);
       else
-        ++i;
+        i += chunk;
     }
+    if (chunk == 1) break;
   }
   return best;
 }

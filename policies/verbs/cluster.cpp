@@ -848,7 +848,8 @@ namespace {
 // Posts every batch (one chained list each, last verb signaled), waits for all of them.
 // A batch holding a native masked CAS: the same chain through the ibv_wr_* API, the masked CAS
 // as a raw mlx5 WQE in its place, so the batch still rings one doorbell in order.
-int post_with_raw_wqes(ibv_qp* qp, const ibv_send_wr* wrs, const Verb* const* verbs, size_t n) {
+int post_with_raw_wqes(ibv_qp* qp, const ibv_send_wr* wrs, const Batch& b) {
+  const size_t n = b.size();
 #ifdef DMRT_HAVE_MLX5DV
   ibv_qp_ex* qx = ibv_qp_to_qp_ex(qp);
   mlx5dv_qp_ex* mx = mlx5dv_qp_ex_from_ibv_qp_ex(qx);
@@ -858,16 +859,16 @@ int post_with_raw_wqes(ibv_qp* qp, const ibv_send_wr* wrs, const Verb* const* ve
     const ibv_sge& g = *w.sg_list;
     qx->wr_id = w.wr_id;
     qx->wr_flags = w.send_flags;
-    if (verbs[i]->kind == VerbKind::kMaskedCas) {
+    if (b[i].kind == VerbKind::kMaskedCas) {
       mlx5::MaskedCasArgs m;
       m.qpn = qp->qp_num;
       m.signaled = w.send_flags & IBV_SEND_SIGNALED;
       m.remote_addr = w.wr.atomic.remote_addr;
       m.rkey = w.wr.atomic.rkey;
-      m.compare = verbs[i]->compare;
-      m.compare_mask = verbs[i]->compare_mask;
-      m.swap = verbs[i]->swap;
-      m.swap_mask = verbs[i]->swap_mask;
+      m.compare = b[i].compare;
+      m.compare_mask = b[i].compare_mask;
+      m.swap = b[i].swap;
+      m.swap_mask = b[i].swap_mask;
       m.local_addr = g.addr;
       m.lkey = g.lkey;
       alignas(64) uint8_t wqe[mlx5::kMaskedCasWqeBytes];
@@ -901,7 +902,7 @@ int post_with_raw_wqes(ibv_qp* qp, const ibv_send_wr* wrs, const Verb* const* ve
   }
   return ibv_wr_complete(qx);
 #else
-  (void)qp, (void)wrs, (void)verbs, (void)n;
+  (void)qp, (void)wrs, (void)b;
   return EOPNOTSUPP;
 #endif
 }
@@ -983,7 +984,6 @@ void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
   std::vector<WrTag> tags(total);
   std::vector<ibv_send_wr> wrs(total);
   std::vector<ibv_sge> sges(total);
-  std::vector<const Verb*> vp(total);
   Pending p;
   std::string post_error;
   size_t k = 0;
@@ -1051,12 +1051,11 @@ void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
           w.wr.atomic.rkey = c.rkey;
           break;
       }
-      vp[k] = &v;
       off += round8(len);
     }
     ibv_send_wr* bad = nullptr;
-    int rc = masked ? post_with_raw_wqes(c.qp, &wrs[first], &vp[first], size)
-                    : ibv_post_send(c.qp, &wrs[first], &bad);
+    int rc =
+        masked ? post_with_raw_wqes(c.qp, &wrs[first], b) : ibv_post_send(c.qp, &wrs[first], &bad);
     if (rc) {
       post_error = "ibv_post_send of " + std::to_string(size) + " verbs to node " +
                    std::to_string(n) + " failed: " + err_text(rc);

@@ -153,7 +153,12 @@ int main_impl(int argc, char** argv) {
   app.add_flag("--shm-interleave", opt.shm_interleave,
                "shm: every client fiber yields after each round trip, as while a NIC serves it, so "
                "the fibers of a thread interleave inside operations (for --verify)");
-  app.add_flag("--verify", opt.verify, "Record a history and check it for linearizability");
+  auto* verify =
+      app.add_flag("--verify", opt.verify, "Record a history and check it for linearizability");
+  app.add_option("--history", opt.history,
+                 "With --verify: also write the recorded history to FILE (text, one operation per "
+                 "line), to check again with dmrt-check")
+      ->needs(verify);
   app.add_flag("--quiet", opt.quiet, "No table on stdout (with --json FILE: JSON only)");
   bool list = false;
   app.add_flag(

@@ -47,7 +47,8 @@ struct Options {
   int node = -1;            // verbs: this process's node id (-1: the cluster's compute node)
   bool stop_nodes = false;  // verbs: ask the memory nodes (dmrt-node) to exit at the end
   bool verify = false;
-  bool quiet = false;  // no table on stdout
+  std::string history;  // --verify: also save the recorded history here (runtime/history_io.h)
+  bool quiet = false;   // no table on stdout
 
   Distribution dist() const {
     if (distribution == "uniform") return Distribution::kUniform;

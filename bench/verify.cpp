@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "runtime/history.h"
+#include "runtime/history_io.h"
 #include "runtime/linearizability.h"
 
 namespace dmrt::bench {
@@ -13,7 +14,7 @@ bool verify_available() {
   return true;
 }
 
-int verify_history(const History& history, const Options&) {
+int verify_history(const History& history, const Options& options) {
   std::vector<HistoryRecorder> recorders;
   recorders.reserve(history.size());
   for (size_t c = 0; c < history.size(); ++c) {
@@ -41,9 +42,22 @@ int verify_history(const History& history, const Options&) {
     }
   }
   dmrt::History merged = merge_histories(recorders);
+  if (!options.history.empty()) {
+    try {
+      save_history(merged, options.history);
+      std::printf("history: %zu operations written to %s\n", merged.ops.size(),
+                  options.history.c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "history: %s\n", e.what());
+      return 2;
+    }
+  }
   CheckOptions opts;
   opts.threads = 0;  // the run is over: use every core
-  CheckResult res = check_history(merged, opts);
+  return report_check(check_history(merged, opts));
+}
+
+int report_check(const CheckResult& res) {
   const char* verdict = res.linearizable ? "yes" : (res.unknown ? "unknown" : "no");
   std::printf("linearizable: %s\n", verdict);
   std::printf("operations checked: %llu (%llu keys, %llu scans) in %.2f s\n",

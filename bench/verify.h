@@ -13,6 +13,10 @@
 #include "bench/workload.h"
 #include "indexes/common/kv.h"
 
+namespace dmrt {
+struct CheckResult;
+}
+
 namespace dmrt::bench {
 
 // One completed operation as a client saw it. For kRmw the read part's result is in `ok`/`out`
@@ -39,6 +43,11 @@ bool verify_available();
 
 // Checks `history` (the index starts empty). Returns the process exit code: 0 linearizable,
 // 1 a violation (explained on stderr), 2 not available / could not decide.
+// With options.history set, the history is also saved there (runtime/history_io.h) first.
 int verify_history(const History& history, const Options& options);
+
+// Prints the verdict lines (and the explanation of anything but "yes") to stdout; returns the exit
+// code verify_history() documents. Shared with dmrt-check.
+int report_check(const CheckResult& result);
 
 }  // namespace dmrt::bench

@@ -158,5 +158,29 @@ if has_index dmtree; then
   expect 0 "DMTree baseline, 3 compute nodes" --index dmtree --dmtree-ablation fp-btree --compute-nodes 3 --workload a
 fi
 expect 0 "a learned key set" --keyset lognormal --key-order ordered --workload d
+expect 2 "--history without --verify" --index race --workload a --history "$WORK/h.txt"
+
+# A saved history checks again offline with dmrt-check; one found value changed to one no
+# operation wrote must then be a violation (exit 1).
+CHECK="$(dirname "$BENCH")/dmrt-check"
+if [ -x "$CHECK" ]; then
+  "$BENCH" --index race --workload a --keys 300 --ops 3000 $SHM_ARGS --verify --quiet \
+    --history "$WORK/h.txt" >"$WORK/h.out" 2>&1 || { echo "FAIL history: bench run"; status=1; }
+  if ! "$CHECK" "$WORK/h.txt" >"$WORK/c.out" 2>&1 || ! grep -q "linearizable: yes" "$WORK/c.out"; then
+    echo "FAIL history: dmrt-check on the saved history: $(head -c 300 "$WORK/c.out")"
+    status=1
+  fi
+  awk '!done && $1 == "search" && $6 == 1 { $5 = "badbadbad"; done = 1 } { print }' \
+    "$WORK/h.txt" >"$WORK/bad.txt"
+  "$CHECK" "$WORK/bad.txt" >"$WORK/c.out" 2>&1
+  rc=$?
+  if [ "$rc" != 1 ] || ! grep -q "NOT linearizable" "$WORK/c.out"; then
+    echo "FAIL history: a corrupted read was not caught (exit $rc)"
+    status=1
+  fi
+else
+  echo "FAIL history: $CHECK is missing"
+  status=1
+fi
 echo "smoke: $(($(date +%s) - start)) s"
 exit $status

@@ -1,0 +1,50 @@
+// dmrt-check: checks a history saved by `dmrt-bench --verify --history FILE` (or written by any
+// program through runtime/history_io.h) again, offline: with a larger budget, on one key, or after
+// a change to the checker.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+
+#include "bench/verify.h"
+#include "runtime/history_io.h"
+#include "runtime/linearizability.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"dmrt-check: linearizability check of a saved dmrt history"};
+  std::string file;
+  std::vector<uint64_t> keys;
+  dmrt::CheckOptions opts;
+  opts.threads = 0;
+  bool no_scans = false, no_shrink = false;
+  app.add_option("FILE", file, "History file (dmrt-bench --history)")->required();
+  app.add_option("--key", keys, "Check only the point operations on these keys (repeatable)");
+  app.add_option("--max-steps", opts.max_steps_per_key,
+                 "Search steps per key before it is declared undecided")
+      ->capture_default_str();
+  app.add_option("--deadline", opts.deadline_seconds, "Seconds for the whole check (0 = none)")
+      ->capture_default_str();
+  app.add_option("--threads", opts.threads, "Keys checked in parallel (0 = every core)")
+      ->capture_default_str();
+  app.add_flag("--no-scans", no_scans, "Skip the scan checks");
+  app.add_flag("--no-shrink", no_shrink, "Report a violation's whole key history, unshrunk");
+  CLI11_PARSE(app, argc, argv);
+  opts.check_scans = !no_scans;
+  opts.shrink = !no_shrink;
+
+  dmrt::History h;
+  try {
+    h = dmrt::load_history(file);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dmrt-check: %s\n", e.what());
+    return 2;
+  }
+  if (!keys.empty()) {
+    std::erase_if(h.ops, [&](const dmrt::Operation& o) {
+      return o.kind == dmrt::OpKind::kScan ||
+             std::find(keys.begin(), keys.end(), o.key) == keys.end();
+    });
+  }
+  std::printf("history: %zu operations from %s\n", h.ops.size(), file.c_str());
+  return dmrt::bench::report_check(dmrt::check_history(h, opts));
+}

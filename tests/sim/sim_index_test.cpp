@@ -8,6 +8,7 @@
 #include "../sherman/kv_checks.h"
 #include "indexes/sherman/tree.h"
 #include "policies/sim/cluster.h"
+#include "small_cluster.h"
 
 namespace dmrt::sim {
 namespace {
@@ -22,13 +23,9 @@ struct Result {
 };
 
 Result insert_and_search(unsigned per_client) {
-  Options o = Options::preset("rdma-cx6");
-  o.compute_nodes = 4;
-  o.clients_per_node = 8;
-  o.memory_bytes = uint64_t{256} << 20;
+  Options o = small_test_cluster(4, 8);
   Cluster cluster(o);
-  // Created untimed (no simulation is running on this thread yet).
-  SimClient setup(cluster.endpoint(cluster.compute_nodes()[0], 999));
+  SimClient setup = untimed_setup_client(cluster);
   sherman::Options so;
   so.leaf_span = 16;
   so.internal_span = 8;

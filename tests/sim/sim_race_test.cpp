@@ -8,6 +8,7 @@
 
 #include "indexes/race/race.h"
 #include "policies/sim/cluster.h"
+#include "small_cluster.h"
 
 namespace dmrt::sim {
 namespace {
@@ -24,12 +25,9 @@ struct Outcome {
 // 31 others of it. Before inserts waited for a settling claim, the first claimer could wait
 // for ever while the losers kept claiming again (a livelock the round-trip bound catches).
 Outcome hot_key_churn(unsigned ops_per_client, bool same_slot) {
-  Options o = Options::preset("rdma-cx6");
-  o.compute_nodes = 4;
-  o.clients_per_node = 8;
-  o.memory_bytes = uint64_t{256} << 20;
+  Options o = small_test_cluster(4, 8);
   Cluster cluster(o);
-  SimClient setup(cluster.endpoint(cluster.compute_nodes()[0], 999));
+  SimClient setup = untimed_setup_client(cluster);
   race::Options ro;
   ro.value_size = 16;
   ro.same_slot_for_same_key = same_slot;

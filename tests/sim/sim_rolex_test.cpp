@@ -14,6 +14,7 @@
 #include "policies/sim/cluster.h"
 #include "policies/sim/report_json.h"
 #include "policies/sim/service.h"
+#include "small_cluster.h"
 
 namespace dmrt::sim {
 namespace {
@@ -32,10 +33,7 @@ struct StormResult {
 // Two compute nodes x 4 clients: on each node 2 writers put keys between two adjacent bulk keys
 // (one chain of one model group) while 2 readers search keys already acknowledged.
 StormResult storm(unsigned per_writer) {
-  Options o = Options::preset("rdma-cx6");
-  o.compute_nodes = 2;
-  o.clients_per_node = 4;
-  o.memory_bytes = uint64_t{256} << 20;
+  Options o = small_test_cluster(2, 4);
   Cluster cluster(o);
   auto cns = cluster.compute_nodes();
   const NodeId mem = cluster.memory_nodes().front();

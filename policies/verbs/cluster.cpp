@@ -835,6 +835,36 @@ Cluster::ThreadBinding::~ThreadBinding() {
   c_.unbind(t_);
 }
 
+void Cluster::add_colocated(Cluster& other) {
+  std::lock_guard<std::mutex> g(connect_mu_);
+  colocated_.push_back(&other);
+}
+
+Cluster* Cluster::colocated(NodeId node) {
+  if (node == self_) return this;
+  std::lock_guard<std::mutex> g(connect_mu_);
+  for (Cluster* c : colocated_)
+    if (c->self() == node) return c;
+  return nullptr;
+}
+
+unsigned Cluster::reserve_slot() {
+  std::lock_guard<std::mutex> g(connect_mu_);
+  reserved_.resize(opts_.threads, false);
+  for (unsigned t = 0; t < opts_.threads; ++t)
+    if (!reserved_[t]) {
+      reserved_[t] = true;
+      return t;
+    }
+  throw ConfigError("node " + std::to_string(self_) + ": all " + std::to_string(opts_.threads) +
+                    " client-thread slots are taken by services (raise Options::threads)");
+}
+
+void Cluster::release_slot(unsigned t) {
+  std::lock_guard<std::mutex> g(connect_mu_);
+  if (t < reserved_.size()) reserved_[t] = false;
+}
+
 void Cluster::corrupt_rkey_for_testing(unsigned t, NodeId node, uint32_t rkey) {
   ThreadState& ts = thread(t);
   if (!ts.conns.at(node).qp) open_connections(node, {&ts});

@@ -98,6 +98,21 @@ class Cluster {
   bool masked_reply_big_endian() const { return masked_reply_be_; }
   uint64_t ondemand_registrations() const { return ondemand_regs_.load(); }
 
+  // Other nodes' Clusters served by this same process (dmrt-bench's one-process mode): a
+  // memory-node service must run on its node's own Cluster, and this is how code holding only a
+  // compute node's Endpoint finds it. Not owned; each must outlive the services started on it.
+  void add_colocated(Cluster& other);
+  // The Cluster serving `node` in this process (this one for self()), or null when another
+  // process serves it.
+  Cluster* colocated(NodeId node);
+
+  // Client-thread slots for services started at run time (verbs::ServiceHost): reserve_slot()
+  // returns one no other reserver holds, or throws ConfigError when all Options::threads are
+  // taken. Only reservers are coordinated: a slot bound directly (dmrt-node's echo service on 0)
+  // must not also be reserved.
+  unsigned reserve_slot();
+  void release_slot(unsigned t);
+
   // Test hook: make thread t's verbs to `node` use a wrong rkey (provokes error completions).
   void corrupt_rkey_for_testing(unsigned t, NodeId node, uint32_t rkey);
 
@@ -154,6 +169,8 @@ class Cluster {
   std::vector<std::unique_ptr<ThreadState>> threads_;
   std::mutex connect_mu_;
   uint64_t barrier_seq_ = 0;
+  std::vector<Cluster*> colocated_;
+  std::vector<bool> reserved_;  // by slot; guarded by connect_mu_
   std::atomic<uint64_t> ondemand_regs_{0};
 };
 

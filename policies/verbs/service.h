@@ -2,6 +2,7 @@
 // (dmrt-node).
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <utility>
 
@@ -39,6 +40,52 @@ class ServiceHost : public ServiceThread {
           hooks);
     });
   }
+};
+
+// A ServiceHost on a slot reserved from `cluster` (Cluster::reserve_slot) and given back once the
+// host has stopped, for services started at run time, possibly several on one node (HStore's two
+// servers may share a memory node, and a failed server is replaced by a new host).
+class ReservedServiceHost {
+ public:
+  ReservedServiceHost(Cluster& cluster, unsigned fibers, ServiceBody<VerbsTransport> body,
+                      ClientOptions opts = {})
+      : cluster_(cluster), slot_(cluster.reserve_slot()) {
+    try {
+      host_ = std::make_unique<ServiceHost>(cluster, slot_, fibers, std::move(body), opts);
+    } catch (...) {
+      cluster_.release_slot(slot_);
+      throw;
+    }
+  }
+  ~ReservedServiceHost() {
+    try {
+      stop();
+    } catch (...) {
+      // A destructor cannot report; call stop() to see the failure.
+    }
+  }
+  ReservedServiceHost(const ReservedServiceHost&) = delete;
+  ReservedServiceHost& operator=(const ReservedServiceHost&) = delete;
+
+  // Stops and joins the host, releases the slot, and re-throws what a fiber threw.
+  void stop() {
+    if (!host_) return;
+    std::exception_ptr failure;
+    try {
+      host_->stop();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    host_.reset();
+    cluster_.release_slot(slot_);
+    if (failure) std::rethrow_exception(failure);
+  }
+  unsigned slot() const { return slot_; }
+
+ private:
+  Cluster& cluster_;
+  unsigned slot_;
+  std::unique_ptr<ServiceHost> host_;
 };
 
 }  // namespace dmrt::verbs

@@ -55,11 +55,14 @@ struct Env<VerbsTransport> {
       for (NodeSpec& n : config.nodes) n.address = "127.0.0.1:" + std::to_string(free_port());
       config.validate();
       verbs::Options mo = vo;
-      mo.threads = 1;
+      // Client-thread slots for the memory-node services an index starts here (HStore: its HTS
+      // and SLS, which may share a node). Their CQs and staging slabs are made on first use.
+      mo.threads = kServiceSlots;
       for (NodeId m : config.memory_nodes())
         servers_.push_back(std::make_unique<verbs::Cluster>(config, m, mo));
     }
     cluster_ = std::make_unique<verbs::Cluster>(config, self, vo);
+    for (auto& s : servers_) cluster_->add_colocated(*s);
     std::fprintf(stderr, "%s\n", cluster_->report().c_str());
     cluster_->connect();
     cluster_->barrier();
@@ -106,6 +109,7 @@ struct Env<VerbsTransport> {
 
  private:
   static constexpr uint32_t kProbeClient = 0x3ffffff0u;  // never a worker's id
+  static constexpr unsigned kServiceSlots = 2;
 
   static uint16_t free_port() {
     int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -17,6 +17,9 @@
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/service.h"
 #endif
+#if DMRT_TRANSPORT_VERBS
+#include "policies/verbs/service.h"
+#endif
 
 namespace dmrt::bench {
 
@@ -29,8 +32,10 @@ struct HStoreAdapter {
   static constexpr bool kLocal = false;
 
   // The index plus its two servers, homed on memory nodes: on shm each a thread of this process,
-  // on sim fibers in virtual time whose work is charged as the memory node's CPU. HStore cannot
-  // run without them (writes and scans are requests to the servers), so other transports refuse.
+  // on sim fibers in virtual time whose work is charged as the memory node's CPU, on verbs a
+  // thread on the memory node's own Cluster, which only the one-process mode has in this process.
+  // HStore cannot run without them (writes and scans are requests to the servers), so other
+  // setups refuse.
   struct Index {
     std::shared_ptr<hstore::Index<T>> index;
     std::unique_ptr<hstore::Deployment<T>> servers;
@@ -42,6 +47,7 @@ struct HStoreAdapter {
     }
   };
   using Handle = typename hstore::Index<T>::Handle;
+  static constexpr uint64_t kVerbsGraceNs = 1'000'000'000;
 
   static hstore::Options options(const IndexOptions& o) {
     hstore::Options ho;
@@ -80,6 +86,34 @@ struct HStoreAdapter {
           [core](NodeId node, unsigned fibers, ServiceBody<T> body) ->
           typename hstore::Deployment<T>::Stop {
             auto h = std::make_shared<sim::ServiceHost>(core, node, fibers, std::move(body));
+            return [h] { h->stop(); };
+          },
+          so);
+#endif
+#if DMRT_TRANSPORT_VERBS
+    } else if constexpr (std::is_same_v<T, VerbsTransport>) {
+      verbs::Cluster& self = setup.endpoint().cluster();
+      // Either server may go on any memory node (Options::hts_node/sls_node), so all must be here.
+      for (NodeId m : setup.memory_nodes())
+        if (!self.colocated(m))
+          throw ConfigError(
+              "hstore on verbs: its hash-table and skiplist servers run on the memory nodes, and "
+              "memory node " +
+              std::to_string(m) +
+              " is served by another process (dmrt-node cannot host them yet); run dmrt-bench "
+              "without --cluster/--nodes so that it serves the memory nodes itself");
+      // A reader slower than grace/2 redoes its read, and the HTS redoes its key check without
+      // bound: under Soft-RoCE on an emulated CPU a loopback READ takes tens of ms, so the HTS
+      // never got past its first key check with the default 50 ms. A longer grace only keeps
+      // replaced records allocated longer.
+      ho.grace_ns = std::max<uint64_t>(ho.grace_ns, kVerbsGraceNs);
+      out->index = hstore::Index<T>::create(setup, ho);
+      out->servers = std::make_unique<hstore::Deployment<T>>(
+          out->index,
+          [&self](NodeId node, unsigned fibers, ServiceBody<T> body) ->
+          typename hstore::Deployment<T>::Stop {
+            auto h = std::make_shared<verbs::ReservedServiceHost>(*self.colocated(node), fibers,
+                                                                  std::move(body));
             return [h] { h->stop(); };
           },
           so);

@@ -395,41 +395,39 @@ class KeySearch {
   // next, and a long operation is then placed as late as it can be, which suits a write nobody
   // read. The order changes only how soon a linearization is found, never the verdict.
   void push_level() {
-    size_t begin = cands_.size();
-    uint32_t e = nxt_[0];
-    for (; e != e_ + 1 && !ev_ret_[e]; e = nxt_[e]) {
+    const uint32_t end = static_cast<uint32_t>(e_ + 1);
+    // The operation of the first return still in the list must be linearized before anything
+    // invoked after it returned: the candidates after which it is enabled go first.
+    uint32_t first_ret = nxt_[0];
+    while (first_ret != end && !ev_ret_[first_ret]) first_ret = nxt_[first_ret];
+    const bool has_urgent = first_ret != end;
+    const uint32_t urgent = has_urgent ? ev_op_[first_ret] : 0;
+    rank_.clear();
+    for (uint32_t e = nxt_[0]; e != first_ret; e = nxt_[e]) {
       uint32_t op = ev_op_[e];
       KeyState ns;
       bool ro = false;
       if (!step(op, state_, ns, ro)) continue;
-      if (!ro && dooms(op, state_, ns)) continue;
       if (ro) {
-        cands_.resize(begin);
+        size_t begin = cands_.size();
         cands_.push_back(op);
         levels_.push_back({begin, begin + 1, begin});
         return;
       }
-      cands_.push_back(op);
+      if (dooms(op, state_, ns)) continue;
+      KeyState unused;
+      bool unused_ro = false;
+      int rank = has_urgent && step(urgent, ns, unused, unused_ro) ? 0 : 1;
+      rank_.push_back({rank, op});
     }
-    // The operation of the first return still in the list must be linearized before anything
-    // invoked after it returned: the candidates after which it is enabled go first.
-    uint32_t urgent = e != e_ + 1 ? ev_op_[e] : UINT32_MAX;
-    auto rank = [&](uint32_t op) {
-      if (urgent == UINT32_MAX) return 1;
-      KeyState ns, unused;
-      bool ro = false;
-      step(op, state_, ns, ro);
-      return step(urgent, ns, unused, ro) ? 0 : 1;
-    };
-    rank_.clear();
-    for (size_t i = begin; i < cands_.size(); ++i) rank_.push_back({rank(cands_[i]), cands_[i]});
     std::sort(rank_.begin(), rank_.end(),
               [&](const std::pair<int, uint32_t>& a, const std::pair<int, uint32_t>& b) {
                 if (a.first != b.first) return a.first < b.first;
                 uint64_t da = deadline_of(a.second), db = deadline_of(b.second);
                 return da != db ? da < db : a.second < b.second;
               });
-    for (size_t i = begin; i < cands_.size(); ++i) cands_[i] = rank_[i - begin].second;
+    size_t begin = cands_.size();
+    for (const auto& r : rank_) cands_.push_back(r.second);
     levels_.push_back({begin, cands_.size(), begin});
   }
   // Dead ends. Taking `op` from s to ns is hopeless when s can never come back and some operation

@@ -9,6 +9,7 @@
 
 #include "bench/indexes.h"
 #include "bench/options.h"
+#include "bench/run_limits.h"
 #include "bench/run_on.h"
 #include "bench/verify.h"
 #include "bench/workload.h"
@@ -73,8 +74,9 @@ int main_impl(int argc, char** argv) {
                   ->check(CLI::Range(uint64_t{1}, ~uint64_t{0}))
                   ->capture_default_str();
   app.add_option("--seconds", opt.seconds,
-                 "Run phase length in seconds of the transport clock (instead of --ops)")
-      ->check(CLI::PositiveNumber)
+                 "Run phase length in seconds of the transport clock (instead of --ops), at most "
+                 "1e7 (its nanoseconds must fit the 64-bit clock)")
+      ->check(CLI::Range(1e-6, kMaxSeconds))
       ->excludes(ops);
   app.add_option("--threads", opt.threads, "OS threads")
       ->check(CLI::Range(1u, 1024u))
@@ -117,10 +119,11 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::Range(1u, 1024u))
       ->excludes(cluster)
       ->capture_default_str();
-  app.add_option("--memory-mb", opt.memory_mb, "Region MiB per memory node of the embedded cluster")
-      ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 24))
-      ->excludes(cluster)
-      ->capture_default_str();
+  auto* memory_mb = app.add_option("--memory-mb", opt.memory_mb,
+                                   "Region MiB per memory node of the embedded cluster")
+                        ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 24))
+                        ->excludes(cluster)
+                        ->capture_default_str();
   const std::string compute_help =
       "Compute nodes; clients are homed round-robin over them (shm: of the embedded cluster; "
       "sim: simulated, each with --clients-per-node clients)";
@@ -159,6 +162,12 @@ int main_impl(int argc, char** argv) {
                  "With --verify: also write the recorded history to FILE (text, one operation per "
                  "line), to check again with dmrt-check")
       ->needs(verify);
+  auto* vmax = app.add_option("--verify-max-ops", opt.verify_max_ops,
+                              "With --verify --seconds: the run phase ends after N operations, so "
+                              "the history stays bounded (default: what a quarter of this "
+                              "machine's memory holds)")
+                   ->check(CLI::Range(uint64_t{1}, ~uint64_t{0}))
+                   ->needs(verify);
   app.add_flag("--quiet", opt.quiet, "No table on stdout (with --json FILE: JSON only)");
   bool list = false;
   app.add_flag(
@@ -197,6 +206,25 @@ int main_impl(int argc, char** argv) {
         "--compute-nodes cannot be combined with --cluster (the file lists the nodes)");
   if (opt.compute_nodes < 1) return usage_error("--compute-nodes must be at least 1");
 
+  opt.memory_bytes = opt.memory_mb << 20;
+#if DMRT_TRANSPORT_SIM
+  if (const CLI::Option* smb = app.get_option("--sim-memory-bytes"); smb->count() > 0) {
+    if (opt.transport != "sim")
+      return usage_error("--sim-memory-bytes is a flag of --transport sim");
+    if (memory_mb->count() > 0)
+      return usage_error("give one of --memory-mb and --sim-memory-bytes (both size the regions)");
+    if (!opt.cluster.empty())
+      return usage_error(
+          "--sim-memory-bytes cannot be combined with --cluster (the file sizes "
+          "the regions)");
+    opt.memory_bytes = opt.sim.memory_bytes;
+  }
+#else
+  (void)memory_mb;
+#endif
+  // Output files are opened before the run, so a bad path costs nothing.
+  if (std::string err = check_writable(opt); !err.empty()) return usage_error(err);
+
   // Index flags: only the chosen index's, and only if its adapter applies them.
   for (const auto& [name, group] : flag_groups) {
     for (const CLI::Option* o : group->get_options()) {
@@ -223,9 +251,15 @@ int main_impl(int argc, char** argv) {
       : !opt.nodes.empty()
           ? verbs::parse_cluster_arg(opt.nodes)
 #endif
-          : ClusterConfig::embedded(opt.memory_nodes, opt.compute_nodes, opt.memory_mb << 20);
+          : ClusterConfig::embedded(opt.memory_nodes, opt.compute_nodes, opt.memory_bytes);
   if (opt.transport != "verbs" && (!opt.nodes.empty() || opt.node >= 0 || opt.stop_nodes))
     return usage_error("--nodes, --node and --stop-nodes are flags of --transport verbs");
+
+#if DMRT_TRANSPORT_SIM
+  if (opt.transport == "sim" && !opt.cluster.empty())
+    opt.sim.compute_nodes = static_cast<unsigned>(config.compute_nodes().size());
+#endif
+  check_limits(opt, *mix, vmax->count() > 0);
 
   // The one transport switch: each case instantiates the whole driver for that policy.
   if (opt.transport == "shm") return run_shm(opt, config, *mix, flags);
@@ -264,15 +298,8 @@ int main(int argc, char** argv) {
   try {
     return dmrt::bench::main_impl(argc, argv);
   } catch (const dmrt::WorkerFailure& e) {
-    std::string first;
-    try {
-      if (e.first()) std::rethrow_exception(e.first());
-    } catch (const std::exception& inner) {
-      first = inner.what();
-    } catch (...) {
-    }
-    std::fprintf(stderr, "dmrt-bench: %s%s%s\n", e.what(), first.empty() ? "" : ": ",
-                 first.c_str());
+    // what() already names the worker and the first error.
+    std::fprintf(stderr, "dmrt-bench: %s\n", e.what());
     return 1;
   } catch (const dmrt::ConfigError& e) {
     std::fprintf(stderr, "dmrt-bench: %s\n", e.what());

@@ -36,6 +36,8 @@ struct Options {
   unsigned memory_nodes = 1;
   unsigned compute_nodes = 1;  // embedded cluster (shm); on sim, sim.compute_nodes
   uint64_t memory_mb = 4096;
+  uint64_t memory_bytes = 0;    // region per memory node of the embedded cluster: --memory-mb, or
+                                // --sim-memory-bytes on sim (main.cpp decides)
   bool shm_interleave = false;  // shm: fibers yield after every round trip (Pool)
 #if DMRT_TRANSPORT_SIM
   sim::Options sim = sim::Options::preset("rdma-cx6");  // --transport sim: cluster and cost model
@@ -47,6 +49,8 @@ struct Options {
   int node = -1;            // verbs: this process's node id (-1: the cluster's compute node)
   bool stop_nodes = false;  // verbs: ask the memory nodes (dmrt-node) to exit at the end
   bool verify = false;
+  uint64_t verify_max_ops =
+      ~uint64_t{0};     // --verify --seconds: the run phase ends here (run_limits.h)
   std::string history;  // --verify: also save the recorded history here (runtime/history_io.h)
   bool quiet = false;   // no table on stdout
 

@@ -373,7 +373,9 @@ class Bench {
     const uint64_t span_ns = static_cast<uint64_t>(opt_.seconds * 1e9);
     constexpr uint64_t kChunk = 16;
 
-    return phase("run", opt_.ops, opt_.seconds, [&](Worker& w, const WorkerId& id, Progress& p) {
+    std::atomic<bool> history_full{false};
+    PhaseResult r = phase("run", opt_.ops, opt_.seconds, [&](Worker& w, const WorkerId& id,
+                                                           Progress& p) {
       if (!w.chooser) w.chooser.emplace(spec);
       // One deadline for the phase, set by the first client to start (transport clock).
       uint64_t deadline = 0;
@@ -385,6 +387,11 @@ class Bench {
       for (;;) {
         if (timed_run) {
           if (w.client->now_ns() >= deadline) break;
+          // A timed run has no length to check up front: --verify bounds its history instead.
+          if (opt_.verify && claimed.fetch_add(1, std::memory_order_relaxed) >= opt_.verify_max_ops) {
+            history_full.store(true, std::memory_order_relaxed);
+            break;
+          }
           budget = kChunk;
         } else if (budget == 0) {
           uint64_t first = claimed.fetch_add(kChunk, std::memory_order_relaxed);
@@ -400,6 +407,12 @@ class Bench {
         p.add(batch);
       }
     });
+    if (history_full.load())
+      std::fprintf(stderr,
+                   "dmrt-bench: --verify: the run phase stopped after %llu operations, the most "
+                   "a history may hold on this machine (shorten --seconds or use --ops)\n",
+                   static_cast<unsigned long long>(opt_.verify_max_ops));
+    return r;
   }
 
   void one_op(Worker& w, uint32_t id, InsertSequence& seq) {

@@ -71,7 +71,7 @@ struct Env<SimTransport> {
   static sim::Options sim_options(const Options& opt) {
     sim::Options o = opt.sim;
     o.memory_nodes = opt.memory_nodes;
-    o.memory_bytes = opt.memory_mb << 20;
+    o.memory_bytes = opt.memory_bytes;
     return o;
   }
   sim::Endpoint endpoint(NodeId home, uint32_t client_id) {

@@ -2,11 +2,11 @@
 
 #include <toml++/toml.h>
 #include <cctype>
-#include <fstream>
 #include <sstream>
 
 #include "runtime/error.h"
 #include "runtime/layout.h"
+#include "runtime/machine.h"
 
 namespace dmrt {
 
@@ -39,23 +39,38 @@ std::vector<NodeId> ClusterConfig::with_role(NodeRole r) const {
 
 void ClusterConfig::validate() const {
   if (nodes.empty()) throw ConfigError("cluster has no nodes");
-  if (nodes.size() > 65535) throw ConfigError("cluster has more than 65535 nodes");
+  if (nodes.size() > kMaxNodes)
+    throw ConfigError("cluster has " + std::to_string(nodes.size()) + " nodes; at most " +
+                      std::to_string(kMaxNodes) + " fit a GlobalAddress");
   if (memory_nodes().empty()) throw ConfigError("cluster has no memory node");
-  if (mailbox.mailboxes < 2) throw ConfigError("mailbox.mailboxes must be at least 2");
-  if (mailbox.slots < 2 || (mailbox.slots & (mailbox.slots - 1)) != 0)
-    throw ConfigError("mailbox.slots must be a power of two >= 2");
-  if (mailbox.slot_bytes < 128 || mailbox.slot_bytes % 64 != 0)
-    throw ConfigError("mailbox.slot_bytes must be a multiple of 64, at least 128");
+  // Limits first, so that no product below can overflow (each factor is at most 2^20).
+  if (mailbox.mailboxes < 2 || mailbox.mailboxes > MailboxGeometry::kMaxMailboxes)
+    throw ConfigError("mailbox.mailboxes must be in [2, " +
+                      std::to_string(MailboxGeometry::kMaxMailboxes) + "]");
+  if (mailbox.slots < 2 || mailbox.slots > MailboxGeometry::kMaxSlots ||
+      (mailbox.slots & (mailbox.slots - 1)) != 0)
+    throw ConfigError("mailbox.slots must be a power of two in [2, " +
+                      std::to_string(MailboxGeometry::kMaxSlots) + "]");
+  if (mailbox.slot_bytes < 128 || mailbox.slot_bytes > MailboxGeometry::kMaxSlotBytes ||
+      mailbox.slot_bytes % 64 != 0)
+    throw ConfigError("mailbox.slot_bytes must be a multiple of 64 in [128, " +
+                      std::to_string(MailboxGeometry::kMaxSlotBytes) + "]");
   uint64_t heap = layout::heap_start(mailbox);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto& n = nodes[i];
+    if (n.region_bytes > GlobalAddress::kOffsetMask)
+      throw ConfigError("node " + std::to_string(i) + ": region of " +
+                        std::to_string(n.region_bytes) + " bytes is larger than 2^48 bytes");
     if (n.region_bytes < heap + 4096)
       throw ConfigError("node " + std::to_string(i) + ": region of " +
                         std::to_string(n.region_bytes) + " bytes is smaller than its header and " +
                         "mailboxes need (" + std::to_string(heap + 4096) + " bytes)");
-    if (n.region_bytes > GlobalAddress::kOffsetMask)
-      throw ConfigError("node " + std::to_string(i) + ": region larger than 2^48 bytes");
   }
+}
+
+uint64_t ClusterConfig::formatted_bytes() const {
+  // validate() bounds every factor: nodes <= 2^16, heap_start <= 2^48 / node.
+  return layout::heap_start(mailbox) * nodes.size();
 }
 
 namespace {
@@ -67,25 +82,29 @@ uint64_t parse_size(const toml::node& v, const std::string& where) {
   }
   auto s = v.value<std::string>();
   if (!s) throw ConfigError(where + ": expected a size such as 4096, \"64MiB\" or \"4GiB\"");
+  const std::string bad = where + ": cannot read size \"" + *s + "\" (use e.g. 64MiB, 4GiB)";
+  const std::string big = where + ": size \"" + *s + "\" is larger than 2^48 bytes (256 TiB)";
   size_t pos = 0;
   uint64_t n = 0;
-  while (pos < s->size() && std::isdigit(static_cast<unsigned char>((*s)[pos])))
+  while (pos < s->size() && std::isdigit(static_cast<unsigned char>((*s)[pos]))) {
     n = n * 10 + static_cast<uint64_t>((*s)[pos++] - '0');
+    if (n > GlobalAddress::kOffsetMask) throw ConfigError(big);  // before it can wrap
+  }
   std::string unit = s->substr(pos);
-  uint64_t mul = 0;
+  unsigned shift = 64;
   if (unit.empty() || unit == "B")
-    mul = 1;
+    shift = 0;
   else if (unit == "K" || unit == "KiB")
-    mul = uint64_t{1} << 10;
+    shift = 10;
   else if (unit == "M" || unit == "MiB")
-    mul = uint64_t{1} << 20;
+    shift = 20;
   else if (unit == "G" || unit == "GiB")
-    mul = uint64_t{1} << 30;
+    shift = 30;
   else if (unit == "T" || unit == "TiB")
-    mul = uint64_t{1} << 40;
-  if (pos == 0 || mul == 0 || n == 0)
-    throw ConfigError(where + ": cannot read size \"" + *s + "\" (use e.g. 64MiB, 4GiB)");
-  return n * mul;
+    shift = 40;
+  if (pos == 0 || shift == 64 || n == 0) throw ConfigError(bad);
+  if (n > (GlobalAddress::kOffsetMask >> shift)) throw ConfigError(big);
+  return n << shift;
 }
 
 std::string located(const std::string& origin, const toml::source_region& src) {
@@ -173,11 +192,7 @@ ClusterConfig ClusterConfig::from_toml_string(const std::string& text, const std
 }
 
 ClusterConfig ClusterConfig::from_toml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError("cannot open cluster file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return from_toml_string(ss.str(), path);
+  return from_toml_string(read_capped_file(path, kMaxFileBytes, "cluster file"), path);
 }
 
 }  // namespace dmrt

@@ -24,6 +24,11 @@ struct MailboxGeometry {
   uint32_t slots = 8;         // messages a mailbox can queue
   uint32_t slot_bytes = 512;  // per message, header included (2 MiB per node in all)
 
+  // Limits that keep every size product exact (validate() refuses more).
+  static constexpr uint32_t kMaxMailboxes = 1 << 16;
+  static constexpr uint32_t kMaxSlots = 1 << 16;
+  static constexpr uint32_t kMaxSlotBytes = 1 << 20;
+
   uint64_t bytes_per_mailbox() const;
   uint64_t total_bytes() const { return bytes_per_mailbox() * mailboxes; }
 };
@@ -31,6 +36,9 @@ struct MailboxGeometry {
 struct ClusterConfig {
   std::vector<NodeSpec> nodes;  // NodeId = index
   MailboxGeometry mailbox;
+
+  static constexpr size_t kMaxNodes = 65535;                     // node ids are 16 bits
+  static constexpr uint64_t kMaxFileBytes = uint64_t{16} << 20;  // 65535 nodes with addresses fit
 
   // The zero-configuration cluster: memory nodes first, then compute nodes, all in one process.
   static ClusterConfig embedded(unsigned memory_nodes = 1, unsigned compute_nodes = 1,
@@ -46,8 +54,12 @@ struct ClusterConfig {
   NodeRole role(NodeId n) const { return nodes.at(n).role; }
   size_t size() const { return nodes.size(); }
 
-  // Throws ConfigError when the description cannot work (no memory node, regions too small...).
+  // Throws ConfigError when the description cannot work (no memory node, regions too small or
+  // beyond 2^48, mailbox geometry or node count past the limits above).
   void validate() const;
+  // Bytes written when every node's region is formatted (headers and mailboxes): what a process
+  // hosting all nodes (shm, sim) touches before the first verb. Requires validate().
+  uint64_t formatted_bytes() const;
 };
 
 std::string role_name(NodeRole r);

@@ -12,6 +12,10 @@ Scheduler::Scheduler(SchedulerOptions opts) : opts_(opts) {
     throw ConfigError("scheduler needs at least one thread and one fiber per thread");
 }
 
+uint64_t Scheduler::fiber_stack_bytes() {
+  return boost::context::stack_traits::default_size();
+}
+
 namespace {
 std::string describe(const std::exception_ptr& e) {
   try {

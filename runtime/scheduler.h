@@ -57,6 +57,8 @@ class Scheduler {
   bool stop_requested() const { return stop_.load(std::memory_order_relaxed); }
   const SchedulerOptions& options() const { return opts_; }
   unsigned workers() const { return opts_.threads * opts_.fibers; }
+  // Stack bytes reserved for each worker fiber (Boost.Context's default stack).
+  static uint64_t fiber_stack_bytes();
 
  private:
   SchedulerOptions opts_;

@@ -12,6 +12,7 @@
 #include "runtime/error.h"
 #include "runtime/layout.h"
 #include "runtime/local_memory.h"
+#include "runtime/machine.h"
 #include "runtime/messaging.h"
 
 #ifdef DMRT_HAVE_NUMA
@@ -65,6 +66,10 @@ void Pool::map_node(NodeId n, int fd, uint64_t bytes, NodeRole role) {
 
 std::shared_ptr<Pool> Pool::create(const ClusterConfig& config, const std::string& name) {
   config.validate();
+  // Every region's header and mailboxes are written now, in this process: refuse up front what
+  // the machine cannot hold rather than die in the middle of formatting.
+  require_memory(config.formatted_bytes(),
+                 "the headers and mailboxes of " + std::to_string(config.size()) + " nodes");
   std::shared_ptr<Pool> pool(new Pool());
   pool->config_ = config;
   pool->name_ = name;

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Hostile and careless dmrt-bench invocations: each must end quickly with a clear error (exit 2,
+# the message asserted), never run silently wrong, hang, or grow without bound.
+#
+# Usage: tests/hostile/bench_limits.sh PATH/TO/dmrt-bench
+set -u
+BENCH=${1:?usage: bench_limits.sh PATH/TO/dmrt-bench}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/dmrt-hostile.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+pass=0
+fail=0
+HAS_SIM=0
+"$BENCH" --help | grep -q -- "--clients-per-node" && HAS_SIM=1
+
+# expect RC FRAGMENT -- ARGS...: runs dmrt-bench under a 60 s limit; passes when it exits RC and
+# its output contains FRAGMENT. (Memory is bounded by refusing before allocating: ulimit -v would
+# also refuse the pools' large lazy mappings, so it cannot stand in for the check.)
+expect() {
+  local want=$1 fragment=$2
+  shift 3
+  local out=$WORK/out rc
+  timeout 60 "$BENCH" "$@" >"$out" 2>&1
+  rc=$?
+  if [ "$rc" -eq "$want" ] && grep -qF -- "$fragment" "$out"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: dmrt-bench $* -> exit $rc (want $want and '$fragment'):"
+    sed 's/^/    /' "$out" | head -n 8
+  fi
+}
+
+SMALL="--index race --keys 100 --ops 100"
+
+# Lengths whose nanoseconds overflow are refused, not run as 0 operations.
+expect 2 "--seconds" -- $SMALL --seconds 1e300
+expect 2 "--seconds" -- $SMALL --seconds 18446744074
+# A cache budget past the machine's memory.
+expect 2 "more than this machine's" -- $SMALL --cache-mb 1e12
+# Fiber stacks past the machine's memory: 1024 x 4096 fibers.
+expect 2 "fiber stacks" -- $SMALL --threads 1024 --fibers 4096
+# A --verify history that cannot fit.
+expect 2 "--verify would record" -- --index race --keys 100 --verify --ops 100000000000
+# Unwritable output paths fail before the run (no load phase printed).
+expect 2 "--json $WORK/missing/dir/out.json: cannot write" -- $SMALL --json "$WORK/missing/dir/out.json"
+expect 2 "--history $WORK/missing/h.txt: cannot write" -- $SMALL --verify --history "$WORK/missing/h.txt"
+# Cluster files: endless, overflowing geometry, wrapping sizes, too many nodes for the machine.
+expect 2 "larger than 16.0 MiB" -- $SMALL --cluster /dev/zero
+printf '[mailbox]\nslots = 2147483648\nslot_bytes = 2147483648\n[[node]]\nrole = "memory"\n' >"$WORK/geom.toml"
+expect 2 "mailbox.slots must be a power of two in [2, 65536]" -- $SMALL --cluster "$WORK/geom.toml"
+printf '[mailbox]\nslot_bytes = 2147483648\n[[node]]\nrole = "memory"\n' >"$WORK/slot.toml"
+expect 2 "mailbox.slot_bytes must be a multiple of 64 in [128, 1048576]" -- $SMALL --cluster "$WORK/slot.toml"
+printf '[[node]]\nrole = "memory"\nregion = "16777216TiB"\n' >"$WORK/wrap.toml"
+expect 2 "is larger than 2^48 bytes" -- $SMALL --cluster "$WORK/wrap.toml"
+printf '[[node]]\nrole = "memory"\nregion = "99999999999999999999999"\n' >"$WORK/digits.toml"
+expect 2 "is larger than 2^48 bytes" -- $SMALL --cluster "$WORK/digits.toml"
+python3 - "$WORK/many.toml" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write('[[node]]\nrole = "memory"\nregion = "4MiB"\n')
+    for _ in range(60000):
+        f.write('[[node]]\nrole = "compute"\nregion = "4MiB"\n')
+PY
+expect 2 "the headers and mailboxes of 60001 nodes need" -- $SMALL --cluster "$WORK/many.toml"
+
+if [ "$HAS_SIM" = 1 ]; then
+  # --sim-memory-bytes is honoured (a region too small for its header is refused) or refused.
+  expect 2 "is smaller than its header" -- $SMALL --transport sim --sim-memory-bytes 5000
+  expect 2 "give one of --memory-mb and --sim-memory-bytes" -- $SMALL --transport sim \
+    --sim-memory-bytes 100000000 --memory-mb 100
+  expect 2 "--sim-memory-bytes is a flag of --transport sim" -- $SMALL --sim-memory-bytes 100000000
+  # ... and honoured when valid: 64 MiB regions run.
+  expect 0 "run" -- $SMALL --transport sim --sim-memory-bytes 67108864
+  # Simulated clients' stacks are checked too.
+  expect 2 "fiber stacks" -- $SMALL --transport sim --compute-nodes 1000 --clients-per-node 1000
+  # A --verify --seconds run keeps its history bounded: the run phase ends at the cap and the
+  # history still checks.
+  expect 0 "stopped after 500 operations" -- --index race --keys 100 --transport sim \
+    --seconds 1000 --verify --verify-max-ops 500
+fi
+
+# One error, said once: the first worker's failure is not repeated after its own text.
+out=$WORK/exhaust
+timeout 60 "$BENCH" --index race --keys 2000000 --memory-mb 64 >"$out" 2>&1
+rc=$?
+line=$(grep -m1 "dmrt-bench:" "$out" || true)
+if [ "$rc" -eq 1 ] && [ -n "$line" ] && [ "$(grep -o "PoolExhausted\|exhausted" <<<"$line" | wc -l)" -le 1 ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+  echo "FAIL: pool exhaustion -> exit $rc: $line"
+fi
+
+echo "bench_limits: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -31,6 +31,9 @@ struct MailboxGeometry {
 struct ClusterConfig {
   std::vector<NodeSpec> nodes;  // NodeId = index
   MailboxGeometry mailbox;
+  // Top-level `secret_file`: a file holding the cluster secret the verbs bootstrap authenticates
+  // with (relative to the cluster file's folder). Empty: none named.
+  std::string secret_file;
 
   // The zero-configuration cluster: memory nodes first, then compute nodes, all in one process.
   static ClusterConfig embedded(unsigned memory_nodes = 1, unsigned compute_nodes = 1,

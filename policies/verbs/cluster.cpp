@@ -79,6 +79,9 @@ struct Conn {
   uint64_t rbytes = 0;
   uint32_t outstanding = 0;  // posted work requests not yet retired
   bool broken = false;       // an error completion moved the QP to ERROR; reconnect before use
+  // The bootstrap connection this QP was made on: the peer keeps its end of the QP while it
+  // stays open (shared by the QPs of one open_connections call).
+  std::shared_ptr<wire::Socket> session;
 };
 
 struct Pending;
@@ -234,25 +237,44 @@ Cluster::Cluster(ClusterConfig config, NodeId self, Options opts)
   server_cq_ = ibv_create_cq(device_->context(), 64, nullptr, nullptr, 0);
   if (!server_cq_) throw TransportError("ibv_create_cq failed: " + err_text(errno));
 
+  key_ = ClusterKey::load(config_);
+  std::string bind_to = me.address;
   if (!me.address.empty()) {
     std::string host;
     uint16_t port;
     wire::split_address(me.address, host, port);
-    listener_ = std::make_unique<wire::Listener>(me.address);
-    listen_port_ = listener_->port();
-    server_ = std::thread([this] { serve_loop(); });
+    bool loopback = host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+    if (key_) {
+      bind_note_ = "bootstrap authenticated by the cluster secret";
+    } else if (loopback) {
+      bind_note_ = "no cluster secret: bootstrap unauthenticated (loopback only)";
+    } else if (opts_.allow_unauthenticated) {
+      bind_note_ = "no cluster secret: bootstrap UNAUTHENTICATED on " + me.address +
+                   " (anyone reaching it can stop the node and read/write its region)";
+    } else {
+      bind_to = "127.0.0.1:" + std::to_string(port);
+      bind_note_ =
+          "no cluster secret: bootstrap bound to loopback only (127.0.0.1:" + std::to_string(port) +
+          ", not " + host + "); set DMRT_CLUSTER_SECRET or secret_file to serve peers";
+    }
   }
+  BootstrapHooks hooks;
+  hooks.connect = [this](wire::Reader& r) { return answer_connect(r); };
+  hooks.stop = [this] { request_stop(); };
+  BootstrapLimits limits;
+  limits.frame_timeout_ms = opts_.bootstrap_frame_timeout_ms;
+  limits.barrier_timeout_ms = opts_.connect_timeout_ms;
+  bootstrap_ = std::make_unique<BootstrapServer>(bind_to, key_, std::move(hooks), limits,
+                                                 "node " + std::to_string(self_));
+  listen_port_ = bootstrap_->port();
+  peer_generation_.assign(config_.size(), 0);
 }
 
 Cluster::~Cluster() {
   stop_.store(true);
   serve_cv_.notify_all();
-  if (server_.joinable()) server_.join();
-  for (auto& t : conn_threads_)
-    if (t.joinable()) t.join();
+  bootstrap_.reset();  // stops serving and destroys the QPs held for peers
   threads_.clear();
-  for (ibv_qp* q : server_qps_)
-    if (q) ibv_destroy_qp(q);
   if (server_cq_) ibv_destroy_cq(server_cq_);
   if (region_mr_) ibv_dereg_mr(region_mr_);
   if (region_) {
@@ -270,7 +292,7 @@ std::string Cluster::report() const {
      << (opts_.hugepages && !region_huge_ ? " (hugepages asked but unavailable; 4 KiB pages)" : "")
      << "; " << opts_.threads << " client thread(s), QP depth " << opts_.qp_depth << ", staging "
      << opts_.staging_bytes << " bytes/thread in " << opts_.staging_slot << "-byte slots";
-  if (listener_) os << "; bootstrap on port " << listen_port_;
+  if (listen_port_) os << "; bootstrap on port " << listen_port_ << " (" << bind_note_ << ")";
   return os.str();
 }
 
@@ -527,7 +549,9 @@ void Cluster::open_connections(NodeId node, const std::vector<ThreadState*>& thr
     w.u16(static_cast<uint16_t>(replaced.size()));
     for (uint32_t q : replaced) w.u32(q);
 
-    std::vector<uint8_t> frame = exchange(node, w, opts_.connect_timeout_ms);
+    std::shared_ptr<wire::Socket> session;
+    std::vector<uint8_t> frame = exchange(
+        node, [&](uint64_t) { return w.data(); }, opts_.connect_timeout_ms, &session);
     wire::Reader r(std::move(frame), "node " + std::to_string(node));
     if (r.type() == wire::Type::kError)
       throw TransportError("node " + std::to_string(node) + " refused the connection: " + r.str());
@@ -553,7 +577,7 @@ void Cluster::open_connections(NodeId node, const std::vector<ThreadState*>& thr
     for (size_t i = 0; i < qps.size(); ++i) {
       Conn& c = threads[i]->conns[node];
       if (c.qp) ibv_destroy_qp(c.qp);
-      c = Conn{qps[i], raddr, rkey, rbytes, 0, false};
+      c = Conn{qps[i], raddr, rkey, rbytes, 0, false, session};
     }
   } catch (...) {
     for (ibv_qp* q : qps) ibv_destroy_qp(q);
@@ -561,158 +585,91 @@ void Cluster::open_connections(NodeId node, const std::vector<ThreadState*>& thr
   }
 }
 
-std::vector<uint8_t> Cluster::exchange(NodeId node, const wire::Writer& request,
-                                       uint32_t timeout_ms) {
-  if (node == self_) {  // this process serves that node: answer without the network
-    wire::Reader r(request.data(), "this process");
-    return handle(r);
-  }
+std::vector<uint8_t> Cluster::exchange(NodeId node,
+                                       const std::function<std::vector<uint8_t>(uint64_t)>& request,
+                                       uint32_t timeout_ms,
+                                       std::shared_ptr<wire::Socket>* session) {
+  if (node == self_)  // this process serves that node: answer without the network
+    return bootstrap_->handle_local(request(bootstrap_->generation()));
   const std::string& addr = config_.nodes[node].address;
   if (addr.empty())
     throw ConfigError("node " + std::to_string(node) + " (" + role_name(config_.nodes[node].role) +
                       ") has no address in the cluster config, so it cannot be reached over verbs");
-  wire::Socket s = wire::Socket::connect(addr, timeout_ms, "node " + std::to_string(node));
-  s.send(request);
-  return s.receive_frame(timeout_ms);
+  BootstrapCall call = bootstrap_call(addr, request, key_ ? &*key_ : nullptr, timeout_ms,
+                                      "node " + std::to_string(node));
+  {
+    std::lock_guard<std::mutex> g(serve_mu_);
+    if (!peer_generation_[node]) peer_generation_[node] = call.generation;
+  }
+  if (session) *session = std::make_shared<wire::Socket>(std::move(call.socket));
+  return std::move(call.reply);
 }
 
 // --- serving side -------------------------------------------------------------------------------
 
-std::vector<uint8_t> Cluster::handle(wire::Reader& r) {
-  auto error = [](const std::string& what) {
+ConnectAnswer Cluster::answer_connect(wire::Reader& r) {
+  ConnectAnswer a;
+  auto error = [&](const std::string& what) {
     wire::Writer w(wire::Type::kError);
     w.str(what);
-    return w.data();
+    a.reply = w.data();
+    return a;
   };
+  NodeId from = r.u16();
+  NodeId target = r.u16();
+  uint16_t nodes = r.u16();
+  uint64_t expect_bytes = r.u64();
+  MailboxGeometry g;
+  g.mailboxes = r.u32();
+  g.slots = r.u32();
+  g.slot_bytes = r.u32();
+  uint16_t count = r.u16();
+  if (count > opts_.threads * 4 + 64)
+    return error("node " + std::to_string(from) + " asks for " + std::to_string(count) +
+                 " QPs in one request; a node serves at most " +
+                 std::to_string(opts_.threads * 4 + 64));
+  std::vector<wire::QpInfo> peers;
+  for (uint16_t i = 0; i < count; ++i) peers.push_back(r.qp());
+  uint16_t nrep = r.u16();
+  for (uint16_t i = 0; i < nrep; ++i) a.replaced.push_back(r.u32());
+  r.expect_end();
+  a.from = from;
+  std::string who = "node " + std::to_string(from);
+  if (from >= config_.size())
+    return error(who + " is not in this node's cluster of " + std::to_string(config_.size()) +
+                 " nodes");
+  if (target != self_)
+    return error(who + " thinks it reached node " + std::to_string(target) + ", but this is node " +
+                 std::to_string(self_) + " (addresses in the cluster files differ)");
+  if (nodes != config_.size() || expect_bytes != region_bytes_ ||
+      g.mailboxes != config_.mailbox.mailboxes || g.slots != config_.mailbox.slots ||
+      g.slot_bytes != config_.mailbox.slot_bytes)
+    return error(who + "'s cluster config differs from node " + std::to_string(self_) +
+                 "'s: it expects " + std::to_string(nodes) + " nodes and a region of " +
+                 std::to_string(expect_bytes) + " bytes here; this node has " +
+                 std::to_string(config_.size()) + " nodes, " + std::to_string(region_bytes_) +
+                 " bytes (and the mailbox geometry must match): use one cluster file");
+  wire::Writer w(wire::Type::kConnectOk);
+  w.u16(self_)
+      .u64(region_bytes_)
+      .u64(reinterpret_cast<uint64_t>(region_))
+      .u32(region_mr_->rkey)
+      .u16(count);
   try {
-    switch (r.type()) {
-      case wire::Type::kConnect: {
-        NodeId from = r.u16();
-        NodeId target = r.u16();
-        uint16_t nodes = r.u16();
-        uint64_t expect_bytes = r.u64();
-        MailboxGeometry g;
-        g.mailboxes = r.u32();
-        g.slots = r.u32();
-        g.slot_bytes = r.u32();
-        uint16_t count = r.u16();
-        std::vector<wire::QpInfo> peers;
-        for (uint16_t i = 0; i < count; ++i) peers.push_back(r.qp());
-        uint16_t nrep = r.u16();
-        std::vector<uint32_t> replaced;
-        for (uint16_t i = 0; i < nrep; ++i) replaced.push_back(r.u32());
-        r.expect_end();
-        std::string who = "node " + std::to_string(from);
-        if (target != self_)
-          return error(who + " thinks it reached node " + std::to_string(target) +
-                       ", but this is node " + std::to_string(self_) +
-                       " (addresses in the cluster files differ)");
-        if (nodes != config_.size() || expect_bytes != region_bytes_ ||
-            g.mailboxes != config_.mailbox.mailboxes || g.slots != config_.mailbox.slots ||
-            g.slot_bytes != config_.mailbox.slot_bytes)
-          return error(who + "'s cluster config differs from node " + std::to_string(self_) +
-                       "'s: it expects " + std::to_string(nodes) + " nodes and a region of " +
-                       std::to_string(expect_bytes) + " bytes here; this node has " +
-                       std::to_string(config_.size()) + " nodes, " + std::to_string(region_bytes_) +
-                       " bytes (and the mailbox geometry must match): use one cluster file");
-        wire::Writer w(wire::Type::kConnectOk);
-        w.u16(self_)
-            .u64(region_bytes_)
-            .u64(reinterpret_cast<uint64_t>(region_))
-            .u32(region_mr_->rkey)
-            .u16(count);
-        std::vector<ibv_qp*> made;
-        try {
-          for (const wire::QpInfo& peer : peers) {
-            ibv_qp* qp = create_qp(server_cq_, 4);
-            made.push_back(qp);
-            uint32_t psn = random_psn();
-            bring_up(qp, psn, peer, "from node " + std::to_string(self_) + " to " + who);
-            w.qp(local_info(*device_, qp, psn));
-          }
-        } catch (...) {
-          for (ibv_qp* q : made) ibv_destroy_qp(q);
-          throw;
-        }
-        std::lock_guard<std::mutex> g2(serve_mu_);
-        server_qps_.insert(server_qps_.end(), made.begin(), made.end());
-        // The peer is replacing QPs that went to ERROR: drop our ends of them.
-        for (ibv_qp*& q : server_qps_) {
-          if (!q) continue;
-          for (uint32_t dead : replaced)
-            if (q->qp_num == dead && std::find(made.begin(), made.end(), q) == made.end()) {
-              ibv_destroy_qp(q);
-              q = nullptr;
-              break;
-            }
-        }
-        std::erase(server_qps_, nullptr);
-        return w.data();
-      }
-      case wire::Type::kBarrier: {
-        uint64_t id = r.u64();
-        uint32_t parties = r.u32();
-        r.expect_end();
-        std::unique_lock<std::mutex> lk(serve_mu_);
-        BarrierState* b = nullptr;
-        for (auto& x : barriers_)
-          if (x.id == id) b = &x;
-        if (!b) {
-          barriers_.push_back({id, 0});
-          b = &barriers_.back();
-        }
-        ++b->arrived;
-        serve_cv_.notify_all();
-        auto arrived = [&] {
-          for (auto& x : barriers_)
-            if (x.id == id) return x.arrived >= parties;
-          return false;
-        };
-        if (!serve_cv_.wait_for(lk, std::chrono::milliseconds(opts_.connect_timeout_ms),
-                                [&] { return arrived() || stop_.load(); }) ||
-            !arrived())
-          return error("barrier " + std::to_string(id) + " timed out waiting for " +
-                       std::to_string(parties) + " processes (a peer never arrived)");
-        wire::Writer w(wire::Type::kBarrierOk);
-        return w.data();
-      }
-      case wire::Type::kStop: {
-        r.expect_end();
-        request_stop();
-        wire::Writer w(wire::Type::kStopOk);
-        return w.data();
-      }
-      default:
-        return error("unknown bootstrap request type " + std::to_string(int(r.type())));
+    for (const wire::QpInfo& peer : peers) {
+      ibv_qp* qp = create_qp(server_cq_, 4);
+      a.qps.push_back(qp);
+      uint32_t psn = random_psn();
+      bring_up(qp, psn, peer, "from node " + std::to_string(self_) + " to " + who);
+      w.qp(local_info(*device_, qp, psn));
     }
   } catch (const std::exception& e) {
+    for (ibv_qp* q : a.qps) ibv_destroy_qp(q);
+    a.qps.clear();
     return error(e.what());
   }
-}
-
-void Cluster::serve_loop() {
-  while (!stop_.load()) {
-    wire::Socket s;
-    if (!listener_->accept(s, 100)) continue;
-    std::lock_guard<std::mutex> g(serve_mu_);
-    conn_threads_.emplace_back(
-        [this, sock = std::move(s)]() mutable { serve_connection(std::move(sock)); });
-  }
-}
-
-void Cluster::serve_connection(wire::Socket s) {
-  try {
-    std::vector<uint8_t> frame = s.receive_frame(opts_.connect_timeout_ms);
-    wire::Reader r(std::move(frame), s.peer());
-    s.send_frame(handle(r));
-  } catch (const std::exception& e) {
-    try {
-      wire::Writer w(wire::Type::kError);
-      w.str(e.what());
-      s.send(w);
-    } catch (...) {
-    }
-  }
+  a.reply = w.data();
+  return a;
 }
 
 void Cluster::request_stop() {
@@ -725,11 +682,15 @@ void Cluster::serve_until_stopped() {
   while (!stop_.load()) serve_cv_.wait_for(lk, std::chrono::milliseconds(200));
 }
 
-void Cluster::stop_node(const std::string& address, uint32_t timeout_ms) {
-  wire::Socket s = wire::Socket::connect(address, timeout_ms, "dmrt-node");
-  wire::Writer w(wire::Type::kStop);
-  s.send(w);
-  wire::Reader r = s.receive(timeout_ms);
+void Cluster::stop_node(const std::string& address, uint32_t timeout_ms,
+                        const ClusterConfig* config) {
+  std::optional<ClusterKey> key = ClusterKey::load(config ? *config : ClusterConfig{});
+  BootstrapCall call = bootstrap_call(
+      address, [](uint64_t) { return wire::Writer(wire::Type::kStop).data(); },
+      key ? &*key : nullptr, timeout_ms, "dmrt-node");
+  wire::Reader r(std::move(call.reply), "dmrt-node at " + address);
+  if (r.type() == wire::Type::kError)
+    throw TransportError("dmrt-node at " + address + " refused STOP: " + r.str());
   if (r.type() != wire::Type::kStopOk)
     throw TransportError("dmrt-node at " + address + " did not acknowledge STOP");
 }
@@ -781,9 +742,20 @@ void Cluster::barrier(unsigned parties) {
   if (parties == 0)
     parties = std::max<unsigned>(1, static_cast<unsigned>(config_.compute_nodes().size()));
   NodeId rendezvous = config_.memory_nodes().front();
-  wire::Writer w(wire::Type::kBarrier);
-  w.u64(++barrier_seq_).u32(parties);
-  std::vector<uint8_t> frame = exchange(rendezvous, w, opts_.connect_timeout_ms + 5000);
+  uint64_t id = ++barrier_seq_;
+  // The barrier names the rendezvous node's run generation as this process first saw it: a
+  // node restarted since (a new run) refuses it rather than mixing the runs.
+  auto request = [&](uint64_t hello_generation) {
+    uint64_t gen;
+    {
+      std::lock_guard<std::mutex> g(serve_mu_);
+      gen = peer_generation_[rendezvous] ? peer_generation_[rendezvous] : hello_generation;
+    }
+    wire::Writer w(wire::Type::kBarrier);
+    w.u64(gen).u64(id).u32(parties).u16(self_);
+    return w.data();
+  };
+  std::vector<uint8_t> frame = exchange(rendezvous, request, opts_.connect_timeout_ms + 5000);
   wire::Reader r(std::move(frame), "node " + std::to_string(rendezvous));
   if (r.type() == wire::Type::kError) throw TransportError(r.str());
   if (r.type() != wire::Type::kBarrierOk)

@@ -8,7 +8,7 @@
 namespace dmrt::verbs::wire {
 
 inline constexpr uint32_t kMagic = 0x56524d44;  // "DMRV"
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;         // 2: hello, authentication, sessions, generations
 inline constexpr uint32_t kMaxFrame = 1 << 20;
 
 enum class Type : uint16_t {
@@ -19,6 +19,8 @@ enum class Type : uint16_t {
   kStop = 5,  // ask a dmrt-node to exit
   kStopOk = 6,
   kError = 7,  // server -> client: a sentence saying what was wrong
+  kHello = 8,  // server -> client on accept: auth required?, server nonce, run generation
+  kAuth = 9,   // after a request or a reply: client nonce and the HMAC (auth.h)
 };
 
 // Endpoint of one RC QP as the peer needs it.
@@ -107,6 +109,7 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
   uint16_t port() const { return port_; }
+  int fd() const { return fd_; }
   // Waits up to timeout_ms for a connection; false on timeout.
   bool accept(Socket& out, uint32_t timeout_ms);
 

@@ -201,8 +201,12 @@ void BootstrapServer::accept_all() {
     epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
     Conn& ref = *c;
     conns_.emplace(fd, std::move(c));
+    wire::Hello h;
+    h.auth = key_.has_value();
+    std::memcpy(h.nonce, ref.server_nonce.data(), kNonceBytes);
+    h.generation = generation_;
     wire::Writer hello(wire::Type::kHello);
-    hello.u8(key_ ? 1 : 0).bytes(ref.server_nonce.data(), kNonceBytes).u64(generation_);
+    wire::write(hello, h);
     reply(ref, hello.data(), false);
   }
 }
@@ -493,11 +497,11 @@ void BootstrapServer::flush(Conn& c) {
 // node, a barrier that already passed (a replay or a late stranger), other parties, or a node
 // that already arrived.
 BootstrapServer::Arrival BootstrapServer::arrive(wire::Reader& r, uint64_t& id, std::string& why) {
-  uint64_t gen = r.u64();
-  id = r.u64();
-  uint32_t parties = r.u32();
-  NodeId from = r.u16();
-  r.expect_end();
+  wire::BarrierRequest b = wire::parse_barrier(r);
+  const uint64_t gen = b.generation;
+  id = b.id;
+  const uint32_t parties = b.parties;
+  const NodeId from = b.from;
   std::lock_guard<std::mutex> g(mu_);
   if (gen != generation_) {
     why = "barrier " + std::to_string(id) + " from node " + std::to_string(from) +
@@ -508,37 +512,37 @@ BootstrapServer::Arrival BootstrapServer::arrive(wire::Reader& r, uint64_t& id, 
     why = "barrier with id 0 or no parties";
     return Arrival::kRefused;
   }
-  Barrier* b = nullptr;
+  Barrier* bar = nullptr;
   for (Barrier& x : barriers_)
-    if (x.id == id) b = &x;
-  if (!b) {
+    if (x.id == id) bar = &x;
+  if (!bar) {
     if (barriers_.size() >= limits_.max_open_barriers) {
       why = name_ + " already tracks " + std::to_string(barriers_.size()) + " barriers";
       return Arrival::kRefused;
     }
     barriers_.push_back({id, parties, {}, false});
-    b = &barriers_.back();
+    bar = &barriers_.back();
   }
-  if (b->done) {
+  if (bar->done) {
     why = "barrier " + std::to_string(id) + " at " + name_ +
           " has already passed: a replayed or late arrival from node " + std::to_string(from);
     return Arrival::kRefused;
   }
-  if (b->parties != parties) {
+  if (bar->parties != parties) {
     why = "barrier " + std::to_string(id) + ": node " + std::to_string(from) + " expects " +
-          std::to_string(parties) + " parties, others " + std::to_string(b->parties);
+          std::to_string(parties) + " parties, others " + std::to_string(bar->parties);
     return Arrival::kRefused;
   }
-  if (std::find(b->arrived.begin(), b->arrived.end(), from) != b->arrived.end()) {
+  if (std::find(bar->arrived.begin(), bar->arrived.end(), from) != bar->arrived.end()) {
     why = "node " + std::to_string(from) + " arrived twice at barrier " + std::to_string(id) +
           " (a replay, or two processes with one node id)";
     return Arrival::kRefused;
   }
-  b->arrived.push_back(from);
-  if (b->arrived.size() < parties) return Arrival::kWait;
-  b->done = true;
-  b->arrived.clear();
-  b->arrived.shrink_to_fit();
+  bar->arrived.push_back(from);
+  if (bar->arrived.size() < parties) return Arrival::kWait;
+  bar->done = true;
+  bar->arrived.clear();
+  bar->arrived.shrink_to_fit();
   cv_.notify_all();
   if (wake_fd_ >= 0) {
     uint64_t one = 1;
@@ -634,11 +638,11 @@ BootstrapCall bootstrap_call(const std::string& address,
   if (hello.type() != wire::Type::kHello)
     throw TransportError("malformed bootstrap message from " + what + " at " + address +
                          ": expected a hello");
-  bool auth = hello.u8() != 0;
+  wire::Hello h = wire::parse_hello(hello);
+  const bool auth = h.auth;
   Nonce server{};
-  hello.bytes(server.data(), kNonceBytes);
-  out.generation = hello.u64();
-  hello.expect_end();
+  std::memcpy(server.data(), h.nonce, kNonceBytes);
+  out.generation = h.generation;
   if (auth && !key)
     throw TransportError(what + " at " + address +
                          " requires the cluster secret: set DMRT_CLUSTER_SECRET (or secret_file in "

@@ -615,24 +615,22 @@ ConnectAnswer Cluster::answer_connect(wire::Reader& r) {
     a.reply = w.data();
     return a;
   };
-  NodeId from = r.u16();
-  NodeId target = r.u16();
-  uint16_t nodes = r.u16();
-  uint64_t expect_bytes = r.u64();
+  wire::ConnectRequest req;
+  try {
+    req = wire::parse_connect(r, opts_.threads * 4 + 64);
+  } catch (const std::exception& e) {
+    return error(e.what());
+  }
+  NodeId from = req.from, target = req.target;
+  uint16_t nodes = req.nodes;
+  uint64_t expect_bytes = req.region_bytes;
   MailboxGeometry g;
-  g.mailboxes = r.u32();
-  g.slots = r.u32();
-  g.slot_bytes = r.u32();
-  uint16_t count = r.u16();
-  if (count > opts_.threads * 4 + 64)
-    return error("node " + std::to_string(from) + " asks for " + std::to_string(count) +
-                 " QPs in one request; a node serves at most " +
-                 std::to_string(opts_.threads * 4 + 64));
-  std::vector<wire::QpInfo> peers;
-  for (uint16_t i = 0; i < count; ++i) peers.push_back(r.qp());
-  uint16_t nrep = r.u16();
-  for (uint16_t i = 0; i < nrep; ++i) a.replaced.push_back(r.u32());
-  r.expect_end();
+  g.mailboxes = req.mailboxes;
+  g.slots = req.slots;
+  g.slot_bytes = req.slot_bytes;
+  uint16_t count = static_cast<uint16_t>(req.qps.size());
+  const std::vector<wire::QpInfo>& peers = req.qps;
+  a.replaced = req.replaced;
   a.from = from;
   std::string who = "node " + std::to_string(from);
   if (from >= config_.size())

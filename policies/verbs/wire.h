@@ -71,6 +71,36 @@ class Reader {
   std::string peer_;
 };
 
+// The bootstrap's messages after the header, each parsed in one place (the server, the client and
+// the fuzz target use these). Parsers throw TransportError on a short, long or inconsistent body.
+struct Hello {  // kHello
+  bool auth = false;
+  uint8_t nonce[32] = {};
+  uint64_t generation = 0;
+};
+struct ConnectRequest {  // kConnect
+  uint16_t from = 0;
+  uint16_t target = 0;
+  uint16_t nodes = 0;
+  uint64_t region_bytes = 0;
+  uint32_t mailboxes = 0, slots = 0, slot_bytes = 0;
+  std::vector<QpInfo> qps;
+  std::vector<uint32_t> replaced;  // QPNs of the sender's QPs these replace
+};
+struct BarrierRequest {  // kBarrier
+  uint64_t generation = 0;
+  uint64_t id = 0;
+  uint32_t parties = 0;
+  uint16_t from = 0;
+};
+Hello parse_hello(Reader& r);
+void write(Writer& w, const Hello& h);
+// At most `max_qps` QPs or replaced QPNs are accepted (the count is checked before any is read).
+ConnectRequest parse_connect(Reader& r, size_t max_qps);
+void write(Writer& w, const ConnectRequest& c);
+BarrierRequest parse_barrier(Reader& r);
+void write(Writer& w, const BarrierRequest& b);
+
 // "host:port" -> pieces; throws ConfigError on a malformed address.
 void split_address(const std::string& address, std::string& host, uint16_t& port);
 

@@ -1,3 +1,5 @@
+// The bootstrap server's connection I/O: one epoll thread accepts, reads frames no faster than
+// they arrive, enforces the caps and deadlines, and writes replies.
 #include "policies/verbs/bootstrap.h"
 
 #include <arpa/inet.h>
@@ -13,62 +15,20 @@
 #include <cerrno>
 #include <cstring>
 
+#include "policies/verbs/bootstrap_conn.h"
 #include "runtime/error.h"
 
 namespace dmrt::verbs {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-std::vector<uint8_t> framed(const std::vector<uint8_t>& body) {
-  std::vector<uint8_t> out(4 + body.size());
-  uint32_t n = static_cast<uint32_t>(body.size());
-  for (int i = 0; i < 4; ++i) out[i] = uint8_t(n >> (8 * i));
-  std::memcpy(out.data() + 4, body.data(), body.size());
-  return out;
-}
-
-std::vector<uint8_t> auth_frame(const Nonce& nonce, const Mac& mac) {
-  wire::Writer w(wire::Type::kAuth);
-  w.bytes(nonce.data(), nonce.size()).bytes(mac.data(), mac.size());
-  return w.data();
-}
+using Clock = BootstrapClock;
 
 void set_nonblocking(int fd) {
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-// A session can sit idle for the whole run; keepalive notices a peer host that died silently.
-void keepalive(int fd) {
-  int on = 1, idle = 30, intvl = 5, cnt = 3;
-  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
-}
-
 }  // namespace
-
-struct BootstrapServer::Conn {
-  enum class State { kRequest, kAuth, kSession, kParked, kDone };
-  int fd = -1;
-  std::string peer;
-  State state = State::kRequest;
-  std::vector<uint8_t> in;  // bytes of the frame being received (grows only as they arrive)
-  uint32_t want = 0;        // its announced length once the 4-byte prefix is in
-  std::vector<uint8_t> request;
-  Nonce server_nonce{};
-  Nonce client_nonce{};
-  std::vector<uint8_t> out;
-  size_t out_off = 0;
-  bool close_after_write = false;
-  Clock::time_point deadline;
-  std::vector<ibv_qp*> qps;  // a session's QPs, destroyed with it
-  NodeId from = 0;
-  uint64_t barrier = 0;  // parked at this barrier id
-  bool counted_pending = true;
-};
 
 std::vector<uint8_t> BootstrapServer::error_frame(const std::string& what) {
   wire::Writer w(wire::Type::kError);
@@ -327,128 +287,6 @@ void BootstrapServer::on_readable(Conn& c) {
   }
 }
 
-void BootstrapServer::on_frame(Conn& c, std::vector<uint8_t> frame) {
-  if (c.state == Conn::State::kRequest) {
-    c.request = std::move(frame);
-    if (key_) {
-      c.state = Conn::State::kAuth;
-      return;
-    }
-    dispatch(c);
-    return;
-  }
-  // kAuth: the MAC over hello nonce, client nonce and the request.
-  bool ok = false;
-  try {
-    wire::Reader r(std::move(frame), c.peer);
-    if (r.type() == wire::Type::kAuth) {
-      Mac m;
-      r.bytes(c.client_nonce.data(), kNonceBytes);
-      r.bytes(m.data(), kMacBytes);
-      r.expect_end();
-      ok = key_->verify(kRequestLabel, c.server_nonce, c.client_nonce, c.request, m);
-    }
-  } catch (const std::exception&) {
-    ok = false;
-  }
-  if (!ok) {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      ++stats_.auth_failures;
-    }
-    c.state = Conn::State::kDone;
-    reply(c,
-          error_frame(name_ + " refused " + c.peer +
-                      ": authentication failed (wrong or missing cluster secret; set "
-                      "DMRT_CLUSTER_SECRET or secret_file to the cluster's secret)"),
-          true);
-    return;
-  }
-  dispatch(c);
-}
-
-void BootstrapServer::dispatch(Conn& c) {
-  c.counted_pending = false;
-  --pending_;
-  c.state = Conn::State::kDone;
-  std::vector<uint8_t> req = c.request;
-  try {
-    wire::Reader r(std::move(req), c.peer);
-    switch (r.type()) {
-      case wire::Type::kConnect: {
-        uint64_t sessions;
-        {
-          std::lock_guard<std::mutex> g(mu_);
-          sessions = stats_.sessions;
-        }
-        if (sessions >= limits_.max_sessions) {
-          reply(c,
-                error_frame(name_ + " holds " + std::to_string(sessions) +
-                            " sessions already (the limit): try again later"),
-                true);
-          return;
-        }
-        ConnectAnswer a = hooks_.connect(r);
-        {
-          std::lock_guard<std::mutex> g(mu_);
-          stats_.server_qps += a.qps.size();
-        }
-        if (a.qps.empty()) {
-          reply(c, a.reply, true);
-          return;
-        }
-        // The peer replaces QPs that went to ERROR: drop our ends of them.
-        if (!a.replaced.empty())
-          for (auto& [fd, o] : conns_)
-            if (o->state == Conn::State::kSession && o->from == a.from) release(o->qps, a.replaced);
-        c.qps = std::move(a.qps);
-        c.from = a.from;
-        c.state = Conn::State::kSession;
-        keepalive(c.fd);
-        {
-          std::lock_guard<std::mutex> g(mu_);
-          ++stats_.sessions;
-        }
-        reply(c, a.reply, false);
-        return;
-      }
-      case wire::Type::kBarrier: {
-        uint64_t id = 0;
-        std::string why;
-        Arrival a = arrive(r, id, why);
-        if (a == Arrival::kRefused) {
-          reply(c, error_frame(why), true);
-        } else if (a == Arrival::kPassed) {
-          reply(c, wire::Writer(wire::Type::kBarrierOk).data(), true);
-        } else {
-          c.state = Conn::State::kParked;
-          c.barrier = id;
-          c.deadline = Clock::now() + std::chrono::milliseconds(limits_.barrier_timeout_ms);
-          std::lock_guard<std::mutex> g(mu_);
-          ++stats_.sessions;
-        }
-        return;
-      }
-      case wire::Type::kStop:
-        r.expect_end();
-        hooks_.stop();  // before the answer: whoever reads STOP_OK finds the node stopping
-        reply(c, wire::Writer(wire::Type::kStopOk).data(), true);
-        return;
-      default:
-        reply(c, error_frame("unknown bootstrap request type " + std::to_string(int(r.type()))),
-              true);
-        return;
-    }
-  } catch (const std::exception& e) {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      ++stats_.bad_frames;
-    }
-    reply(c, error_frame(e.what()), true);
-  }
-}
-
-// Queues one reply frame (and its MAC when authenticated) and sends what the socket takes now.
 void BootstrapServer::reply(Conn& c, const std::vector<uint8_t>& body, bool close_after) {
   std::vector<uint8_t> f = framed(body);
   c.out.insert(c.out.end(), f.begin(), f.end());
@@ -496,186 +334,4 @@ void BootstrapServer::flush(Conn& c) {
 // A barrier arrival: `generation, id, parties, from`. Refused when it names another run of this
 // node, a barrier that already passed (a replay or a late stranger), other parties, or a node
 // that already arrived.
-BootstrapServer::Arrival BootstrapServer::arrive(wire::Reader& r, uint64_t& id, std::string& why) {
-  wire::BarrierRequest b = wire::parse_barrier(r);
-  const uint64_t gen = b.generation;
-  id = b.id;
-  const uint32_t parties = b.parties;
-  const NodeId from = b.from;
-  std::lock_guard<std::mutex> g(mu_);
-  if (gen != generation_) {
-    why = "barrier " + std::to_string(id) + " from node " + std::to_string(from) +
-          " names another run of " + name_ + " (generation mismatch: restart every process)";
-    return Arrival::kRefused;
-  }
-  if (parties == 0 || id == 0) {
-    why = "barrier with id 0 or no parties";
-    return Arrival::kRefused;
-  }
-  Barrier* bar = nullptr;
-  for (Barrier& x : barriers_)
-    if (x.id == id) bar = &x;
-  if (!bar) {
-    if (barriers_.size() >= limits_.max_open_barriers) {
-      why = name_ + " already tracks " + std::to_string(barriers_.size()) + " barriers";
-      return Arrival::kRefused;
-    }
-    barriers_.push_back({id, parties, {}, false});
-    bar = &barriers_.back();
-  }
-  if (bar->done) {
-    why = "barrier " + std::to_string(id) + " at " + name_ +
-          " has already passed: a replayed or late arrival from node " + std::to_string(from);
-    return Arrival::kRefused;
-  }
-  if (bar->parties != parties) {
-    why = "barrier " + std::to_string(id) + ": node " + std::to_string(from) + " expects " +
-          std::to_string(parties) + " parties, others " + std::to_string(bar->parties);
-    return Arrival::kRefused;
-  }
-  if (std::find(bar->arrived.begin(), bar->arrived.end(), from) != bar->arrived.end()) {
-    why = "node " + std::to_string(from) + " arrived twice at barrier " + std::to_string(id) +
-          " (a replay, or two processes with one node id)";
-    return Arrival::kRefused;
-  }
-  bar->arrived.push_back(from);
-  if (bar->arrived.size() < parties) return Arrival::kWait;
-  bar->done = true;
-  bar->arrived.clear();
-  bar->arrived.shrink_to_fit();
-  cv_.notify_all();
-  if (wake_fd_ >= 0) {
-    uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof one);
-  }
-  return Arrival::kPassed;
-}
-
-void BootstrapServer::answer_barriers() {
-  std::vector<uint64_t> done;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    for (const Barrier& b : barriers_)
-      if (b.done) done.push_back(b.id);
-  }
-  std::vector<Conn*> ready;
-  for (auto& [fd, c] : conns_)
-    if (c->state == Conn::State::kParked &&
-        std::find(done.begin(), done.end(), c->barrier) != done.end())
-      ready.push_back(c.get());
-  for (Conn* c : ready) {
-    c->state = Conn::State::kDone;
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      --stats_.sessions;
-    }
-    reply(*c, wire::Writer(wire::Type::kBarrierOk).data(), true);
-  }
-}
-
-std::vector<uint8_t> BootstrapServer::handle_local(const std::vector<uint8_t>& request) {
-  try {
-    wire::Reader r(request, "this process");
-    switch (r.type()) {
-      case wire::Type::kConnect: {
-        ConnectAnswer a = hooks_.connect(r);
-        std::lock_guard<std::mutex> g(mu_);
-        stats_.server_qps += a.qps.size();
-        if (!a.replaced.empty()) {
-          std::vector<ibv_qp*> keep;
-          for (ibv_qp* q : local_qps_) {
-            if (std::find(a.replaced.begin(), a.replaced.end(), q->qp_num) != a.replaced.end()) {
-              ibv_destroy_qp(q);
-              --stats_.server_qps;
-            } else {
-              keep.push_back(q);
-            }
-          }
-          local_qps_ = std::move(keep);
-        }
-        local_qps_.insert(local_qps_.end(), a.qps.begin(), a.qps.end());
-        return a.reply;
-      }
-      case wire::Type::kBarrier: {
-        uint64_t id = 0;
-        std::string why;
-        Arrival a = arrive(r, id, why);
-        if (a == Arrival::kRefused) return error_frame(why);
-        if (a == Arrival::kWait) {
-          std::unique_lock<std::mutex> lk(mu_);
-          auto passed = [&] {
-            for (const Barrier& b : barriers_)
-              if (b.id == id) return b.done;
-            return false;
-          };
-          if (!cv_.wait_for(lk, std::chrono::milliseconds(limits_.barrier_timeout_ms),
-                            [&] { return passed() || stop_.load(); }) ||
-              !passed())
-            return error_frame("barrier " + std::to_string(id) + " at " + name_ +
-                               " timed out (a peer never arrived)");
-        }
-        return wire::Writer(wire::Type::kBarrierOk).data();
-      }
-      case wire::Type::kStop:
-        hooks_.stop();
-        return wire::Writer(wire::Type::kStopOk).data();
-      default:
-        return error_frame("unknown bootstrap request type " + std::to_string(int(r.type())));
-    }
-  } catch (const std::exception& e) {
-    return error_frame(e.what());
-  }
-}
-
-// --- client ----------------------------------------------------------------------------------
-
-BootstrapCall bootstrap_call(const std::string& address,
-                             const std::function<std::vector<uint8_t>(uint64_t)>& request,
-                             const ClusterKey* key, uint32_t timeout_ms, const std::string& what) {
-  BootstrapCall out;
-  out.socket = wire::Socket::connect(address, timeout_ms, what);
-  wire::Reader hello = out.socket.receive(timeout_ms);
-  if (hello.type() != wire::Type::kHello)
-    throw TransportError("malformed bootstrap message from " + what + " at " + address +
-                         ": expected a hello");
-  wire::Hello h = wire::parse_hello(hello);
-  const bool auth = h.auth;
-  Nonce server{};
-  std::memcpy(server.data(), h.nonce, kNonceBytes);
-  out.generation = h.generation;
-  if (auth && !key)
-    throw TransportError(what + " at " + address +
-                         " requires the cluster secret: set DMRT_CLUSTER_SECRET (or secret_file in "
-                         "the cluster file) to the secret its nodes use");
-  if (!auth && key)
-    throw TransportError(what + " at " + address +
-                         " serves without a cluster secret, but this process has one: give that "
-                         "node the same secret (an unauthenticated node could be anyone)");
-  std::vector<uint8_t> req = request(out.generation);
-  out.socket.send_frame(req);
-  Nonce client{};
-  if (key) {
-    client = random_nonce();
-    out.socket.send_frame(auth_frame(client, key->mac(kRequestLabel, server, client, req)));
-  }
-  out.reply = out.socket.receive_frame(timeout_ms);
-  if (key) {
-    wire::Reader a = out.socket.receive(timeout_ms);
-    Nonce ignored{};
-    Mac m{};
-    if (a.type() == wire::Type::kAuth) {
-      a.bytes(ignored.data(), kNonceBytes);
-      a.bytes(m.data(), kMacBytes);
-    }
-    if (a.type() != wire::Type::kAuth || !key->verify(kReplyLabel, server, client, out.reply, m)) {
-      wire::Reader r(out.reply, what);
-      if (r.type() == wire::Type::kError)
-        throw TransportError(what + " at " + address + " refused the request: " + r.str());
-      throw TransportError("the answer of " + what + " at " + address +
-                           " failed authentication: it holds a different cluster secret");
-    }
-  }
-  return out;
-}
-
 }  // namespace dmrt::verbs

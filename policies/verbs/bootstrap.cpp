@@ -130,7 +130,15 @@ void BootstrapServer::accept_all() {
     socklen_t sl = sizeof ss;
     int fd = ::accept4(listener_->fd(), reinterpret_cast<sockaddr*>(&ss), &sl,
                        SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) return;  // EAGAIN, or out of descriptors: the next round tries again
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) {
+        // Out of descriptors: stop watching the listener for a moment rather than spin on it
+        // (sweep() watches it again); connections wait in the kernel's backlog meanwhile.
+        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listener_->fd(), nullptr);
+        accept_paused_until_ = Clock::now() + std::chrono::milliseconds(100);
+      }
+      return;
+    }
     {
       std::lock_guard<std::mutex> g(mu_);
       ++stats_.accepted;
@@ -189,6 +197,13 @@ void BootstrapServer::close_conn(int fd) {
 
 void BootstrapServer::sweep() {
   auto now = Clock::now();
+  if (accept_paused_until_ != Clock::time_point{} && accept_paused_until_ < now) {
+    accept_paused_until_ = {};
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = listener_->fd();
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listener_->fd(), &ev);
+  }
   std::vector<int> expired;
   for (auto& [fd, c] : conns_)
     if (c->state != Conn::State::kSession && c->deadline < now) expired.push_back(fd);

@@ -107,8 +107,9 @@ class BootstrapServer {
   uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
   std::thread thread_;
-  std::unordered_map<int, std::unique_ptr<Conn>> conns_;  // loop thread only
-  unsigned pending_ = 0;                                  // loop thread only
+  std::unordered_map<int, std::unique_ptr<Conn>> conns_;         // loop thread only
+  unsigned pending_ = 0;                                         // loop thread only
+  std::chrono::steady_clock::time_point accept_paused_until_{};  // out of fds: loop thread
 
   struct Barrier {
     uint64_t id;

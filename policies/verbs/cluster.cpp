@@ -251,8 +251,13 @@ void Cluster::barrier(unsigned parties) {
       std::lock_guard<std::mutex> g(serve_mu_);
       gen = peer_generation_[rendezvous] ? peer_generation_[rendezvous] : hello_generation;
     }
+    wire::BarrierRequest b;
+    b.generation = gen;
+    b.id = id;
+    b.parties = parties;
+    b.from = self_;
     wire::Writer w(wire::Type::kBarrier);
-    w.u64(gen).u64(id).u32(parties).u16(self_);
+    wire::write(w, b);
     return w.data();
   };
   std::vector<uint8_t> frame = exchange(rendezvous, request, opts_.connect_timeout_ms + 5000);

@@ -126,26 +126,25 @@ wire::QpInfo local_info(const Device& d, ibv_qp* qp, uint32_t psn) {
 void Cluster::open_connections(NodeId node, const std::vector<ThreadState*>& threads) {
   std::vector<ibv_qp*> qps;
   std::vector<uint32_t> psns;
-  std::vector<uint32_t> replaced;
+  wire::ConnectRequest req;
+  req.from = self_;
+  req.target = node;
+  req.nodes = static_cast<uint16_t>(config_.size());
+  req.region_bytes = config_.nodes[node].region_bytes;
+  req.mailboxes = config_.mailbox.mailboxes;
+  req.slots = config_.mailbox.slots;
+  req.slot_bytes = config_.mailbox.slot_bytes;
   wire::Writer w(wire::Type::kConnect);
-  w.u16(self_)
-      .u16(node)
-      .u16(static_cast<uint16_t>(config_.size()))
-      .u64(config_.nodes[node].region_bytes)
-      .u32(config_.mailbox.mailboxes)
-      .u32(config_.mailbox.slots)
-      .u32(config_.mailbox.slot_bytes);
   try {
     for (ThreadState* ts : threads) {
       ibv_qp* qp = create_qp(ts->cq, opts_.qp_depth, native_masked_);
       qps.push_back(qp);
       psns.push_back(random_psn());
-      if (ts->conns[node].qp) replaced.push_back(ts->conns[node].qp->qp_num);
+      if (ts->conns[node].qp) req.replaced.push_back(ts->conns[node].qp->qp_num);
     }
-    w.u16(static_cast<uint16_t>(qps.size()));
-    for (size_t i = 0; i < qps.size(); ++i) w.qp(local_info(*device_, qps[i], psns[i]));
-    w.u16(static_cast<uint16_t>(replaced.size()));
-    for (uint32_t q : replaced) w.u32(q);
+    for (size_t i = 0; i < qps.size(); ++i)
+      req.qps.push_back(local_info(*device_, qps[i], psns[i]));
+    wire::write(w, req);
 
     std::shared_ptr<wire::Socket> session;
     std::vector<uint8_t> frame = exchange(

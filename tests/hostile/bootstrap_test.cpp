@@ -128,23 +128,28 @@ class Bootstrap : public ::testing::Test {
   }
   // A CONNECT request for `count` QPs as compute node 1 would send it.
   std::vector<uint8_t> connect_request(uint16_t count) const {
-    wire_w_ = std::make_unique<verbs::wire::Writer>(verbs::wire::Type::kConnect);
-    auto& w = *wire_w_;
-    w.u16(1).u16(0).u16(2).u64(4 << 20).u32(4).u32(4).u32(256).u16(count);
+    verbs::wire::ConnectRequest c;
+    c.from = 1;
+    c.target = 0;
+    c.nodes = 2;
+    c.region_bytes = 4 << 20;
+    c.mailboxes = 4;
+    c.slots = 4;
+    c.slot_bytes = 256;
     for (uint16_t i = 0; i < count; ++i) {
       verbs::wire::QpInfo q;
       q.qpn = 0x9000 + i;
       q.mtu = IBV_MTU_1024;
-      w.qp(q);
+      c.qps.push_back(q);
     }
-    w.u16(0);
+    verbs::wire::Writer w(verbs::wire::Type::kConnect);
+    verbs::wire::write(w, c);
     return w.data();
   }
   std::unique_ptr<verbs::Cluster> server_;
   uint16_t port_ = 0;
   ClusterConfig config_;
   std::string address_;
-  mutable std::unique_ptr<verbs::wire::Writer> wire_w_;
 };
 
 TEST_F(Bootstrap, Survives40000ShortConnectionsWithBoundedThreadsAndMemory) {

@@ -217,6 +217,7 @@ ThreadState& Cluster::thread(unsigned t) {
         throw TransportError("cannot register the staging slab: " + err_text(errno));
       for (uint32_t s = 0; s < opts_.staging_bytes / opts_.staging_slot; ++s)
         ts->free_slots.push_back(s);
+      ts->mailbox_counters.by_node.resize(config_.size());
       ts->scratch.resize(ts->free_slots.size());
       for (ThreadState::Scratch& sc : ts->scratch) {  // typical batches never grow these
         sc.tags.resize(16);

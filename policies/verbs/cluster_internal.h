@@ -85,6 +85,8 @@ struct ThreadState {
     std::vector<ibv_sge> sges;
   };
   std::vector<Scratch> scratch;
+  // Counters for the verbs a mailbox send makes (not reported): sized once, reused by every send.
+  Counters mailbox_counters;
   boost::fibers::mutex mu;
   boost::fibers::condition_variable cv;
   bool stop = false;

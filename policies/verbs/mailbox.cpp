@@ -29,8 +29,7 @@ bool Endpoint::try_send(NodeId node, uint32_t mailbox, const MessageHeader& h,
                      " bytes exceeds the mailbox slot payload of " +
                      std::to_string(MailboxRing::max_payload(g)) +
                      " bytes (raise mailbox.slot_bytes)");
-  Counters scratch;
-  scratch.by_node.resize(node_count());
+  Counters& scratch = current(cluster_).mailbox_counters;
   uint64_t base = layout::mailbox_offset(g, mailbox);
   GlobalAddress tail{node, base + kRingTail};
   uint64_t pos = 0;

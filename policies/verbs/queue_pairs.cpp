@@ -194,7 +194,7 @@ ConnectAnswer Cluster::answer_connect(wire::Reader& r) {
   };
   wire::ConnectRequest req;
   try {
-    req = wire::parse_connect(r, opts_.threads * 4 + 64);
+    req = wire::parse_connect(r, wire::kMaxQpsPerConnect);
   } catch (const std::exception& e) {
     return error(e.what());
   }

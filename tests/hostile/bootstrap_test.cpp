@@ -8,6 +8,7 @@
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -378,6 +379,50 @@ TEST_F(Bootstrap, EchoServiceSurvivesBadMessagesAndTheRingKeepsItsSlots) {
   for (uint32_t i = 0; i < g.slots; ++i)
     EXPECT_TRUE(inbox.try_push({0, 1, 0, i}, hi)) << "slot " << i << " was lost";
   EXPECT_FALSE(inbox.try_push({0, 1, 0, 99}, hi));
+}
+
+TEST(BootstrapSecret, SecretFileFromTheClusterFileMustBePrivate) {
+  unsetenv("DMRT_CLUSTER_SECRET");
+  char tmpl[] = "/tmp/dmrt-secret-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::string dir = tmpl;
+  {
+    std::ofstream(dir + "/cluster.secret") << "a-secret-of-enough-bytes\n";
+    std::ofstream(dir + "/cluster.toml") << "secret_file = \"cluster.secret\"\n"
+                                         << "[[node]]\nrole = \"memory\"\nregion = \"4MiB\"\n"
+                                         << "address = \"127.0.0.1:0\"\n";
+  }
+  ClusterConfig c = ClusterConfig::from_toml_file(dir + "/cluster.toml");
+  EXPECT_EQ(c.secret_file, dir + "/cluster.secret");  // named from the cluster file's folder
+  chmod((dir + "/cluster.secret").c_str(), 0644);
+  try {
+    verbs::Cluster server(c, 0, {});
+    FAIL() << "a world-readable secret file was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("readable by other users"), std::string::npos) << e.what();
+  }
+  chmod((dir + "/cluster.secret").c_str(), 0600);
+  verbs::Cluster server(c, 0, {});
+  EXPECT_TRUE(server.authenticated());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(BootstrapSecret, ClientWithASecretRefusesAnUnauthenticatedNode) {
+  unsetenv("DMRT_CLUSTER_SECRET");
+  verbs::Cluster open_node(two_nodes(0), 0, {});
+  ASSERT_FALSE(open_node.authenticated());
+  verbs::ClusterKey key = verbs::ClusterKey::from_secret(kSecret);
+  try {
+    verbs::bootstrap_call(
+        "127.0.0.1:" + std::to_string(open_node.listen_port()),
+        [](uint64_t) { return verbs::wire::Writer(verbs::wire::Type::kStop).data(); }, &key, 3000,
+        "node 0");
+    FAIL() << "a client holding the secret trusted a node without one";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("serves without a cluster secret"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(open_node.stop_requested());
 }
 
 TEST(BootstrapNoSecret, BindsLoopbackOnlyAndSaysSo) {

@@ -72,7 +72,8 @@ struct Env<VerbsTransport> {
     if (!stop_nodes_) return;
     for (NodeId m : cluster_->config().memory_nodes()) {
       try {
-        verbs::Cluster::stop_node(cluster_->config().nodes.at(m).address);
+        verbs::Cluster::stop_node(cluster_->config().nodes.at(m).address, 10000,
+                                   &cluster_->config());
       } catch (const std::exception& e) {
         std::fprintf(stderr, "verbs: could not stop memory node %u: %s\n", m, e.what());
       }

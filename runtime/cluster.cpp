@@ -143,9 +143,16 @@ ClusterConfig ClusterConfig::from_toml_string(const std::string& text, const std
     }
   }
   for (auto&& [k, v] : tbl) {
+    if (k == "secret_file") {
+      auto s = v.value<std::string>();
+      if (!s || s->empty())
+        throw ConfigError(located(origin, v.source()) + ": secret_file: expected a path");
+      c.secret_file = *s;
+      continue;
+    }
     if (k != "mailbox" && k != "node")
       throw ConfigError(located(origin, v.source()) + ": unknown section '" + std::string(k.str()) +
-                        "' (expected [mailbox] or [[node]])");
+                        "' (expected secret_file, [mailbox] or [[node]])");
   }
   auto* arr = tbl["node"].as_array();
   if (!arr)
@@ -192,7 +199,13 @@ ClusterConfig ClusterConfig::from_toml_string(const std::string& text, const std
 }
 
 ClusterConfig ClusterConfig::from_toml_file(const std::string& path) {
-  return from_toml_string(read_capped_file(path, kMaxFileBytes, "cluster file"), path);
+  ClusterConfig c =
+      from_toml_string(read_capped_file(path, kMaxFileBytes, "cluster file"), path);
+  // A relative secret_file is named from the cluster file's folder, not the working directory.
+  auto slash = path.rfind('/');
+  if (!c.secret_file.empty() && c.secret_file[0] != '/' && slash != std::string::npos)
+    c.secret_file = path.substr(0, slash + 1) + c.secret_file;
+  return c;
 }
 
 }  // namespace dmrt

@@ -36,6 +36,9 @@ struct MailboxGeometry {
 struct ClusterConfig {
   std::vector<NodeSpec> nodes;  // NodeId = index
   MailboxGeometry mailbox;
+  // Top-level `secret_file`: a file holding the cluster secret the verbs bootstrap authenticates
+  // with (relative to the cluster file's folder). Empty: none named.
+  std::string secret_file;
 
   static constexpr size_t kMaxNodes = 65535;                     // node ids are 16 bits
   static constexpr uint64_t kMaxFileBytes = uint64_t{16} << 20;  // 65535 nodes with addresses fit

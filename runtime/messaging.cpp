@@ -68,6 +68,13 @@ bool MailboxRing::try_pop(Message& out) {
       pos = head.load(std::memory_order_relaxed);
     }
   }
+  // The slot goes back to producers on every exit, a malformed message's included: a throw
+  // here must not shrink the ring for good.
+  struct Release {
+    std::byte* slot;
+    uint64_t next;
+    ~Release() { local::store_word(slot, next); }
+  } release{s, pos + g_.slots};
   uint64_t w1, w2;
   std::memcpy(&w1, s + 8, 8);
   std::memcpy(&w2, s + 16, 8);
@@ -77,10 +84,11 @@ bool MailboxRing::try_pop(Message& out) {
   out.tag = static_cast<uint32_t>(w2 & 0xffffffff);
   size_t len = static_cast<size_t>(w2 >> 32);
   if (len > max_payload(g_))
-    throw TransportError("malformed message in mailbox: length " + std::to_string(len));
+    throw TransportError("malformed message in mailbox: length " + std::to_string(len) +
+                         " exceeds the slot payload of " + std::to_string(max_payload(g_)) +
+                         " bytes (the message is dropped)");
   out.payload.resize(len);
   if (len) std::memcpy(out.payload.data(), s + kSlotHeader, len);
-  local::store_word(s, pos + g_.slots);  // hand the slot back to producers
   return true;
 }
 

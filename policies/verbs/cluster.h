@@ -7,12 +7,16 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "policies/verbs/auth.h"
+#include "policies/verbs/bootstrap.h"
 #include "policies/verbs/device.h"
 #include "policies/verbs/mlx5_masked.h"
 #include "runtime/cluster.h"
@@ -80,8 +84,14 @@ class Cluster {
   void serve_until_stopped();
   void request_stop();
   bool stop_requested() const { return stop_.load(); }
-  // Asks the dmrt-node at `address` to exit.
-  static void stop_node(const std::string& address, uint32_t timeout_ms = 10000);
+  // Asks the dmrt-node at `address` to exit, authenticating with DMRT_CLUSTER_SECRET or the
+  // config's secret_file when there is one.
+  static void stop_node(const std::string& address, uint32_t timeout_ms = 10000,
+                        const ClusterConfig* config = nullptr);
+  // The bootstrap authenticates every connection with the cluster secret.
+  bool authenticated() const { return key_.has_value(); }
+  // Connections, sessions, refusals and the QPs held for peers (for tests and the node's log).
+  BootstrapStats bootstrap_stats() const { return bootstrap_->stats(); }
 
   const ClusterConfig& config() const { return config_; }
   NodeId self() const { return self_; }
@@ -125,10 +135,13 @@ class Cluster {
   void unbind(unsigned t);
   // Connects (or re-connects after an error) the QPs of `threads` to `node`.
   void open_connections(NodeId node, const std::vector<ThreadState*>& threads);
-  std::vector<uint8_t> exchange(NodeId node, const wire::Writer& request, uint32_t timeout_ms);
-  std::vector<uint8_t> handle(wire::Reader& request);
-  void serve_loop();
-  void serve_connection(wire::Socket s);
+  // One bootstrap request to `node` (built from its run generation); `session` keeps the
+  // connection open (a CONNECT's QPs live as long as it does).
+  std::vector<uint8_t> exchange(NodeId node,
+                                const std::function<std::vector<uint8_t>(uint64_t)>& request,
+                                uint32_t timeout_ms,
+                                std::shared_ptr<wire::Socket>* session = nullptr);
+  ConnectAnswer answer_connect(wire::Reader& request);
   ibv_qp* create_qp(ibv_cq* cq, uint32_t depth, bool raw_wqe = false) const;
   // Decides how masked CAS is served: native only on an mlx5 device whose loopback probe shows
   // masked-CAS semantics (mlx5_masked.h); otherwise the counted CAS loop, with the reason.
@@ -150,25 +163,20 @@ class Cluster {
   std::string masked_report_;
 
   // Serving side.
-  std::unique_ptr<wire::Listener> listener_;
+  std::optional<ClusterKey> key_;
+  std::string bind_note_;  // how and where the bootstrap listens, for report()
+  std::unique_ptr<BootstrapServer> bootstrap_;
   uint16_t listen_port_ = 0;
-  std::thread server_;
+  ibv_cq* server_cq_ = nullptr;
   std::mutex serve_mu_;
   std::condition_variable serve_cv_;
-  std::vector<std::thread> conn_threads_;
-  ibv_cq* server_cq_ = nullptr;
-  std::vector<ibv_qp*> server_qps_;
-  struct BarrierState {
-    uint64_t id;
-    unsigned arrived;
-  };
-  std::vector<BarrierState> barriers_;
   std::atomic<bool> stop_{false};
 
   // Client side.
   std::vector<std::unique_ptr<ThreadState>> threads_;
   std::mutex connect_mu_;
   uint64_t barrier_seq_ = 0;
+  std::vector<uint64_t> peer_generation_;  // by node: its run generation at first contact
   std::vector<Cluster*> colocated_;
   std::vector<bool> reserved_;  // by slot; guarded by connect_mu_
   std::atomic<uint64_t> ondemand_regs_{0};

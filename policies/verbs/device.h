@@ -31,6 +31,10 @@ struct Options {
   uint32_t connect_timeout_ms = 30000;         // peers that never arrive / barrier
   MaskedCasMode masked_cas = MaskedCasMode::kAuto;
   bool hugepages = false;  // back the local region with MAP_HUGETLB (falls back with a note)
+  // Without a cluster secret the bootstrap listens on loopback only; this keeps the configured
+  // address anyway (anyone who can reach it can then read and write the region).
+  bool allow_unauthenticated = false;
+  uint32_t bootstrap_frame_timeout_ms = 3000;  // a request must arrive within this
 };
 
 // True when libibverbs lists at least one device; otherwise `why` says so.

@@ -156,6 +156,72 @@ void split_address(const std::string& address, std::string& host, uint16_t& port
   port = static_cast<uint16_t>(p);
 }
 
+Hello parse_hello(Reader& r) {
+  Hello h;
+  uint8_t a = r.u8();
+  if (a > 1)
+    throw TransportError("malformed hello from " + r.peer() + ": auth flag " + std::to_string(a));
+  h.auth = a == 1;
+  r.bytes(h.nonce, sizeof h.nonce);
+  h.generation = r.u64();
+  r.expect_end();
+  return h;
+}
+void write(Writer& w, const Hello& h) {
+  w.u8(h.auth ? 1 : 0).bytes(h.nonce, sizeof h.nonce).u64(h.generation);
+}
+
+ConnectRequest parse_connect(Reader& r, size_t max_qps) {
+  ConnectRequest c;
+  c.from = r.u16();
+  c.target = r.u16();
+  c.nodes = r.u16();
+  c.region_bytes = r.u64();
+  c.mailboxes = r.u32();
+  c.slots = r.u32();
+  c.slot_bytes = r.u32();
+  uint16_t count = r.u16();
+  if (count > max_qps)
+    throw TransportError("node " + std::to_string(c.from) + " asks for " + std::to_string(count) +
+                         " QPs in one request; at most " + std::to_string(max_qps) + " are served");
+  c.qps.reserve(count);
+  for (uint16_t i = 0; i < count; ++i) c.qps.push_back(r.qp());
+  uint16_t nrep = r.u16();
+  if (nrep > max_qps)
+    throw TransportError("node " + std::to_string(c.from) + " replaces " + std::to_string(nrep) +
+                         " QPs in one request; at most " + std::to_string(max_qps));
+  c.replaced.reserve(nrep);
+  for (uint16_t i = 0; i < nrep; ++i) c.replaced.push_back(r.u32());
+  r.expect_end();
+  return c;
+}
+void write(Writer& w, const ConnectRequest& c) {
+  w.u16(c.from)
+      .u16(c.target)
+      .u16(c.nodes)
+      .u64(c.region_bytes)
+      .u32(c.mailboxes)
+      .u32(c.slots)
+      .u32(c.slot_bytes);
+  w.u16(static_cast<uint16_t>(c.qps.size()));
+  for (const QpInfo& q : c.qps) w.qp(q);
+  w.u16(static_cast<uint16_t>(c.replaced.size()));
+  for (uint32_t q : c.replaced) w.u32(q);
+}
+
+BarrierRequest parse_barrier(Reader& r) {
+  BarrierRequest b;
+  b.generation = r.u64();
+  b.id = r.u64();
+  b.parties = r.u32();
+  b.from = r.u16();
+  r.expect_end();
+  return b;
+}
+void write(Writer& w, const BarrierRequest& b) {
+  w.u64(b.generation).u64(b.id).u32(b.parties).u16(b.from);
+}
+
 Socket& Socket::operator=(Socket&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0) ::close(fd_);

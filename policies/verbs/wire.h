@@ -8,8 +8,10 @@
 namespace dmrt::verbs::wire {
 
 inline constexpr uint32_t kMagic = 0x56524d44;  // "DMRV"
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;         // 2: hello, authentication, sessions, generations
 inline constexpr uint32_t kMaxFrame = 1 << 20;
+// QPs one CONNECT may ask for (one per client thread of the sender); 31 bytes each on the wire.
+inline constexpr size_t kMaxQpsPerConnect = 1024;
 
 enum class Type : uint16_t {
   kConnect = 1,    // client -> server: my QPs, please make yours
@@ -19,6 +21,8 @@ enum class Type : uint16_t {
   kStop = 5,  // ask a dmrt-node to exit
   kStopOk = 6,
   kError = 7,  // server -> client: a sentence saying what was wrong
+  kHello = 8,  // server -> client on accept: auth required?, server nonce, run generation
+  kAuth = 9,   // after a request or a reply: client nonce and the HMAC (auth.h)
 };
 
 // Endpoint of one RC QP as the peer needs it.
@@ -69,6 +73,36 @@ class Reader {
   std::string peer_;
 };
 
+// The bootstrap's messages after the header, each parsed in one place (the server, the client and
+// the fuzz target use these). Parsers throw TransportError on a short, long or inconsistent body.
+struct Hello {  // kHello
+  bool auth = false;
+  uint8_t nonce[32] = {};
+  uint64_t generation = 0;
+};
+struct ConnectRequest {  // kConnect
+  uint16_t from = 0;
+  uint16_t target = 0;
+  uint16_t nodes = 0;
+  uint64_t region_bytes = 0;
+  uint32_t mailboxes = 0, slots = 0, slot_bytes = 0;
+  std::vector<QpInfo> qps;
+  std::vector<uint32_t> replaced;  // QPNs of the sender's QPs these replace
+};
+struct BarrierRequest {  // kBarrier
+  uint64_t generation = 0;
+  uint64_t id = 0;
+  uint32_t parties = 0;
+  uint16_t from = 0;
+};
+Hello parse_hello(Reader& r);
+void write(Writer& w, const Hello& h);
+// At most `max_qps` QPs or replaced QPNs are accepted (the count is checked before any is read).
+ConnectRequest parse_connect(Reader& r, size_t max_qps);
+void write(Writer& w, const ConnectRequest& c);
+BarrierRequest parse_barrier(Reader& r);
+void write(Writer& w, const BarrierRequest& b);
+
 // "host:port" -> pieces; throws ConfigError on a malformed address.
 void split_address(const std::string& address, std::string& host, uint16_t& port);
 
@@ -107,6 +141,7 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
   uint16_t port() const { return port_; }
+  int fd() const { return fd_; }
   // Waits up to timeout_ms for a connection; false on timeout.
   bool accept(Socket& out, uint32_t timeout_ms);
 

@@ -132,7 +132,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     bool present = it != t.model.end();
     switch (data[i] % 4) {
       case 0:
-        if (t.search(k, out) != present) fail(t.name(), "search " + std::to_string(k) + " presence");
+        if (t.search(k, out) != present)
+          fail(t.name(), "search " + std::to_string(k) + " presence");
         if (present && out != t.stored(it->second))
           fail(t.name(), "search " + std::to_string(k) + " value");
         break;

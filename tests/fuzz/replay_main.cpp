@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     for (auto& b : buf) b = static_cast<uint8_t>(rng());
     LLVMFuzzerTestOneInput(buf.data(), buf.size());
   }
-  std::printf("fuzz_kv_replay: %ld random inputs, every index agreed with std::map\n", count);
+  // The target traps on a disagreement, so reaching here means every input passed.
+  std::printf("%s: %ld random inputs passed\n", argv[0], count);
   return 0;
 }

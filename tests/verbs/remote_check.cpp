@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
       check(echo_ok == workers, "echo request/response via mailboxes: " +
                                     std::to_string(echo_ok.load()) + "/" + std::to_string(workers));
     }
-    if (stop) verbs::Cluster::stop_node(config.nodes[mem].address);
+    if (stop) verbs::Cluster::stop_node(config.nodes[mem].address, 10000, &config);
   } catch (const std::exception& e) {
     std::cout << "FAIL " << e.what() << std::endl;
     return 1;

@@ -34,6 +34,10 @@ mount -t sysfs none /host/sys
 mount --bind /dev /host/dev
 mount --bind /dev/pts /host/dev/pts
 echo "@@GUEST rxe0 ready $(cut -d' ' -f1 /proc/uptime)s"
+# Every dmrt program in the VM authenticates its bootstrap with one fresh cluster secret (the
+# nodes would otherwise listen on loopback only, unauthenticated).
+DMRT_CLUSTER_SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export DMRT_CLUSTER_SECRET
 timeout "${LIMIT:-1200}" chroot /host /bin/bash "$SCRIPT"
 echo "@@GUEST script rc=$? at $(cut -d' ' -f1 /proc/uptime)s"
 sync

@@ -130,6 +130,9 @@ SCRIPT=$CACHE/guest-script.sh
 {
   echo '#!/bin/bash'
   echo 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/tmp'
+  # The cluster secret comes from guest-init.sh (made in the guest, never on a command line).
+  echo '[ -n "${DMRT_CLUSTER_SECRET:-}" ] || { echo "@@FATAL no DMRT_CLUSTER_SECRET"; exit 1; }'
+  echo 'export DMRT_CLUSTER_SECRET'
   echo 'echo "@@DEVICE"; ibv_devinfo -d rxe0 | grep -E "hca_id|transport|fw_ver|node_guid|atomic_cap|max_qp_wr|state|active_mtu|link_layer|phys_port"'
   echo 'ibv_devinfo -v -d rxe0 | grep -E "GID\[" | head -4'
   echo "cd '$ROOT'"

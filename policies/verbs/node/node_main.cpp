@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "indexes/rolex/retrain.h"
+#include "policies/verbs/echo_service.h"
 #include "policies/verbs/service.h"
 #include "policies/verbs/transport.h"
 #include "runtime/client.h"
@@ -22,8 +23,6 @@ volatile std::sig_atomic_t g_signal = 0;
 void on_signal(int) {
   g_signal = 1;
 }
-
-constexpr uint32_t kEchoTag = 1;  // request: payload; reply tag 2: the same payload
 
 void usage() {
   std::cerr
@@ -132,23 +131,13 @@ int main(int argc, char** argv) {
     std::cout << "dmrt-node " << node << " ready on " << config.nodes[node].address << std::endl;
 
     std::exception_ptr service_error;
+    verbs::EchoStats echo_stats;
     std::thread svc;
     if (service) {
       svc = std::thread([&] {
         try {
-          verbs::Cluster::ThreadBinding bind(cluster, 0);
-          Client<VerbsTransport> c(cluster.endpoint(static_cast<NodeId>(node), 0));
-          Message m;
-          while (!cluster.stop_requested() && !g_signal) {
-            if (!c.try_receive(0, m)) {
-              std::this_thread::sleep_for(std::chrono::microseconds(200));
-              continue;
-            }
-            if (m.tag == kEchoTag)
-              c.reply(m, kEchoTag + 1, m.payload);
-            else
-              c.reply(m, 0, {});
-          }
+          verbs::run_echo_service(
+              cluster, 0, [&] { return cluster.stop_requested() || g_signal; }, echo_stats);
         } catch (...) {
           service_error = std::current_exception();
           cluster.request_stop();
@@ -175,6 +164,10 @@ int main(int argc, char** argv) {
     if (host) host->stop();
     if (svc.joinable()) svc.join();
     if (service_error) std::rethrow_exception(service_error);
+    if (echo_stats.bad_messages)
+      std::cout << "dmrt-node " << node << ": " << echo_stats.bad_messages
+                << " bad message(s) skipped by the echo service (last: " << echo_stats.last_error
+                << ")" << std::endl;
     std::cout << "dmrt-node " << node << " stopped" << std::endl;
     return 0;
   } catch (const std::exception& e) {

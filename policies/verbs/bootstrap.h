@@ -1,0 +1,139 @@
+// The TCP bootstrap: a bounded server (one epoll thread, capped connections, a deadline per frame,
+// memory per connection bounded by what arrived), the in-process path to the same handling, and
+// the client call. Every connection starts with a hello carrying a fresh nonce; with a cluster key
+// each request and reply is followed by its HMAC. A CONNECT's connection stays open as the peer's
+// session: its QPs are destroyed when the peer disconnects or fails.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "policies/verbs/auth.h"
+#include "policies/verbs/wire.h"
+#include "runtime/address.h"
+
+namespace dmrt::verbs {
+
+struct BootstrapLimits {
+  unsigned max_pending = 64;         // connections still sending their request (beyond: closed)
+  unsigned max_sessions = 1024;      // connections holding QPs or waiting at a barrier
+  uint32_t frame_timeout_ms = 3000;  // a request (and its MAC) must arrive within this
+  uint32_t max_request_bytes = 256 << 10;
+  uint32_t barrier_timeout_ms = 30000;
+  unsigned max_open_barriers = 4096;
+};
+
+struct BootstrapStats {
+  uint64_t accepted = 0;
+  uint64_t refused_busy = 0;  // closed at accept: max_pending reached
+  uint64_t timed_out = 0;     // no complete request within frame_timeout_ms
+  uint64_t bad_frames = 0;    // malformed, oversized or unexpected
+  uint64_t auth_failures = 0;
+  uint64_t open = 0;        // connections open now
+  uint64_t sessions = 0;    // of which sessions (holding QPs) or parked at a barrier
+  uint64_t server_qps = 0;  // QPs this node holds for its peers
+};
+
+// What the Cluster answers to a CONNECT: the reply frame and, on success, the QPs made for the
+// peer (owned by the server from then on) and the QPNs of the peer's QPs it replaces.
+struct ConnectAnswer {
+  std::vector<uint8_t> reply;
+  std::vector<ibv_qp*> qps;
+  std::vector<uint32_t> replaced;
+  NodeId from = 0;
+};
+
+struct BootstrapHooks {
+  std::function<ConnectAnswer(wire::Reader&)> connect;
+  std::function<void()> stop;
+};
+
+class BootstrapServer {
+ public:
+  // Serves on `address` ("" = in-process only: no socket, no thread). `key` empty: no
+  // authentication (the Cluster then binds loopback unless told otherwise).
+  BootstrapServer(const std::string& address, std::optional<ClusterKey> key, BootstrapHooks hooks,
+                  BootstrapLimits limits, std::string node_name);
+  ~BootstrapServer();
+  BootstrapServer(const BootstrapServer&) = delete;
+  BootstrapServer& operator=(const BootstrapServer&) = delete;
+
+  uint16_t port() const { return port_; }
+  uint64_t generation() const { return generation_; }
+  bool authenticated() const { return key_.has_value(); }
+  // A request from this process for the node it serves: handled without the network (a barrier
+  // blocks until it passes or times out).
+  std::vector<uint8_t> handle_local(const std::vector<uint8_t>& request);
+  BootstrapStats stats() const;
+
+ private:
+  struct Conn;
+  enum class Arrival { kPassed, kWait, kRefused };
+  void loop();
+  void accept_all();
+  void on_readable(Conn& c);
+  bool take_frame(Conn& c, std::vector<uint8_t>& frame);
+  void on_frame(Conn& c, std::vector<uint8_t> frame);
+  void dispatch(Conn& c);
+  void reply(Conn& c, const std::vector<uint8_t>& body, bool close_after);
+  void flush(Conn& c);
+  void close_conn(int fd);
+  void sweep();
+  void answer_barriers();
+  Arrival arrive(wire::Reader& r, uint64_t& id, std::string& why);
+  void release(std::vector<ibv_qp*>& qps, const std::vector<uint32_t>& qpns);
+  static std::vector<uint8_t> error_frame(const std::string& what);
+
+  std::optional<ClusterKey> key_;
+  BootstrapHooks hooks_;
+  BootstrapLimits limits_;
+  std::string name_;
+  uint64_t generation_;
+  std::unique_ptr<wire::Listener> listener_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::unordered_map<int, std::unique_ptr<Conn>> conns_;         // loop thread only
+  unsigned pending_ = 0;                                         // loop thread only
+  std::chrono::steady_clock::time_point accept_paused_until_{};  // out of fds: loop thread
+
+  struct Barrier {
+    uint64_t id;
+    uint32_t parties;
+    std::vector<NodeId> arrived;
+    bool done;
+  };
+  mutable std::mutex mu_;  // barriers_, local_qps_, stats_
+  std::condition_variable cv_;
+  std::vector<Barrier> barriers_;
+  std::vector<ibv_qp*> local_qps_;
+  BootstrapStats stats_;
+};
+
+// One request to the bootstrap server at `address`: hello, request (built from the server's run
+// generation), MAC, reply, reply MAC. The socket stays open in the result (a CONNECT keeps it as
+// its session). Throws TransportError naming `what` on refusal, timeout or failed authentication.
+struct BootstrapCall {
+  wire::Socket socket;
+  std::vector<uint8_t> reply;
+  uint64_t generation = 0;
+};
+BootstrapCall bootstrap_call(const std::string& address,
+                             const std::function<std::vector<uint8_t>(uint64_t)>& request,
+                             const ClusterKey* key, uint32_t timeout_ms, const std::string& what);
+
+}  // namespace dmrt::verbs

@@ -1,0 +1,270 @@
+// The bootstrap server's requests: authentication of a request, CONNECT (sessions), barriers
+// with run generations, STOP, and the in-process path to the same handling.
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "policies/verbs/bootstrap_conn.h"
+#include "runtime/error.h"
+
+namespace dmrt::verbs {
+
+namespace {
+using Clock = BootstrapClock;
+}  // namespace
+
+void BootstrapServer::on_frame(Conn& c, std::vector<uint8_t> frame) {
+  if (c.state == Conn::State::kRequest) {
+    c.request = std::move(frame);
+    if (key_) {
+      c.state = Conn::State::kAuth;
+      return;
+    }
+    dispatch(c);
+    return;
+  }
+  // kAuth: the MAC over hello nonce, client nonce and the request.
+  bool ok = false;
+  try {
+    wire::Reader r(std::move(frame), c.peer);
+    if (r.type() == wire::Type::kAuth) {
+      Mac m;
+      r.bytes(c.client_nonce.data(), kNonceBytes);
+      r.bytes(m.data(), kMacBytes);
+      r.expect_end();
+      ok = key_->verify(kRequestLabel, c.server_nonce, c.client_nonce, c.request, m);
+    }
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  if (!ok) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      ++stats_.auth_failures;
+    }
+    c.state = Conn::State::kDone;
+    reply(c,
+          error_frame(name_ + " refused " + c.peer +
+                      ": authentication failed (wrong or missing cluster secret; set "
+                      "DMRT_CLUSTER_SECRET or secret_file to the cluster's secret)"),
+          true);
+    return;
+  }
+  dispatch(c);
+}
+
+void BootstrapServer::dispatch(Conn& c) {
+  c.counted_pending = false;
+  --pending_;
+  c.state = Conn::State::kDone;
+  std::vector<uint8_t> req = c.request;
+  try {
+    wire::Reader r(std::move(req), c.peer);
+    switch (r.type()) {
+      case wire::Type::kConnect: {
+        uint64_t sessions;
+        {
+          std::lock_guard<std::mutex> g(mu_);
+          sessions = stats_.sessions;
+        }
+        if (sessions >= limits_.max_sessions) {
+          reply(c,
+                error_frame(name_ + " holds " + std::to_string(sessions) +
+                            " sessions already (the limit): try again later"),
+                true);
+          return;
+        }
+        ConnectAnswer a = hooks_.connect(r);
+        {
+          std::lock_guard<std::mutex> g(mu_);
+          stats_.server_qps += a.qps.size();
+        }
+        if (a.qps.empty()) {
+          reply(c, a.reply, true);
+          return;
+        }
+        // The peer replaces QPs that went to ERROR: drop our ends of them.
+        if (!a.replaced.empty())
+          for (auto& [fd, o] : conns_)
+            if (o->state == Conn::State::kSession && o->from == a.from) release(o->qps, a.replaced);
+        c.qps = std::move(a.qps);
+        c.from = a.from;
+        c.state = Conn::State::kSession;
+        keepalive(c.fd);
+        {
+          std::lock_guard<std::mutex> g(mu_);
+          ++stats_.sessions;
+        }
+        reply(c, a.reply, false);
+        return;
+      }
+      case wire::Type::kBarrier: {
+        uint64_t id = 0;
+        std::string why;
+        Arrival a = arrive(r, id, why);
+        if (a == Arrival::kRefused) {
+          reply(c, error_frame(why), true);
+        } else if (a == Arrival::kPassed) {
+          reply(c, wire::Writer(wire::Type::kBarrierOk).data(), true);
+        } else {
+          c.state = Conn::State::kParked;
+          c.barrier = id;
+          c.deadline = Clock::now() + std::chrono::milliseconds(limits_.barrier_timeout_ms);
+          std::lock_guard<std::mutex> g(mu_);
+          ++stats_.sessions;
+        }
+        return;
+      }
+      case wire::Type::kStop:
+        r.expect_end();
+        hooks_.stop();  // before the answer: whoever reads STOP_OK finds the node stopping
+        reply(c, wire::Writer(wire::Type::kStopOk).data(), true);
+        return;
+      default:
+        reply(c, error_frame("unknown bootstrap request type " + std::to_string(int(r.type()))),
+              true);
+        return;
+    }
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      ++stats_.bad_frames;
+    }
+    reply(c, error_frame(e.what()), true);
+  }
+}
+
+// Queues one reply frame (and its MAC when authenticated) and sends what the socket takes now.
+BootstrapServer::Arrival BootstrapServer::arrive(wire::Reader& r, uint64_t& id, std::string& why) {
+  wire::BarrierRequest b = wire::parse_barrier(r);
+  const uint64_t gen = b.generation;
+  id = b.id;
+  const uint32_t parties = b.parties;
+  const NodeId from = b.from;
+  std::lock_guard<std::mutex> g(mu_);
+  if (gen != generation_) {
+    why = "barrier " + std::to_string(id) + " from node " + std::to_string(from) +
+          " names another run of " + name_ + " (generation mismatch: restart every process)";
+    return Arrival::kRefused;
+  }
+  if (parties == 0 || id == 0) {
+    why = "barrier with id 0 or no parties";
+    return Arrival::kRefused;
+  }
+  Barrier* bar = nullptr;
+  for (Barrier& x : barriers_)
+    if (x.id == id) bar = &x;
+  if (!bar) {
+    if (barriers_.size() >= limits_.max_open_barriers) {
+      why = name_ + " already tracks " + std::to_string(barriers_.size()) + " barriers";
+      return Arrival::kRefused;
+    }
+    barriers_.push_back({id, parties, {}, false});
+    bar = &barriers_.back();
+  }
+  if (bar->done) {
+    why = "barrier " + std::to_string(id) + " at " + name_ +
+          " has already passed: a replayed or late arrival from node " + std::to_string(from);
+    return Arrival::kRefused;
+  }
+  if (bar->parties != parties) {
+    why = "barrier " + std::to_string(id) + ": node " + std::to_string(from) + " expects " +
+          std::to_string(parties) + " parties, others " + std::to_string(bar->parties);
+    return Arrival::kRefused;
+  }
+  if (std::find(bar->arrived.begin(), bar->arrived.end(), from) != bar->arrived.end()) {
+    why = "node " + std::to_string(from) + " arrived twice at barrier " + std::to_string(id) +
+          " (a replay, or two processes with one node id)";
+    return Arrival::kRefused;
+  }
+  bar->arrived.push_back(from);
+  if (bar->arrived.size() < parties) return Arrival::kWait;
+  bar->done = true;
+  bar->arrived.clear();
+  bar->arrived.shrink_to_fit();
+  cv_.notify_all();
+  if (wake_fd_ >= 0) {
+    uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+  }
+  return Arrival::kPassed;
+}
+
+void BootstrapServer::answer_barriers() {
+  std::vector<uint64_t> done;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (const Barrier& b : barriers_)
+      if (b.done) done.push_back(b.id);
+  }
+  std::vector<Conn*> ready;
+  for (auto& [fd, c] : conns_)
+    if (c->state == Conn::State::kParked &&
+        std::find(done.begin(), done.end(), c->barrier) != done.end())
+      ready.push_back(c.get());
+  for (Conn* c : ready) {
+    c->state = Conn::State::kDone;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      --stats_.sessions;
+    }
+    reply(*c, wire::Writer(wire::Type::kBarrierOk).data(), true);
+  }
+}
+
+std::vector<uint8_t> BootstrapServer::handle_local(const std::vector<uint8_t>& request) {
+  try {
+    wire::Reader r(request, "this process");
+    switch (r.type()) {
+      case wire::Type::kConnect: {
+        ConnectAnswer a = hooks_.connect(r);
+        std::lock_guard<std::mutex> g(mu_);
+        stats_.server_qps += a.qps.size();
+        if (!a.replaced.empty()) {
+          std::vector<ibv_qp*> keep;
+          for (ibv_qp* q : local_qps_) {
+            if (std::find(a.replaced.begin(), a.replaced.end(), q->qp_num) != a.replaced.end()) {
+              ibv_destroy_qp(q);
+              --stats_.server_qps;
+            } else {
+              keep.push_back(q);
+            }
+          }
+          local_qps_ = std::move(keep);
+        }
+        local_qps_.insert(local_qps_.end(), a.qps.begin(), a.qps.end());
+        return a.reply;
+      }
+      case wire::Type::kBarrier: {
+        uint64_t id = 0;
+        std::string why;
+        Arrival a = arrive(r, id, why);
+        if (a == Arrival::kRefused) return error_frame(why);
+        if (a == Arrival::kWait) {
+          std::unique_lock<std::mutex> lk(mu_);
+          auto passed = [&] {
+            for (const Barrier& b : barriers_)
+              if (b.id == id) return b.done;
+            return false;
+          };
+          if (!cv_.wait_for(lk, std::chrono::milliseconds(limits_.barrier_timeout_ms),
+                            [&] { return passed() || stop_.load(); }) ||
+              !passed())
+            return error_frame("barrier " + std::to_string(id) + " at " + name_ +
+                               " timed out (a peer never arrived)");
+        }
+        return wire::Writer(wire::Type::kBarrierOk).data();
+      }
+      case wire::Type::kStop:
+        hooks_.stop();
+        return wire::Writer(wire::Type::kStopOk).data();
+      default:
+        return error_frame("unknown bootstrap request type " + std::to_string(int(r.type())));
+    }
+  } catch (const std::exception& e) {
+    return error_frame(e.what());
+  }
+}
+
+}  // namespace dmrt::verbs

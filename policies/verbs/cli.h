@@ -52,6 +52,11 @@ inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group
                                                {"native", MaskedCasMode::kNative}},
           CLI::ignore_case))
       ->group(group);
+  app.add_flag("--allow-unauthenticated", opts.allow_unauthenticated,
+               "verbs: without a cluster secret, serve the bootstrap on the configured address "
+               "anyway instead of loopback only (anyone reaching it can then stop the node and "
+               "read or write its region; see docs/security.md)")
+      ->group(group);
   app.add_flag("--hugepages", opts.hugepages, "verbs: back the local region with huge pages")
       ->group(group);
 }

@@ -70,21 +70,21 @@ bool device_available(std::string* why) {
   if (list) ibv_free_device_list(list);
   if (n > 0) return true;
   if (why)
-    *why = list ? "no RDMA device: ibv_get_device_list found none (load rdma_rxe or siw, or run "
-                  "tests/vm/run.sh to test on Soft-RoCE inside a VM)"
+    *why = list ? "no RDMA device: ibv_get_device_list found none (install ibverbs-providers and "
+                  "load the NIC's driver, or rdma_rxe/siw; or run tests/vm/run.sh to test on "
+                  "Soft-RoCE inside a VM)"
                 : "no RDMA device: ibv_get_device_list failed: " + err_text(errno);
   return false;
 }
 
 Device::Device(const Options& opts) {
+  // One wording for "no device", with what to do about it (device_available()).
+  if (std::string why; !device_available(&why)) throw TransportError(why);
   int n = 0;
   ibv_device** list = ibv_get_device_list(&n);
-  if (!list) throw TransportError("cannot list RDMA devices: " + err_text(errno));
-  if (n == 0) {
-    ibv_free_device_list(list);
-    throw TransportError(
-        "no RDMA device found (ibv_get_device_list is empty): install the "
-        "provider package (ibverbs-providers) and load the driver");
+  if (!list || n == 0) {
+    if (list) ibv_free_device_list(list);
+    throw TransportError("no RDMA device: the device list changed while dmrt opened it");
   }
   std::string names;
   std::string why_not;

@@ -601,8 +601,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           mb.run(*c_);
         }
         // Under the lock the chain is stable: its true shape is LT entry + fresh SLT.
-        if (!walk_chain(L.lt, L.slt.data(), L.links))
+        if (!walk_chain(L.lt, L.slt.data(), L.links)) {
+          unlock(L);  // errors under the lock release it: peers must not wait for it forever
           throw TransportError("rolex: locked chain has an unwritten SLT entry");
+        }
         bool same = L.links.size() == cached.size();
         for (size_t i = 0; same && i < cached.size(); ++i)
           same = cached[i].leaf == L.links[i].leaf && cached[i].next == L.links[i].next;
@@ -611,7 +613,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           ok = leaf_matches(L.leaves[i], L.links[i]);
         for (int rr = 0; !ok;
              ++rr) {  // another writer changed the chain since our tables, or a stale read
-          if (rr > 100000) throw TransportError("rolex: locked chain never validates");
+          if (rr > 100000) {
+            unlock(L);
+            throw TransportError("rolex: locked chain never validates");
+          }
           L.leaves.assign(L.links.size(), Leaf(r.geo));
           MultiBatch mb;
           for (size_t i = 0; i < L.links.size(); ++i)

@@ -308,7 +308,7 @@ class Service {
       img[table_words_ - 1] = mine;
       if (!need_rebuild && (!verify_table(img, payload_) || !(table_flags(img) & kPrimary)))
         need_rebuild = true;
-      if (need_rebuild) take_over(c, id, o, img, rebuild);
+      if (need_rebuild && !take_over(c, id, o, img, rebuild)) continue;  // o no longer owns id
       return o;
     }
   }
@@ -532,11 +532,21 @@ class Service {
   }
 
   // Under the lock of the owner's copy: fence the others, rebuild from memory, write as primary
-  // (lock kept).
+  // (lock kept). False when the refreshed view shows that `o` no longer owns `id`: the copy we
+  // locked is fenced towards the current owner and the caller starts again there. Without that,
+  // a client with a stale view that locked the old owner's copy would fence the current owner's
+  // copy while a client with the current view, holding that copy, fences ours: each waits for a
+  // live holder forever (seen with 4 to 6 compute nodes joining during a load).
   template <class Rebuild>
-  void take_over(Client<T>& c, uint64_t id, NodeId o, uint64_t* img, Rebuild&& rebuild) {
+  bool take_over(Client<T>& c, uint64_t id, NodeId o, uint64_t* img, Rebuild&& rebuild) {
     if (!on_mn_) {
       refresh(c);
+      NodeId now = owner(id);
+      if (now != o) {
+        uint64_t moved = kMoved | now;  // we hold this copy's lock: a plain write hands it on
+        c.write(lock_addr(o, id), &moved, 8);
+        return false;
+      }
       for (NodeId p : previous_owners(id, o)) fence(c, p, id, o);
     }
     uint32_t version = 0;
@@ -545,6 +555,7 @@ class Service {
     seal_table(img, payload_, version, static_cast<uint8_t>(flags | kValid | kPrimary));
     c.write(table_addr(o, id), img, table_bytes_ - 8);
     stats_.takeovers.fetch_add(1, std::memory_order_relaxed);
+    return true;
   }
   // Takes over an unusable primary copy for a reader: lock (which rebuilds), then release.
   template <class Rebuild>

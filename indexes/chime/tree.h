@@ -15,6 +15,7 @@
 #include "indexes/chime/leaf.h"
 #include "indexes/chime/options.h"
 #include "indexes/common/btree_core.h"
+#include "indexes/common/faults.h"
 #include "indexes/common/kv.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
@@ -131,7 +132,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             btree::load_value(img_.value(i), g.value_size(), out);
             return true;
           }
-          if (!t_->opts_.faults.skip_bitmap_check && !img_.bitmap_matches(home)) {  // level 3
+          if (!injected(t_->opts_.faults.skip_bitmap_check) &&
+              !img_.bitmap_matches(home)) {  // level 3
             t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
             c_->pause();
             continue;
@@ -258,7 +260,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         fetch(a, {{0, g().node_words() + 1}});
         bool locked = img_.w[g().lock_word()] & Geometry::kLock;
         if (!locked && img_.consistent(nullptr) &&
-            (t_->opts_.faults.skip_bitmap_check || img_.all_bitmaps_match()))
+            (injected(t_->opts_.faults.skip_bitmap_check) || img_.all_bitmaps_match()))
           return;
         t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
         c_->pause();
@@ -395,7 +397,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
                 write_back_and_unlock(a, img_.entry_range(i, i, false), word);
                 return true;
               }
-              if (t_->opts_.faults.ack_without_write) {
+              if (injected(t_->opts_.faults.ack_without_write)) {
                 unlock(a, word);
                 return true;
               }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "indexes/common/btree_core.h"
+#include "indexes/common/faults.h"
 #include "indexes/common/kv.h"
 #include "indexes/dmtree/combiner.h"
 #include "indexes/dmtree/leaf.h"
@@ -433,7 +434,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           if (r < 0) t_->inconsistent_.fetch_add(1, std::memory_order_relaxed);
           if (!is_primary) {
             // Inconsistency (i) or (ii) against a cached copy: ask the primary, refresh the copy.
-            if (r == 0 && t_->opts_.faults.skip_negative_confirm) return false;
+            if (r == 0 && injected(t_->opts_.faults.skip_negative_confirm)) return false;
             primary(id, r == 0);
             refresh_copy(id);
             is_primary = true;
@@ -544,7 +545,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         svc.unlock(*c_, o, id);
         return false;
       }
-      if (t_->opts_.faults.ack_without_write) {
+      if (injected(t_->opts_.faults.ack_without_write)) {
         held_ = false;
         svc.unlock(*c_, o, id);
         return true;

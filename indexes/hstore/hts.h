@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "indexes/common/faults.h"
 #include "indexes/hstore/options.h"
 #include "indexes/hstore/protocol.h"
 #include "indexes/hstore/remote.h"
@@ -494,7 +495,7 @@ class HashTableServer {
 
   // Applies an acknowledged batch (or none, for a batch of no-ops) and answers its clients.
   void finish(ServiceContext<T>& ctx, WorkBatch& b, bool apply) {
-    bool early = m_.flags & meta::kFlagReplyBeforeApply;
+    bool early = injected(so_.faults.reply_before_apply);
     if (early) {
       for (size_t i = 0; i < b.reqs.size(); ++i)
         reply(ctx, b.reqs[i], b.outs[i].code, b.outs[i].old);

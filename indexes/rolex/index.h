@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "indexes/common/faults.h"
 #include "indexes/common/kv.h"
 #include "indexes/rolex/layout.h"
 #include "indexes/rolex/options.h"
@@ -456,11 +457,11 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         x.load_model(*c_, g);
         return false;
       }
-      bool stale = !x.opts_.faults.skip_slot_use_check && use != v->slot_use();
+      bool stale = !injected(x.opts_.faults.skip_slot_use_check) && use != v->slot_use();
       bool torn = false;
       for (size_t i = 0; i < links.size(); ++i) {
-        if (leaves[i].valid() || x.opts_.faults.skip_validation) {
-          if (leaves[i].next() != links[i].next && !x.opts_.faults.skip_slot_use_check)
+        if (leaves[i].valid() || injected(x.opts_.faults.skip_validation)) {
+          if (leaves[i].next() != links[i].next && !injected(x.opts_.faults.skip_slot_use_check))
             stale = true;
         } else {
           torn = true;
@@ -654,7 +655,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           if (op == Op::kInsert && present) return false;
           if (op != Op::kInsert && !present) return false;
         }
-        if (op == Op::kInsert && x.opts_.faults.ack_without_write) return true;
+        if (op == Op::kInsert && injected(x.opts_.faults.ack_without_write)) return true;
         Locked L;
         lock_chain(k, L);
         // Locate k in the chain.

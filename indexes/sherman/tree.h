@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "indexes/common/btree_core.h"
+#include "indexes/common/faults.h"
 #include "indexes/common/kv.h"
 #include "indexes/sherman/leaf.h"
 #include "indexes/sherman/options.h"
@@ -168,7 +169,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     void read_leaf(GlobalAddress a) {
       for (;;) {
         c_->read(a + 8, img_.w.data(), t_->geo_.image_bytes());
-        if (img_.consistent() || t_->opts_.faults.skip_validation) return;
+        if (img_.consistent() || injected(t_->opts_.faults.skip_validation)) return;
         t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
         c_->pause();
       }
@@ -304,7 +305,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         unlock(a);
         return false;
       }
-      if (t_->opts_.faults.ack_without_write) {
+      if (injected(t_->opts_.faults.ack_without_write)) {
         unlock(a);
         return true;
       }

@@ -67,8 +67,9 @@ TEST(HStoreHarness, LaggingSkiplistScansStillSeeAcknowledgedWrites) {
 #ifdef DMRT_FAULT_INJECTION
 TEST(HStoreFaults, ReplyBeforeApplyIsReportedAsAViolation) {
   auto o = stress_options();
-  o.faults.reply_before_apply = true;
-  HStoreCluster cl(o);
+  hstore::ServerOptions faulty;
+  faulty.faults.reply_before_apply = true;
+  HStoreCluster cl(o, faulty);
   harness::StressOptions so;
   so.threads = 2;
   so.fibers = 4;
@@ -83,9 +84,10 @@ TEST(HStoreFaults, ReplyBeforeApplyIsReportedAsAViolation) {
 
 TEST(HStoreFaults, ScanWithoutDrainIsReportedAsAViolation) {
   auto o = stress_options();
-  o.faults.scan_skips_drain = true;
+  hstore::ServerOptions faulty;
+  faulty.faults.scan_skips_drain = true;
   o.apply_lag_ns = 50'000'000;  // nothing reaches the skiplist in time but by a drain
-  HStoreCluster cl(o);
+  HStoreCluster cl(o, faulty);
   harness::StressOptions so;
   so.threads = 2;
   so.fibers = 4;

@@ -502,8 +502,18 @@ class HashTableServer {
       for (int i = 0; i < 8; ++i) ctx.client().pause();
     }
     if (apply) {
+      size_t effects = 0, stall_at = ~size_t{0};
+      if (injected(so_.faults.stall_mid_batch != nullptr)) {
+        for (auto& o : b.outs) effects += o.effect;
+        if (effects >= 2 && !so_.faults.stall_mid_batch->exchange(true)) stall_at = effects / 2;
+      }
+      size_t applied = 0;
       for (auto& o : b.outs) {
         if (!o.effect) continue;
+        if (applied++ == stall_at) {  // killed here: the rest is neither applied nor answered
+          while (!ctx.stop_requested()) ctx.client().pause();
+          return;
+        }
         uint64_t seen = local::cas(o.pos, o.expect, o.word);
         if (seen != o.expect)
           throw TransportError("hstore: HTS slot changed under its owning log worker (found " +

@@ -1,6 +1,7 @@
 // HStore options: table sizing, server geometry, typed technique switches and test-only faults.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace dmrt::hstore {
@@ -51,6 +52,10 @@ struct ServerOptions {
     bool reply_before_apply = false;  // HTS answers the client before its table CAS (point reads
                                       // then miss acknowledged writes)
     bool scan_skips_drain = false;    // SLS answers SCAN without applying its log first
+    // Kill point (HTS): when set, the first batch with two or more effects stops after half of
+    // them are applied and before any reply, and stays there until the server is stopped, as if
+    // killed mid-batch; the flag is raised on arrival (once for all servers sharing it).
+    std::atomic<bool>* stall_mid_batch = nullptr;
   } faults;
 };
 

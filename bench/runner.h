@@ -286,6 +286,10 @@ class Bench {
       throw ConfigError(std::string("index ") + std::string(A::kName) + " does not support scans");
     }
   }
+  // A worker failed: the others stop at their next operation (the scheduler then reports the
+  // first failure), so a run ends in bounded time instead of finishing its work around an error.
+  bool stopping() const { return sched_ && sched_->stop_requested(); }
+
   RecordedOp* record_op(Worker& w, uint32_t id, OpKind kind, Key key) {
     return record(w, id, kind, key);
   }
@@ -302,6 +306,11 @@ class Bench {
     {
       Progress progress(name, target, seconds);
       Scheduler sched({opt_.threads, opt_.fibers});
+      sched_ = &sched;
+      struct Forget {
+        const Scheduler*& s;
+        ~Forget() { s = nullptr; }
+      } forget{sched_};
       sched.run(
           [&](const WorkerId& id) {
             Worker& w = worker(id);
@@ -341,10 +350,11 @@ class Bench {
     constexpr uint64_t kChunk = 32;
     return phase("load", opt_.keys, 0, [&](Worker& w, const WorkerId& id, Progress& p) {
       for (;;) {
+        if (stopping()) break;
         uint64_t first = next.fetch_add(kChunk, std::memory_order_relaxed);
         if (first >= opt_.keys) break;
         uint64_t last = std::min(first + kChunk, opt_.keys);
-        for (uint64_t rec = first; rec < last; ++rec) {
+        for (uint64_t rec = first; rec < last && !stopping(); ++rec) {
           do_insert(w, id.index, rec);
           env_.between_ops(*w.client);
         }
@@ -385,6 +395,7 @@ class Bench {
       }
       uint64_t budget = 0;
       for (;;) {
+        if (stopping()) break;
         if (timed_run) {
           if (w.client->now_ns() >= deadline) break;
           // A timed run has no length to check up front: --verify bounds its history instead.
@@ -399,7 +410,7 @@ class Bench {
           budget = std::min(kChunk, opt_.ops - first);
         }
         uint64_t batch = timed_run ? 1 : budget;
-        for (uint64_t i = 0; i < batch; ++i) {
+        for (uint64_t i = 0; i < batch && !stopping(); ++i) {
           one_op(w, id.index, seq);
           env_.between_ops(*w.client);
         }
@@ -458,6 +469,7 @@ class Bench {
   std::unique_ptr<Client<T>> setup_;
   std::shared_ptr<Index> index_;
   uint64_t expected_inserts_ = 0;
+  const Scheduler* sched_ = nullptr;  // the running phase's, for its stop flag
 };
 
 }  // namespace dmrt::bench

@@ -20,7 +20,8 @@ struct Options {
   bool metadata_replication = true;  // off: leaf metadata (nv, sibling) costs a separate READ
   bool speculative_read = true;      // hotness-aware speculative single-entry READ
   unsigned root_slot = 8;            // layout::root_slot on the first memory node
-  // Test-only faults that prove the checkers can fail.
+  // Test-only faults that prove the checkers can fail; compiled out without
+  // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.
   struct Faults {
     bool skip_bitmap_check = false;  // drop the level-3 (hop bitmap) validation
     bool ack_without_write = false;  // insert returns true without writing

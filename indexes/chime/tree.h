@@ -15,6 +15,7 @@
 #include "indexes/chime/leaf.h"
 #include "indexes/chime/options.h"
 #include "indexes/common/btree_core.h"
+#include "indexes/common/faults.h"
 #include "indexes/common/kv.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
@@ -131,7 +132,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             btree::load_value(img_.value(i), g.value_size(), out);
             return true;
           }
-          if (!t_->opts_.faults.skip_bitmap_check && !img_.bitmap_matches(home)) {  // level 3
+          if (!injected(t_->opts_.faults.skip_bitmap_check) &&
+              !img_.bitmap_matches(home)) {  // level 3
             t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
             c_->pause();
             continue;
@@ -258,7 +260,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         fetch(a, {{0, g().node_words() + 1}});
         bool locked = img_.w[g().lock_word()] & Geometry::kLock;
         if (!locked && img_.consistent(nullptr) &&
-            (t_->opts_.faults.skip_bitmap_check || img_.all_bitmaps_match()))
+            (injected(t_->opts_.faults.skip_bitmap_check) || img_.all_bitmaps_match()))
           return;
         t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
         c_->pause();
@@ -271,20 +273,36 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         uint64_t old =
             c_->masked_cas(lock_addr(a), 0, Geometry::kLock, Geometry::kLock, Geometry::kLock);
         if (!(old & Geometry::kLock)) {
+          held_ = a;
+          held_word_ = old;
           if (!t_->opts_.vacancy_piggyback)  // baseline: the bitmap is a separate READ
-            old = c_->template read_value<uint64_t>(lock_addr(a)) & ~Geometry::kLock;
+            held_word_ = old = c_->template read_value<uint64_t>(lock_addr(a)) & ~Geometry::kLock;
           return old;
         }
         t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
         c_->pause();
       }
     }
+    // On an error path (pool exhausted, transport failure) under the leaf lock: restore the lock
+    // word as it was when taken, so that the other clients see the error instead of waiting for
+    // this lock forever. Nothing of the leaf was written yet on those paths.
+    void release_after_error() noexcept {
+      if (!held_) return;
+      GlobalAddress a = held_;
+      held_ = GlobalAddress{};
+      try {
+        unlock(a, held_word_);
+      } catch (...) {  // the transport failed: the original error is the one to report
+      }
+    }
     void unlock(GlobalAddress a, uint64_t word) {
+      held_ = GlobalAddress{};
       uint64_t w = word & ~Geometry::kLock;
       c_->write(lock_addr(a), &w, 8);
     }
     // Writes entry ranges and the new lock word (unlock) in one batch: one round trip.
     void write_back_and_unlock(GlobalAddress a, const std::vector<Segment>& segs, uint64_t word) {
+      held_ = GlobalAddress{};  // from here on the release is under way
       Batch b;
       for (auto s : segs)
         b.write(a + 8 * s.from, &img_.w[s.from], static_cast<uint32_t>(8 * (s.to - s.from)));
@@ -315,6 +333,14 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     bool write_op(Key k, std::string_view v, Op op) {
+      try {
+        return write_op_locking(k, v, op);
+      } catch (...) {
+        release_after_error();
+        throw;
+      }
+    }
+    bool write_op_locking(Key k, std::string_view v, Op op) {
       if (op != Op::kRemove && v.size() > g().value_size())
         throw LimitError("chime: value of " + std::to_string(v.size()) +
                          " bytes exceeds value_size " + std::to_string(g().value_size()));
@@ -371,7 +397,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
                 write_back_and_unlock(a, img_.entry_range(i, i, false), word);
                 return true;
               }
-              if (t_->opts_.faults.ack_without_write) {
+              if (injected(t_->opts_.faults.ack_without_write)) {
                 unlock(a, word);
                 return true;
               }
@@ -530,6 +556,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       right.w[geo.lock_word()] = right.exact_lock_word();
       img_.w[geo.lock_word()] = img_.exact_lock_word();  // written with the node: unlocks it
       c_->write(na, right.w.data(), static_cast<uint32_t>(right.w.size() * 8));
+      held_ = GlobalAddress{};  // from here on the release is under way
       c_->write(a, img_.w.data(), static_cast<uint32_t>(img_.w.size() * 8));
       t_->splits_.fetch_add(1, std::memory_order_relaxed);
       t_->leaves_.fetch_add(1, std::memory_order_relaxed);
@@ -539,6 +566,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     std::shared_ptr<Tree> t_;
     Client<T>* c_;
     LeafImage img_;
+    GlobalAddress held_;      // the leaf lock this handle holds, if any
+    uint64_t held_word_ = 0;  // its lock word as found when taken (lock bit clear)
   };
 };
 

@@ -192,7 +192,11 @@ class BTreeCore {
       GlobalAddress a = locate_level(c, sep, level);
       for (;;) {
         InternalNode n = lock_and_read(c, a);
+        // Until the node is written back (which unlocks it), an error (pool exhausted) releases
+        // the lock so that other clients see their own error instead of waiting forever.
+        UnlockOnError held(*this, c, a);
         if (!n.covers(sep)) {
+          held.dismiss();
           unlock(c, a);
           if (!n.hi_inf && sep >= n.hi && n.sibling) {
             a = n.sibling;
@@ -202,6 +206,7 @@ class BTreeCore {
         }
         size_t p = n.child_pos(sep);
         if (p > 0 && n.keys[p - 1] == sep) {  // already there (retried propagation)
+          held.dismiss();
           unlock(c, a);
           return;
         }
@@ -209,6 +214,7 @@ class BTreeCore {
         n.children.insert(n.children.begin() + p, right);
         ++n.nv;
         if (n.count() <= fanout_) {
+          held.dismiss();
           write_whole(c, n, true);
           cache_.put(n);
           return;
@@ -234,6 +240,7 @@ class BTreeCore {
         n.sibling = r.addr;
         n.sibling_leftmost = r.leftmost;
         write_whole(c, r, false);
+        held.dismiss();
         write_whole(c, n, true);
         cache_.put(r);
         cache_.put(n);
@@ -254,6 +261,28 @@ class BTreeCore {
   GlobalAddress root_slot() const { return root_slot_; }
 
  private:
+  // Releases an internal node's lock when the scope is left by an exception before dismiss().
+  class UnlockOnError {
+   public:
+    UnlockOnError(BTreeCore& core, Client<T>& c, GlobalAddress a) : core_(core), c_(c), a_(a) {}
+    UnlockOnError(const UnlockOnError&) = delete;
+    UnlockOnError& operator=(const UnlockOnError&) = delete;
+    ~UnlockOnError() {
+      if (!armed_) return;
+      try {
+        core_.unlock(c_, a_);
+      } catch (...) {  // the transport failed: the original error is the one to report
+      }
+    }
+    void dismiss() { armed_ = false; }
+
+   private:
+    BTreeCore& core_;
+    Client<T>& c_;
+    GlobalAddress a_;
+    bool armed_ = true;
+  };
+
   void remember_root(RootWord rw) {
     uint64_t cur = root_raw_.load(std::memory_order_relaxed);
     // Heights only grow: never replace a higher root by a lower (older) one.
@@ -279,7 +308,10 @@ class BTreeCore {
       c.run(b);
       if (handed || old == 0) {
         auto n = InternalNode::decode(a, w.data(), fanout_);
-        if (!n) throw Error("internal node " + a.to_string() + " is corrupt under its lock");
+        if (!n) {
+          unlock(c, a);
+          throw Error("internal node " + a.to_string() + " is corrupt under its lock");
+        }
         return *n;
       }
       c.pause();

@@ -28,7 +28,8 @@ struct Options {
   unsigned counter_slot = 13;     // service descriptor
   unsigned descriptor_slot = 14;
   uint32_t combiner_slots = 4096;
-  // Test-only faults that prove the checkers can fail. Never set them elsewhere.
+  // Test-only faults that prove the checkers can fail; compiled out without
+  // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.
   struct Faults {
     bool skip_negative_confirm = false;  // a search trusts a cached copy that lacks the fingerprint
     bool ack_without_write = false;      // insert returns true without writing the entry

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "indexes/common/btree_core.h"
+#include "indexes/common/faults.h"
 #include "indexes/common/kv.h"
 #include "indexes/dmtree/combiner.h"
 #include "indexes/dmtree/leaf.h"
@@ -433,7 +434,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           if (r < 0) t_->inconsistent_.fetch_add(1, std::memory_order_relaxed);
           if (!is_primary) {
             // Inconsistency (i) or (ii) against a cached copy: ask the primary, refresh the copy.
-            if (r == 0 && t_->opts_.faults.skip_negative_confirm) return false;
+            if (r == 0 && injected(t_->opts_.faults.skip_negative_confirm)) return false;
             primary(id, r == 0);
             refresh_copy(id);
             is_primary = true;
@@ -456,6 +457,25 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     bool write_op(Key k, std::string_view v, Op op) {
+      try {
+        return write_op_locking(k, v, op);
+      } catch (...) {
+        release_after_error();
+        throw;
+      }
+    }
+    // On an error path (pool or table ids exhausted, transport failure) under the leaf lock:
+    // release it, so that the other clients see the error instead of waiting for it forever
+    // (or, across compute nodes, until the liveness check declares this live node dead: never).
+    void release_after_error() noexcept {
+      if (!held_) return;
+      held_ = false;
+      try {
+        t_->svc_->unlock(*c_, held_owner_, held_id_);
+      } catch (...) {  // the transport failed: the original error is the one to report
+      }
+    }
+    bool write_op_locking(Key k, std::string_view v, Op op) {
       const Geometry& g = *g_;
       check_live();
       if (op != Op::kRemove) check_value(v);
@@ -468,11 +488,16 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         bool from_cache = loc.from_cache;
         for (;;) {
           NodeId o = svc.lock_primary(*c_, id, tb_.data(), rebuild_);
+          held_ = true;
+          held_owner_ = o;
+          held_id_ = id;
           if (k < tb_.lo()) {
+            held_ = false;
             svc.unlock(*c_, o, id);
             break;
           }
           if (!tb_.covers_hi(k)) {
+            held_ = false;
             svc.unlock(*c_, o, id);
             if (from_cache) t_->core_.cache().invalidate(loc.parent);
             from_cache = false;
@@ -499,24 +524,29 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       std::vector<uint64_t> e(g.ew());
       if (r == 1) {
         if (op == Op::kInsert) {
+          held_ = false;
           svc.unlock(*c_, o, id);
           return false;
         }
         make_entry(e.data(), g, ver, op == Op::kUpdate, k, val);
         c_->write(t_->leaf_addr(id) + g.entry_offset(slot), e.data(), g.ew() * 8);
         if (op == Op::kUpdate) {
+          held_ = false;
           svc.unlock(*c_, o, id);  // fingerprints unchanged: a separate 8-byte unlock
         } else {
           tb_.set_fp(slot, 0);
+          held_ = false;
           svc.write_unlock(*c_, o, id, tb_.data(), ver, tb_.user_flags());
         }
         return true;
       }
       if (op != Op::kInsert) {
+        held_ = false;
         svc.unlock(*c_, o, id);
         return false;
       }
-      if (t_->opts_.faults.ack_without_write) {
+      if (injected(t_->opts_.faults.ack_without_write)) {
+        held_ = false;
         svc.unlock(*c_, o, id);
         return true;
       }
@@ -525,6 +555,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         make_entry(e.data(), g, ver, true, k, val);
         c_->write(t_->leaf_addr(id) + g.entry_offset(i), e.data(), g.ew() * 8);
         tb_.set_fp(i, f);
+        held_ = false;
         svc.write_unlock(*c_, o, id, tb_.data(), ver, tb_.user_flags());  // embedded unlock
         return true;
       }
@@ -574,6 +605,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       c_->write(t_->leaf_addr(rid), right.w.data(), g.leaf_words() * 8);
       svc.write_new(*c_, rid, rt.data(), nv, old.hi_inf() ? collab::kUserFlag0 : 0);
       c_->write(t_->leaf_addr(id), left.w.data(), g.leaf_words() * 8);
+      held_ = false;
       svc.write_unlock(*c_, o, id, lt.data(), nv, 0);
       t_->splits_.fetch_add(1, std::memory_order_relaxed);
       t_->leaves_.fetch_add(1, std::memory_order_relaxed);
@@ -588,6 +620,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     std::vector<uint64_t> ebuf_;
     Rebuild rebuild_;
     uint64_t collisions_ = 0, my_splits_ = 0;
+    bool held_ = false;  // this handle holds the lock of table held_id_ on held_owner_
+    NodeId held_owner_ = 0;
+    uint64_t held_id_ = 0;
   };
 };
 

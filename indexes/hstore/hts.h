@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "indexes/common/faults.h"
 #include "indexes/hstore/options.h"
 #include "indexes/hstore/protocol.h"
 #include "indexes/hstore/remote.h"
@@ -494,15 +495,25 @@ class HashTableServer {
 
   // Applies an acknowledged batch (or none, for a batch of no-ops) and answers its clients.
   void finish(ServiceContext<T>& ctx, WorkBatch& b, bool apply) {
-    bool early = m_.flags & meta::kFlagReplyBeforeApply;
+    bool early = injected(so_.faults.reply_before_apply);
     if (early) {
       for (size_t i = 0; i < b.reqs.size(); ++i)
         reply(ctx, b.reqs[i], b.outs[i].code, b.outs[i].old);
       for (int i = 0; i < 8; ++i) ctx.client().pause();
     }
     if (apply) {
+      size_t effects = 0, stall_at = ~size_t{0};
+      if (injected(so_.faults.stall_mid_batch != nullptr)) {
+        for (auto& o : b.outs) effects += o.effect;
+        if (effects >= 2 && !so_.faults.stall_mid_batch->exchange(true)) stall_at = effects / 2;
+      }
+      size_t applied = 0;
       for (auto& o : b.outs) {
         if (!o.effect) continue;
+        if (applied++ == stall_at) {  // killed here: the rest is neither applied nor answered
+          while (!ctx.stop_requested()) ctx.client().pause();
+          return;
+        }
         uint64_t seen = local::cas(o.pos, o.expect, o.word);
         if (seen != o.expect)
           throw TransportError("hstore: HTS slot changed under its owning log worker (found " +

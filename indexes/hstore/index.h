@@ -77,9 +77,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     m.query_fibers = o.query_fibers;
     m.ship_batch = static_cast<unsigned>(
         std::min<size_t>(o.ship_batch, (mw - kShipHeaderWords) / kShipEntryWords));
-    m.flags = (o.sync_skiplist ? meta::kFlagSync : 0) |
-              (o.faults.reply_before_apply ? meta::kFlagReplyBeforeApply : 0) |
-              (o.faults.scan_skips_drain ? meta::kFlagScanSkipsDrain : 0);
+    m.flags = o.sync_skiplist ? meta::kFlagSync : 0;
     m.grace_ns = o.grace_ns;
     m.apply_lag_ns = o.apply_lag_ns;
     uint64_t keys = std::max<uint64_t>(o.expected_keys, initial_keys.size());

@@ -164,7 +164,7 @@ inline constexpr uint32_t kMagic = 0, kStatus = 1, kTable = 2, kHeads = 3, kOver
 inline constexpr uint32_t kHtsStats = 16;  // 48 counter words follow
 inline constexpr uint32_t kWords = 64;
 inline constexpr uint32_t kBytes = kWords * 8;
-inline constexpr uint64_t kFlagSync = 1, kFlagReplyBeforeApply = 2, kFlagScanSkipsDrain = 4;
+inline constexpr uint64_t kFlagSync = 1;  // 2 and 4 were fault flags: faults are per server
 }  // namespace meta
 
 // Counters the servers keep in their own regions (written with local atomics: compute nodes only

@@ -1,6 +1,7 @@
 // HStore options: table sizing, server geometry, typed technique switches and test-only faults.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace dmrt::hstore {
@@ -32,12 +33,6 @@ struct Options {
   unsigned scan_reads_per_trip = 1;     // value reads posted together in SCAN (paper: 1)
   uint64_t status_poll_ns = 1'000'000;  // a waiting client re-reads the status word this often
   uint64_t op_timeout_ns = 120'000'000'000ull;  // a write/scan waiting longer throws TransportError
-  // Test-only faults that prove the checkers can fail. Never set them elsewhere.
-  struct Faults {
-    bool reply_before_apply = false;  // HTS answers the client before its table CAS (point reads
-                                      // then miss acknowledged writes)
-    bool scan_skips_drain = false;    // SLS answers SCAN without applying its log first
-  } faults;
 };
 
 // Per-host knobs of a server process (not shared through the meta block).
@@ -51,6 +46,17 @@ struct ServerOptions {
   uint64_t request_cpu_ns = 100;   // HTS: decide, reserve, apply one request
   uint64_t skiplist_cpu_ns = 300;  // SLS: one skiplist insert/erase/lookup (pointer chasing)
   uint64_t row_cpu_ns = 20;        // SLS: one row scanned, dumped or rebuilt; HTS: one key rebuilt
+  // Test-only faults that prove the checkers can fail, per server (never in the shared meta
+  // block); compiled out without DMRT_FAULT_INJECTION (indexes/common/faults.h).
+  struct Faults {
+    bool reply_before_apply = false;  // HTS answers the client before its table CAS (point reads
+                                      // then miss acknowledged writes)
+    bool scan_skips_drain = false;    // SLS answers SCAN without applying its log first
+    // Kill point (HTS): when set, the first batch with two or more effects stops after half of
+    // them are applied and before any reply, and stays there until the server is stopped, as if
+    // killed mid-batch; the flag is raised on arrival (once for all servers sharing it).
+    std::atomic<bool>* stall_mid_batch = nullptr;
+  } faults;
 };
 
 }  // namespace dmrt::hstore

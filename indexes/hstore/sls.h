@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "indexes/common/faults.h"
 #include "indexes/hstore/options.h"
 #include "indexes/hstore/protocol.h"
 #include "indexes/hstore/remote.h"
@@ -348,7 +349,7 @@ class SkipListServer {
   // the HTS acknowledged before this request arrived is in the answer; then merges the partitions.
   void scan(ServiceContext<T>& ctx, const Message& msg, Key from, uint64_t count) {
     std::vector<std::pair<Key, uint64_t>> rows;
-    bool skip = m_.flags & meta::kFlagScanSkipsDrain;
+    bool skip = injected(so_.faults.scan_skips_drain);
     size_t applied = 0;
     for (unsigned p = 0; p < m_.partitions; ++p) {
       std::lock_guard<std::mutex> g(parts_[p].mu);

@@ -32,7 +32,7 @@ struct Options {
   NodeId home = kFirstMemoryNode;
   unsigned root_slot = 1;
   // Test-only faults that prove a checker can fail; they act only in builds with
-  // DMRT_FAULT_INJECTION (the default meson option). Never set them elsewhere.
+  // DMRT_FAULT_INJECTION (meson fault_injection: on in test builds). Never set them elsewhere.
   struct Faults {
     bool delete_skips_cas = false;           // remove() reports success without removing
     bool skip_duplicate_resolution = false;  // insert() skips the re-read and duplicate agreement

@@ -52,7 +52,13 @@ class Splitter {
                        " (raise max_global_depth or groups_per_subtable)");
     }
     uint32_t n_suffix = s | (uint32_t{1} << l);
-    GlobalAddress n_table = create_subtable(c_, g_, l + 1, n_suffix, /*pending=*/true, s_table);
+    GlobalAddress n_table;
+    try {
+      n_table = create_subtable(c_, g_, l + 1, n_suffix, /*pending=*/true, s_table);
+    } catch (...) {  // pool exhausted: nothing is published yet, so unlocking undoes the split
+      release_quietly(canon, e);
+      throw;
+    }
     c_.faa(dir_ + Dir::kSubtablesOffset, 1);
 
     // 3. Publish N.
@@ -87,6 +93,15 @@ class Splitter {
   }
 
  private:
+  // Restores a lock word on an error path; a transport that fails here has failed for every
+  // client, so the original error is the one worth reporting.
+  void release_quietly(GlobalAddress word, uint64_t value) noexcept {
+    try {
+      c_.write(word, &value, 8);
+    } catch (...) {
+    }
+  }
+
   // Append-only doubling: entries [2^gd, 2^(gd+1)) become copies of [0, 2^gd) without lock bits
   // (a lock lives only in a canonical entry), then GD+1 is published. Caller holds the root lock.
   uint32_t double_directory(uint32_t gd) {

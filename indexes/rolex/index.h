@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "indexes/common/faults.h"
 #include "indexes/common/kv.h"
 #include "indexes/rolex/layout.h"
 #include "indexes/rolex/options.h"
@@ -456,11 +457,11 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         x.load_model(*c_, g);
         return false;
       }
-      bool stale = !x.opts_.faults.skip_slot_use_check && use != v->slot_use();
+      bool stale = !injected(x.opts_.faults.skip_slot_use_check) && use != v->slot_use();
       bool torn = false;
       for (size_t i = 0; i < links.size(); ++i) {
-        if (leaves[i].valid() || x.opts_.faults.skip_validation) {
-          if (leaves[i].next() != links[i].next && !x.opts_.faults.skip_slot_use_check)
+        if (leaves[i].valid() || injected(x.opts_.faults.skip_validation)) {
+          if (leaves[i].next() != links[i].next && !injected(x.opts_.faults.skip_slot_use_check))
             stale = true;
         } else {
           torn = true;
@@ -601,8 +602,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           mb.run(*c_);
         }
         // Under the lock the chain is stable: its true shape is LT entry + fresh SLT.
-        if (!walk_chain(L.lt, L.slt.data(), L.links))
+        if (!walk_chain(L.lt, L.slt.data(), L.links)) {
+          unlock(L);  // errors under the lock release it: peers must not wait for it forever
           throw TransportError("rolex: locked chain has an unwritten SLT entry");
+        }
         bool same = L.links.size() == cached.size();
         for (size_t i = 0; same && i < cached.size(); ++i)
           same = cached[i].leaf == L.links[i].leaf && cached[i].next == L.links[i].next;
@@ -611,7 +614,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           ok = leaf_matches(L.leaves[i], L.links[i]);
         for (int rr = 0; !ok;
              ++rr) {  // another writer changed the chain since our tables, or a stale read
-          if (rr > 100000) throw TransportError("rolex: locked chain never validates");
+          if (rr > 100000) {
+            unlock(L);
+            throw TransportError("rolex: locked chain never validates");
+          }
           L.leaves.assign(L.links.size(), Leaf(r.geo));
           MultiBatch mb;
           for (size_t i = 0; i < L.links.size(); ++i)
@@ -649,7 +655,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           if (op == Op::kInsert && present) return false;
           if (op != Op::kInsert && !present) return false;
         }
-        if (op == Op::kInsert && x.opts_.faults.ack_without_write) return true;
+        if (op == Op::kInsert && injected(x.opts_.faults.ack_without_write)) return true;
         Locked L;
         lock_chain(k, L);
         // Locate k in the chain.

@@ -27,7 +27,8 @@ struct Options {
       false;  // a compute node retrains a full group itself when no
               // memory-node service has done so (no service: sim, tests)
   uint64_t full_slt_wait_ns = 2'000'000'000ull;  // wait for the service on a full SLT, then fail
-  // Test-only faults that prove the checkers can fail. Never set them elsewhere.
+  // Test-only faults that prove the checkers can fail; compiled out without
+  // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.
   struct Faults {
     bool skip_validation = false;      // accept leaves whose checksum does not match
     bool ack_without_write = false;    // insert returns true without writing the entry

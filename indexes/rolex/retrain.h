@@ -189,6 +189,24 @@ RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
   fresh.slt[0] = 1;  // slot_use: next free SLT slot
   fresh.lt.clear();
   for (uint64_t n : numbers2) fresh.lt.push_back(entry::make(n, 0));
+  // The new model's memory first: when the pool is exhausted nothing has changed yet, so the
+  // group thaws (LT entries and the retrain lock as they were) and writers see the error rather
+  // than a group frozen for ever.
+  std::vector<uint64_t> words = fresh.serialize();
+  GlobalAddress naddr;
+  try {
+    naddr = c.alloc_on(r.node, words.size() * 8);
+  } catch (...) {
+    try {
+      MultiBatch thaw;
+      for (size_t j = 0; j < cur.size(); ++j) thaw.write(lt_addr + 8 * j, &cur[j], 8);
+      thaw.run(c);
+      uint64_t free_word = 0;
+      c.write(addr + kRetrainLockOffset, &free_word, 8);
+    } catch (...) {  // the transport failed: the original error is the one to report
+    }
+    throw;
+  }
   // Leaf headers: successor slot becomes 0.
   MultiBatch mb;
   for (size_t i = 0; i < links2.size(); ++i) {
@@ -198,8 +216,6 @@ RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
     mb.write(r.leaf(links2[i].leaf), leaves2[i].data(), r.geo.bytes());
   }
   mb.run(c);
-  std::vector<uint64_t> words = fresh.serialize();
-  GlobalAddress naddr = c.alloc_on(r.node, words.size() * 8);
   for (size_t off = 0; off < words.size(); off += 1 << 13)
     c.write(naddr + off * 8, words.data() + off,
             static_cast<uint32_t>(std::min<size_t>(1 << 13, words.size() - off) * 8));

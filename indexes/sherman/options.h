@@ -17,7 +17,8 @@ struct Options {
   bool write_combining = true;   // write-back and unlock in one batch (one round trip)
   unsigned root_slot = 9;  // layout::root_slot on the first memory node (RACE/CHIME use others)
   uint32_t lock_table_slots = 4096;
-  // Test-only faults that prove the checkers can fail. Never set them elsewhere.
+  // Test-only faults that prove the checkers can fail; compiled out without
+  // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.
   struct Faults {
     bool skip_validation = false;    // accept torn leaf reads
     bool ack_without_write = false;  // insert returns true without writing the entry

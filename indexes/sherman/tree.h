@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "indexes/common/btree_core.h"
+#include "indexes/common/faults.h"
 #include "indexes/common/kv.h"
 #include "indexes/sherman/leaf.h"
 #include "indexes/sherman/options.h"
@@ -168,7 +169,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     void read_leaf(GlobalAddress a) {
       for (;;) {
         c_->read(a + 8, img_.w.data(), t_->geo_.image_bytes());
-        if (img_.consistent() || t_->opts_.faults.skip_validation) return;
+        if (img_.consistent() || injected(t_->opts_.faults.skip_validation)) return;
         t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
         c_->pause();
       }
@@ -177,21 +178,45 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // Local queue, then (unless handed over) CAS of the lock word and READ of the leaf in one
     // batch. Under the lock the image is stable.
     void lock_and_read(GlobalAddress a) {
-      bool handed = t_->opts_.local_lock_table && t_->llt_.acquire(*c_, a);
-      for (;;) {
-        uint64_t old = 0;
-        Batch b;
-        if (!handed) b.cas(a, 0, uint64_t{c_->id()} + 1, &old);
-        b.read(a + 8, img_.w.data(), t_->geo_.image_bytes());
-        c_->run(b);
-        if (handed || old == 0) return;
-        t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
-        c_->pause();
+      bool local = t_->opts_.local_lock_table;
+      bool handed = local && t_->llt_.acquire(*c_, a);
+      if (handed) held_ = a;  // the remote lock is already ours
+      try {
+        for (;;) {
+          uint64_t old = 0;
+          Batch b;
+          if (!handed) b.cas(a, 0, uint64_t{c_->id()} + 1, &old);
+          b.read(a + 8, img_.w.data(), t_->geo_.image_bytes());
+          c_->run(b);
+          if (handed || old == 0) {
+            held_ = a;
+            return;
+          }
+          t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
+          c_->pause();
+        }
+      } catch (...) {
+        if (!held_ && local) t_->llt_.release(a, false);  // local slot only: no remote lock
+        throw;
       }
+    }
+    // On an error path (pool exhausted, transport failure) under the leaf lock: release it, so
+    // that the other clients see the error instead of waiting for this lock forever.
+    void release_after_error() noexcept {
+      if (!held_) return;
+      GlobalAddress a = held_;
+      held_ = GlobalAddress{};
+      static const uint64_t kZero = 0;
+      try {
+        c_->write(a, &kZero, 8);
+      } catch (...) {  // the transport failed: the original error is the one to report
+      }
+      if (t_->opts_.local_lock_table) t_->llt_.release(a, false);
     }
     // Runs the write-back batch and releases the lock: the unlock WRITE rides in the same batch
     // (write combining) unless the lock is handed to a local waiter.
     void write_and_unlock(GlobalAddress a, Batch& b) {
+      held_ = GlobalAddress{};  // from here on the release is under way
       bool hand = t_->opts_.local_lock_table && t_->llt_.should_hand_over(a);
       static const uint64_t kZero = 0;
       if (!hand) {
@@ -212,6 +237,14 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     bool write_op(Key k, std::string_view v, Op op) {
+      try {
+        return write_op_locking(k, v, op);
+      } catch (...) {
+        release_after_error();
+        throw;
+      }
+    }
+    bool write_op_locking(Key k, std::string_view v, Op op) {
       const LeafGeometry& g = t_->geo_;
       if (op != Op::kRemove && v.size() > g.value_size())
         throw LimitError("sherman: value of " + std::to_string(v.size()) +
@@ -272,7 +305,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         unlock(a);
         return false;
       }
-      if (t_->opts_.faults.ack_without_write) {
+      if (injected(t_->opts_.faults.ack_without_write)) {
         unlock(a);
         return true;
       }
@@ -358,6 +391,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     std::shared_ptr<Tree> t_;
     Client<T>* c_;
     LeafImage img_;
+    GlobalAddress held_;  // the leaf lock this handle holds, if any
   };
 };
 

@@ -16,6 +16,7 @@
 
 #include "indexes/common/sealed_object.h"
 #include "runtime/client.h"
+#include "runtime/collab/ring.h"
 #include "runtime/error.h"
 #include "runtime/layout.h"
 
@@ -47,10 +48,12 @@ namespace dmrt::collab {
 //   writers at once, and a new primary starts from the truth in memory.
 // * Leave: the node marks itself dead (epoch+1, bit cleared), then fences every table id on its
 //   own region (CAS 0 -> MOVED, 32 per batch), so stale peers learn the new view on first touch.
-//   The departed node's region must stay reachable until leave() returns (graceful leave; a node
-//   that vanishes without leave() is out of scope). Locks held by clients of a departed node are
-//   recovered: a waiter that sees a lock held for `liveness_check_every` attempts re-reads the
-//   membership and, if the holder's node is dead, steals the lock and rebuilds the table.
+//   The departed node's region must stay reachable until leave() returns (graceful leave). A
+//   node that stops without leave() is declared dead by a peer (evict: the same membership
+//   change and fencing, done by the peer on the dead node's region). Locks held by clients of a
+//   departed node are recovered: a waiter that sees a lock held for `liveness_check_every` attempts
+//   re-reads the membership and, if the holder's node is dead, steals the lock and rebuilds the
+//   table.
 // * Baseline (on_memory_node = true): the same tables and lock words, but all on the first memory
 //   node, with no ring and no copies: FP-B+-tree's placement.
 struct Options {
@@ -101,29 +104,6 @@ inline uint8_t table_flags(const uint64_t* img) {
   return btree::meta_of(img).flags;
 }
 
-// Consistent-hash ring over a live mask.
-class Ring {
- public:
-  Ring(uint64_t mask, unsigned vnodes) {
-    for (unsigned n = 0; n < 48; ++n)
-      if (mask >> n & 1)
-        for (unsigned v = 0; v < vnodes; ++v)
-          points_.emplace_back(btree::mix64((uint64_t{n} << 32 | v) ^ 0x5bd1e9955bd1e995ull),
-                               static_cast<NodeId>(n));
-    std::sort(points_.begin(), points_.end());
-  }
-  bool empty() const { return points_.empty(); }
-  NodeId owner(uint64_t id) const {
-    uint64_t h = btree::mix64(id * 0x9e3779b97f4a7c15ull + 0x7f4a7c15);
-    auto it = std::lower_bound(points_.begin(), points_.end(), std::make_pair(h, NodeId{0}));
-    if (it == points_.end()) it = points_.begin();
-    return it->second;
-  }
-
- private:
-  std::vector<std::pair<uint64_t, NodeId>> points_;
-};
-
 template <Transport T>
 class Service {
  public:
@@ -173,23 +153,28 @@ class Service {
     return s;
   }
 
+  // A peer declares compute node `n` dead: it stopped without leave() (crashed mid-operation,
+  // or cut off), as a failure detector or the operator decides. Its tables move to the live
+  // nodes (the new owners rebuild them from memory-node data and fence the dead node's copies),
+  // and locks its clients held are recovered by their waiters (the liveness check). The dead
+  // node's region must stay reachable for those fences (shm; a verbs node whose process died
+  // but whose memory is served by a peer); `n` must never issue operations again.
+  void evict(Client<T>& c, NodeId n) {
+    if (on_mn_) return;
+    if (n == home_) throw ConfigError("collab: a compute node cannot evict itself (use leave())");
+    refresh(c);
+    if (live(n)) change_membership(c, 0, bit_of(n));
+    refresh(c);
+    fence_region(c, n);
+  }
+
   // This compute node departs: dead in the membership, then every table id on its region fenced.
   // Call after this node's clients have stopped issuing operations.
   void leave(Client<T>& c) {
     if (on_mn_ || left_.exchange(true)) return;
     change_membership(c, 0, bit_of(home_));
     refresh(c);
-    uint64_t n = std::min(c.template read_value<uint64_t>(counter_), max_tables_);
-    for (uint64_t id0 = 0; id0 < n; id0 += 32) {
-      uint64_t olds[32] = {};
-      Batch b;
-      uint64_t cnt = std::min<uint64_t>(32, n - id0);
-      for (uint64_t i = 0; i < cnt; ++i)
-        b.cas(lock_addr(home_, id0 + i), 0, kMoved | owner(id0 + i), &olds[i]);
-      c.run(b);
-      for (uint64_t i = 0; i < cnt; ++i)
-        if (lock_held(olds[i])) fence(c, home_, id0 + i, owner(id0 + i));
-    }
+    fence_region(c, home_);
   }
 
   // --- geometry and ownership -------------------------------------------------------------------
@@ -308,7 +293,7 @@ class Service {
       img[table_words_ - 1] = mine;
       if (!need_rebuild && (!verify_table(img, payload_) || !(table_flags(img) & kPrimary)))
         need_rebuild = true;
-      if (need_rebuild) take_over(c, id, o, img, rebuild);
+      if (need_rebuild && !take_over(c, id, o, img, rebuild)) continue;  // o no longer owns id
       return o;
     }
   }
@@ -495,6 +480,23 @@ class Service {
     return !live(holder_node(w));
   }
 
+  // Fences every table id on the region of departed node `node` (CAS 0 -> MOVED, 32 per batch;
+  // a held lock waits for its holder, or is stolen from a dead one), so that peers with a stale
+  // view learn the new one on first touch instead of writing to a dead copy.
+  void fence_region(Client<T>& c, NodeId node) {
+    uint64_t n = std::min(c.template read_value<uint64_t>(counter_), max_tables_);
+    for (uint64_t id0 = 0; id0 < n; id0 += 32) {
+      uint64_t olds[32] = {};
+      Batch b;
+      uint64_t cnt = std::min<uint64_t>(32, n - id0);
+      for (uint64_t i = 0; i < cnt; ++i)
+        b.cas(lock_addr(node, id0 + i), 0, kMoved | owner(id0 + i), &olds[i]);
+      c.run(b);
+      for (uint64_t i = 0; i < cnt; ++i)
+        if (lock_held(olds[i])) fence(c, node, id0 + i, owner(id0 + i));
+    }
+  }
+
   // Every node that owned `id` at some known epoch, except `current`.
   std::vector<NodeId> previous_owners(uint64_t id, NodeId current) {
     std::vector<NodeId> out;
@@ -532,11 +534,21 @@ class Service {
   }
 
   // Under the lock of the owner's copy: fence the others, rebuild from memory, write as primary
-  // (lock kept).
+  // (lock kept). False when the refreshed view shows that `o` no longer owns `id`: the copy we
+  // locked is fenced towards the current owner and the caller starts again there. Without that,
+  // a client with a stale view that locked the old owner's copy would fence the current owner's
+  // copy while a client with the current view, holding that copy, fences ours: each waits for a
+  // live holder forever (seen with 4 to 6 compute nodes joining during a load).
   template <class Rebuild>
-  void take_over(Client<T>& c, uint64_t id, NodeId o, uint64_t* img, Rebuild&& rebuild) {
+  bool take_over(Client<T>& c, uint64_t id, NodeId o, uint64_t* img, Rebuild&& rebuild) {
     if (!on_mn_) {
       refresh(c);
+      NodeId now = owner(id);
+      if (now != o) {
+        uint64_t moved = kMoved | now;  // we hold this copy's lock: a plain write hands it on
+        c.write(lock_addr(o, id), &moved, 8);
+        return false;
+      }
       for (NodeId p : previous_owners(id, o)) fence(c, p, id, o);
     }
     uint32_t version = 0;
@@ -545,6 +557,7 @@ class Service {
     seal_table(img, payload_, version, static_cast<uint8_t>(flags | kValid | kPrimary));
     c.write(table_addr(o, id), img, table_bytes_ - 8);
     stats_.takeovers.fetch_add(1, std::memory_order_relaxed);
+    return true;
   }
   // Takes over an unusable primary copy for a reader: lock (which rebuilds), then release.
   template <class Rebuild>

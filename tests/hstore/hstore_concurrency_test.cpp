@@ -67,8 +67,9 @@ TEST(HStoreHarness, LaggingSkiplistScansStillSeeAcknowledgedWrites) {
 #ifdef DMRT_FAULT_INJECTION
 TEST(HStoreFaults, ReplyBeforeApplyIsReportedAsAViolation) {
   auto o = stress_options();
-  o.faults.reply_before_apply = true;
-  HStoreCluster cl(o);
+  hstore::ServerOptions faulty;
+  faulty.faults.reply_before_apply = true;
+  HStoreCluster cl(o, faulty);
   harness::StressOptions so;
   so.threads = 2;
   so.fibers = 4;
@@ -83,9 +84,10 @@ TEST(HStoreFaults, ReplyBeforeApplyIsReportedAsAViolation) {
 
 TEST(HStoreFaults, ScanWithoutDrainIsReportedAsAViolation) {
   auto o = stress_options();
-  o.faults.scan_skips_drain = true;
+  hstore::ServerOptions faulty;
+  faulty.faults.scan_skips_drain = true;
   o.apply_lag_ns = 50'000'000;  // nothing reaches the skiplist in time but by a drain
-  HStoreCluster cl(o);
+  HStoreCluster cl(o, faulty);
   harness::StressOptions so;
   so.threads = 2;
   so.fibers = 4;
@@ -102,7 +104,7 @@ TEST(HStoreFaults, ScanWithoutDrainIsReportedAsAViolation) {
 // --- a server's index killed during a concurrent run
 // ------------------------------------------------
 
-enum class Kill { kSls, kHts };
+enum class Kill { kSls, kHts, kHtsMidBatch };
 
 // 2 compute nodes x 8 fibers: 4 writers and 4 readers each (one reader of the first node is the
 // manager). Writers own key ranges (a model of what each acknowledged) and also write a few shared
@@ -110,11 +112,16 @@ enum class Kill { kSls, kHts };
 // writes are done, waits until readers have had GETs answered during the outage, rebuilds it, and
 // the run goes on. Afterwards every acknowledged write is present (GET and SCAN), and the whole
 // history is linearizable.
+// kHtsMidBatch: the HTS is killed in the middle of a request batch (half of its effects applied,
+// none answered) rather than between requests; the manager acts once it is stuck there.
 void kill_during_run(Kill which) {
   hstore::Options o;
   o.expected_keys = 4096;
   o.status_poll_ns = 500'000;
-  HStoreCluster cl(o, 2, 2);
+  std::atomic<bool> stalled{false};
+  hstore::ServerOptions so;
+  if (which == Kill::kHtsMidBatch) so.faults.stall_mid_batch = &stalled;
+  HStoreCluster cl(o, 2, 2, uint64_t{128} << 20, {}, nullptr, so);
   auto attached = testing::HIndex::attach(cl.setup, o);  // the second compute node's view
   constexpr unsigned kThreads = 2, kFibers = 8, kWritersPerThread = 4;
   constexpr unsigned kWriters = kThreads * kWritersPerThread;
@@ -166,7 +173,13 @@ void kill_during_run(Kill which) {
     }
     if (w.fiber == kFibers - 1 && w.thread == 0) {  // the manager
       testing::ShmClient mc(shm::Endpoint(cl.pool, cl.compute(0), 300));
-      while (writes_done.load() < kWriters * per_writer / 3) c.pause();
+      if (which == Kill::kHtsMidBatch) {
+        uint64_t give_up = mc.now_ns() + 60'000'000'000ull;
+        while (!stalled.load() && mc.now_ns() < give_up) c.pause();
+        if (!stalled.load()) throw std::runtime_error("the HTS never reached the kill point");
+      } else {
+        while (writes_done.load() < kWriters * per_writer / 3) c.pause();
+      }
       uint64_t t0 = mc.now_ns();
       if (which == Kill::kSls)
         cl.servers->fail_sls(mc);
@@ -194,7 +207,7 @@ void kill_during_run(Kill which) {
       int ph = phase.load();
       uint64_t t0 = c.now_ns();
       // The first reader of each thread only GETs (a SCAN waits out an SLS outage).
-      if (w.fiber != kWritersPerThread && rng() % 10 == 0 && (which == Kill::kHts || ph != 1)) {
+      if (w.fiber != kWritersPerThread && rng() % 10 == 0 && (which != Kill::kSls || ph != 1)) {
         // SCAN (waits while the SLS is down; the HTS-down run scans throughout).
         h.scan(k, 20, rows);
         rec.scan(k, 20, rows, t0, c.now_ns());
@@ -246,8 +259,10 @@ void kill_during_run(Kill which) {
       "%.2f ms "
       "(%.0f keys); dedup hits %.0f, write retries %.0f+%.0f, degraded GETs %.0f+%.0f, stale ships "
       "%.0f\n",
-      which == Kill::kSls ? "SLS" : "HTS", outage_ms, gets_in_outage.load(), scans_in_outage.load(),
-      hist.size(), to_string(res.verdict),
+      which == Kill::kSls   ? "SLS"
+      : which == Kill::kHts ? "HTS"
+                            : "HTS mid-batch",
+      outage_ms, gets_in_outage.load(), scans_in_outage.load(), hist.size(), to_string(res.verdict),
       which == Kill::kSls ? s["sls_rebuild_ms"] : s["hts_rebuild_ms"],
       which == Kill::kSls ? s["sls_rebuild_keys"] : s["hts_rebuild_keys"], s["dedup_hits"],
       s["write_retries"], attached->stats()["write_retries"], s["degraded_gets"],
@@ -262,6 +277,12 @@ TEST(HStoreRecovery, SkiplistServerKilledDuringConcurrentRun) {
 TEST(HStoreRecovery, HashTableServerKilledDuringConcurrentRun) {
   kill_during_run(Kill::kHts);
 }
+
+#ifdef DMRT_FAULT_INJECTION  // the kill point is a test-only switch
+TEST(HStoreRecovery, HashTableServerKilledMidBatch) {
+  kill_during_run(Kill::kHtsMidBatch);
+}
+#endif
 
 }  // namespace
 }  // namespace dmrt

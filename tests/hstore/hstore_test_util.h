@@ -52,14 +52,17 @@ struct HStoreCluster {
 
   HStoreCluster(hstore::Options o, unsigned memory_nodes = 2, unsigned compute_nodes = 1,
                 uint64_t memory_bytes = uint64_t{128} << 20, std::span<const Key> initial = {},
-                const HIndex::ValueFn& value_of = nullptr)
+                const HIndex::ValueFn& value_of = nullptr, hstore::ServerOptions so = {})
       : pool(small_pool(memory_nodes, compute_nodes, memory_bytes)), setup(make_client(pool, 400)) {
     index = HIndex::create(setup, o, initial, value_of);
-    servers = std::make_unique<HDeployment>(index, shm_hosts(pool));
+    servers = std::make_unique<HDeployment>(index, shm_hosts(pool), so);
     servers->start();
     if (!servers->wait_serving(setup, 60'000'000'000ull))
       throw std::runtime_error("hstore servers never came up");
   }
+  // Servers with per-host options (test-only faults), on the default cluster.
+  HStoreCluster(hstore::Options o, hstore::ServerOptions so)
+      : HStoreCluster(o, 2, 1, uint64_t{128} << 20, {}, nullptr, so) {}
   ~HStoreCluster() {
     if (servers) servers->stop();
   }

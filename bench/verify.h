@@ -1,7 +1,7 @@
 // --verify: dmrt-bench records every operation of both phases (per client, in client order,
 // with invocation/response times on the transport clock) and hands the history to
 // verify_history(), which checks it for linearizability against the key-value model of
-// indexes/common/kv.h (runtime/linearizability.h does the checking).
+// runtime/kv.h (runtime/linearizability.h does the checking).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include "bench/options.h"
 #include "bench/workload.h"
-#include "indexes/common/kv.h"
+#include "runtime/kv.h"
 
 namespace dmrt {
 struct CheckResult;

@@ -18,9 +18,10 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/common/kv.h"
-#include "indexes/rolex/keysets.h"
+#include "bench/keysets.h"
 #include "runtime/error.h"
+#include "runtime/hash.h"
+#include "runtime/kv.h"
 
 namespace dmrt::bench {
 
@@ -103,17 +104,9 @@ constexpr uint64_t fnv1a64(uint64_t v) {
 //             keys, range indexes see keys scattered over the whole key space, and a scan from
 //             key(r) returns whatever records follow it in key order (exactly what YCSB E does).
 //   ordered : key = record + 1 (YCSB's insertorder=ordered): inserts append at the right end.
-// Neither ever yields key 0 for a record below 2^64 - 1.
+// Neither ever yields key 0 for a record below 2^64 - 1 (mix64, runtime/hash.h, is a bijection
+// with mix64(0) == 0).
 enum class KeyOrder { kHashed, kOrdered };
-
-constexpr uint64_t mix64(uint64_t x) {  // murmur3 fmix64: a bijection with mix64(0) == 0
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
 
 constexpr Key record_key(uint64_t record, KeyOrder order) {
   return order == KeyOrder::kHashed ? mix64(record + 1) : record + 1;
@@ -123,7 +116,7 @@ constexpr Key record_key(uint64_t record, KeyOrder order) {
 // ----------------------------------------------------------------------------
 
 // Which keys the records stand for. `ycsb` is record_key() above. The others are the learned-index
-// key sets of indexes/rolex/keysets.h (uniform, normal, lognormal, sequential-with-gaps): a table
+// key sets of bench/keysets.h (uniform, normal, lognormal, sequential-with-gaps): a table
 // of distinct keys drawn once per run, large enough for the loaded records and every insert the run
 // can make. Record r is table[r]: with --key-order hashed the table is shuffled, so the load phase
 // inserts a random sample of the set and run-phase inserts land all over it; with ordered it is
@@ -139,7 +132,7 @@ class KeyMap {
   KeyMap(std::string_view set, uint64_t records, uint64_t seed, KeyOrder order) : order_(order) {
     if (set == "ycsb") return;
     auto t = std::make_shared<std::vector<Key>>(
-        rolex::make_keyset(rolex::parse_key_dist(set), static_cast<size_t>(records), seed));
+        make_keyset(parse_key_dist(set), static_cast<size_t>(records), seed));
     max_key_ = t->empty() ? 0 : t->back();
     if (order == KeyOrder::kHashed) {  // Fisher-Yates, deterministic in the seed
       Rng rng(seed ^ 0x6b657973657473ull);

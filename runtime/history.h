@@ -3,7 +3,7 @@
 //
 // Each client owns one HistoryRecorder (no locks, no globals): it appends plain records to its own
 // vector. After the clients have joined, the recorders are merged into one History, which
-// runtime/linearizability.h checks against the key-value model of indexes/common/kv.h.
+// runtime/linearizability.h checks against the key-value model of runtime/kv.h.
 //
 // Values are stored as 64-bit hashes (XXH3): the checker compares hashes, so two different values
 // with equal hashes would be taken as equal (probability ~n^2/2^64; ValueMode::kFull keeps the
@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/common/kv.h"
+#include "runtime/kv.h"
 
 namespace dmrt {
 

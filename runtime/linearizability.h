@@ -1,5 +1,5 @@
 // Linearizability checker for key-value histories (runtime/history.h) against the model of
-// indexes/common/kv.h. See docs/correctness.md for exactly what is checked.
+// runtime/kv.h. See docs/correctness.md for exactly what is checked.
 //
 // Point operations: linearizability is local, so the history is split per key and each key is
 // checked on its own against a register with presence (absent | present(value hash)), with a

@@ -12,18 +12,6 @@ Scheduler::Scheduler(SchedulerOptions opts) : opts_(opts) {
     throw ConfigError("scheduler needs at least one thread and one fiber per thread");
 }
 
-namespace {
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    return ex.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
-}  // namespace
-
 void Scheduler::run(const std::function<void(const WorkerId&)>& body, const ThreadHooks& hooks) {
   stop_.store(false);
   std::mutex mu;

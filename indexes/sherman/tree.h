@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "indexes/common/btree_core.h"
-#include "indexes/common/kv.h"
 #include "indexes/sherman/leaf.h"
 #include "indexes/sherman/options.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
+#include "runtime/kv.h"
 #include "runtime/layout.h"
 
 namespace dmrt::sherman {

@@ -30,10 +30,6 @@ namespace dmrt::verbs {
 
 namespace {
 
-std::string err_text(int e) {
-  return std::strerror(e);
-}
-
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
                         IBV_ACCESS_REMOTE_ATOMIC;
 

@@ -14,10 +14,11 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/common/sealed_object.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
+#include "runtime/hash.h"
 #include "runtime/layout.h"
+#include "runtime/sealed_object.h"
 
 namespace dmrt::collab {
 
@@ -86,19 +87,19 @@ inline NodeId holder_node(uint64_t w) {
 
 // Meta word of a table image: version (24 bits) and flags, sealed over the payload.
 inline void seal_table(uint64_t* img, uint32_t payload_words, uint32_t version, uint8_t flags) {
-  btree::seal(
+  sealed::seal(
       img, payload_words,
-      btree::Meta{static_cast<uint8_t>(version), flags, static_cast<uint16_t>(version >> 8)});
+      sealed::Meta{static_cast<uint8_t>(version), flags, static_cast<uint16_t>(version >> 8)});
 }
 inline bool verify_table(const uint64_t* img, uint32_t payload_words) {
-  return btree::verify(img, payload_words) && (btree::meta_of(img).flags & kValid);
+  return sealed::verify(img, payload_words) && (sealed::meta_of(img).flags & kValid);
 }
 inline uint32_t table_version(const uint64_t* img) {
-  btree::Meta m = btree::meta_of(img);
+  sealed::Meta m = sealed::meta_of(img);
   return uint32_t{m.nv} | uint32_t{m.extra} << 8;
 }
 inline uint8_t table_flags(const uint64_t* img) {
-  return btree::meta_of(img).flags;
+  return sealed::meta_of(img).flags;
 }
 
 // Consistent-hash ring over a live mask.
@@ -108,13 +109,13 @@ class Ring {
     for (unsigned n = 0; n < 48; ++n)
       if (mask >> n & 1)
         for (unsigned v = 0; v < vnodes; ++v)
-          points_.emplace_back(btree::mix64((uint64_t{n} << 32 | v) ^ 0x5bd1e9955bd1e995ull),
+          points_.emplace_back(mix64((uint64_t{n} << 32 | v) ^ 0x5bd1e9955bd1e995ull),
                                static_cast<NodeId>(n));
     std::sort(points_.begin(), points_.end());
   }
   bool empty() const { return points_.empty(); }
   NodeId owner(uint64_t id) const {
-    uint64_t h = btree::mix64(id * 0x9e3779b97f4a7c15ull + 0x7f4a7c15);
+    uint64_t h = mix64(id * 0x9e3779b97f4a7c15ull + 0x7f4a7c15);
     auto it = std::lower_bound(points_.begin(), points_.end(), std::make_pair(h, NodeId{0}));
     if (it == points_.end()) it = points_.begin();
     return it->second;

@@ -1,4 +1,4 @@
-// Generic test suites for any index offering a KvHandle (indexes/common/kv.h). Plug an index in
+// Generic test suites for any index offering a KvHandle (runtime/kv.h). Plug an index in
 // with a handle factory:
 //
 //   differential_test(make_handle, ops, seed)
@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "indexes/common/kv.h"
 #include "policies/shm/transport.h"
 #include "runtime/client.h"
 #include "runtime/history.h"
+#include "runtime/kv.h"
 #include "runtime/linearizability.h"
 #include "runtime/scheduler.h"
 #include "tests/harness/zipf.h"

@@ -1,4 +1,6 @@
-// The key-value interface every index handle offers to dmrt-bench, the tests and the checkers.
+// The key-value contract every index handle offers (to dmrt-bench, the tests and the checker): Key,
+// the handle concepts and index stats. The runtime owns it so that nothing below indexes/ names an
+// index.
 #pragma once
 
 #include <concepts>

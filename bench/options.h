@@ -5,6 +5,7 @@
 #include <string>
 
 #include "bench/workload.h"
+#include "check/report.h"
 
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/options.h"
@@ -47,8 +48,9 @@ struct Options {
   int node = -1;            // verbs: this process's node id (-1: the cluster's compute node)
   bool stop_nodes = false;  // verbs: ask the memory nodes (dmrt-node) to exit at the end
   bool verify = false;
-  std::string history;  // --verify: also save the recorded history here (runtime/history_io.h)
-  bool quiet = false;   // no table on stdout
+  std::string history;       // --verify: also save the recorded history here (check/history_io.h)
+  CheckBudget check_budget;  // --verify: deadline and memory of the check
+  bool quiet = false;        // no table on stdout
 
   Distribution dist() const {
     if (distribution == "uniform") return Distribution::kUniform;

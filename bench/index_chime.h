@@ -10,8 +10,8 @@
 #include "bench/per_node.h"
 #include "indexes/chime/options.h"
 #include "indexes/chime/tree.h"
-#include "indexes/common/kv.h"
 #include "runtime/client.h"
+#include "runtime/kv.h"
 
 namespace dmrt::bench {
 

@@ -9,10 +9,10 @@
 
 #include "bench/adapter.h"
 #include "bench/per_node.h"
-#include "indexes/common/kv.h"
 #include "indexes/dmtree/options.h"
 #include "indexes/dmtree/tree.h"
 #include "runtime/client.h"
+#include "runtime/kv.h"
 
 namespace dmrt::bench {
 

@@ -9,11 +9,11 @@
 #include <type_traits>
 #include <utility>
 
-#include "indexes/common/kv.h"
 #include "indexes/hstore/deploy.h"
 #include "indexes/hstore/index.h"
 #include "policies/shm/service.h"
 #include "runtime/client.h"
+#include "runtime/kv.h"
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/service.h"
 #endif

@@ -19,8 +19,8 @@
 #include <string_view>
 #include <vector>
 
-#include "indexes/common/kv.h"
 #include "runtime/client.h"
+#include "runtime/kv.h"
 
 namespace dmrt::bench {
 

@@ -8,9 +8,9 @@
 #include <utility>
 
 #include "bench/adapter.h"
-#include "indexes/common/kv.h"
 #include "indexes/race/race.h"
 #include "runtime/client.h"
+#include "runtime/kv.h"
 
 namespace dmrt::bench {
 

@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "bench/index_rolex_flags.h"
-#include "indexes/common/kv.h"
 #include "indexes/rolex/index.h"
 #include "policies/shm/service.h"
 #include "runtime/client.h"
+#include "runtime/kv.h"
 #include "runtime/layout.h"
 #include "runtime/service.h"
 #if DMRT_TRANSPORT_SIM

@@ -7,10 +7,10 @@
 
 #include "bench/adapter.h"
 #include "bench/per_node.h"
-#include "indexes/common/kv.h"
 #include "indexes/sherman/options.h"
 #include "indexes/sherman/tree.h"
 #include "runtime/client.h"
+#include "runtime/kv.h"
 
 namespace dmrt::bench {
 

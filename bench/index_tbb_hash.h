@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "indexes/common/kv.h"
 #include "runtime/client.h"
+#include "runtime/kv.h"
 
 namespace dmrt::bench {
 

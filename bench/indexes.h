@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "bench/adapter.h"
-#include "indexes/common/kv.h"
 #include "policies/shm/transport.h"
 #include "runtime/client.h"
+#include "runtime/kv.h"
 #include "runtime/transport.h"
 
 namespace dmrt::bench {

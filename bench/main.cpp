@@ -168,6 +168,19 @@ int main_impl(int argc, char** argv) {
                               "machine's memory holds)")
                    ->check(CLI::Range(uint64_t{1}, ~uint64_t{0}))
                    ->needs(verify);
+  app.add_option("--verify-seconds", opt.check_budget.seconds,
+                 "With --verify: seconds the check may take; then the verdict is unknown, with the "
+                 "reason (0 = no limit)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str()
+      ->needs(verify);
+  app.add_option(
+         "--verify-memory-mb", opt.check_budget.memory_mb,
+         "With --verify: MiB the check's search may hold; then the verdict is unknown, with "
+         "the reason (0 = no limit)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30))
+      ->capture_default_str()
+      ->needs(verify);
   app.add_flag("--quiet", opt.quiet, "No table on stdout (with --json FILE: JSON only)");
   bool list = false;
   app.add_flag(

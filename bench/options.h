@@ -5,6 +5,7 @@
 #include <string>
 
 #include "bench/workload.h"
+#include "check/report.h"
 
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/options.h"
@@ -49,10 +50,10 @@ struct Options {
   int node = -1;            // verbs: this process's node id (-1: the cluster's compute node)
   bool stop_nodes = false;  // verbs: ask the memory nodes (dmrt-node) to exit at the end
   bool verify = false;
-  uint64_t verify_max_ops =
-      ~uint64_t{0};     // --verify --seconds: the run phase ends here (run_limits.h)
-  std::string history;  // --verify: also save the recorded history here (runtime/history_io.h)
-  bool quiet = false;   // no table on stdout
+  uint64_t verify_max_ops = ~uint64_t{0};  // --verify --seconds: the run phase ends here
+  std::string history;       // --verify: also save the recorded history here (check/history_io.h)
+  CheckBudget check_budget;  // --verify: deadline and memory of the check
+  bool quiet = false;        // no table on stdout
 
   Distribution dist() const {
     if (distribution == "uniform") return Distribution::kUniform;

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "indexes/common/kv.h"
 #include "runtime/client.h"
+#include "runtime/kv.h"
 
 namespace dmrt::bench {
 

@@ -9,7 +9,7 @@
 
 #include "bench/options.h"
 #include "bench/workload.h"
-#include "indexes/common/kv.h"
+#include "runtime/kv.h"
 #include "runtime/stats.h"
 
 namespace dmrt::bench {

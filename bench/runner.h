@@ -147,8 +147,9 @@ class Bench {
 
     if (opt_.verify) {
       History h;
-      for (auto& w : workers_) h.push_back(w ? std::move(w->history) : std::vector<RecordedOp>{});
-      return verify_history(h, opt_);
+      for (auto& w : workers_)
+        if (w) h.append(std::move(w->history));
+      return verify_history(std::move(h), opt_);
     }
     return 0;
   }
@@ -164,7 +165,8 @@ class Bench {
     uint64_t stamp = 0;  // per-writer value sequence
     std::string value, out;
     std::vector<std::pair<Key, std::string>> rows;
-    std::vector<RecordedOp> history;
+    HistoryRecorder history;  // --verify: this client's operations
+    uint64_t t0 = 0, t1 = 0;  // the last timed() call's invocation and response
   };
 
   // Runs f on one fiber of a 1x1 scheduler (so that transports whose verbs need a fiber work).
@@ -178,6 +180,7 @@ class Bench {
     auto& slot = workers_[id.index];
     if (!slot) {
       slot = std::make_unique<Worker>();
+      slot->history = HistoryRecorder(id.index);
       slot->client = std::make_unique<Client<T>>(
           env_.endpoint(compute_[id.index % compute_.size()], id.index));
       slot->handle.reset(new Handle(A::handle(*index_, *slot->client)));
@@ -204,50 +207,35 @@ class Bench {
     k.total += c.counters().total - before;
     k.by_role[0] += c.counters().by_role[0] - mem_before;
     k.by_role[1] += c.counters().by_role[1] - cmp_before;
-    if (opt_.verify && !w.history.empty() && w.history.back().invoke_ns == kPending) {
-      w.history.back().invoke_ns = t0;
-      w.history.back().response_ns = t1;
-    }
-  }
-  static constexpr uint64_t kPending = std::numeric_limits<uint64_t>::max();
-
-  RecordedOp* record(Worker& w, uint32_t id, OpKind kind, Key key) {
-    if (!opt_.verify) return nullptr;
-    RecordedOp& r = w.history.emplace_back();
-    r.client = id;
-    r.kind = kind;
-    r.key = key;
-    r.invoke_ns = kPending;
-    return &r;
+    w.t0 = t0;
+    w.t1 = t1;
   }
 
   // --- the operations ---------------------------------------------------------------------------
+  // With --verify each call is recorded (value hashes, on the transport clock) after it returns.
   bool do_insert(Worker& w, uint32_t id, uint64_t record) {
     Key key = keys_(record);
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
-    RecordedOp* r = record_op(w, id, OpKind::kInsert, key);
     bool ok = false;
     timed(w, OpKind::kInsert, [&] { return ok = w.handle->insert(key, w.value); });
-    if (r) r->value = w.value, r->ok = ok;
+    if (opt_.verify) w.history.insert(key, w.value, ok, w.t0, w.t1);
     return ok;
   }
-  void do_search(Worker& w, uint32_t id, Key key) {
-    RecordedOp* r = record_op(w, id, OpKind::kSearch, key);
+  void do_search(Worker& w, uint32_t, Key key) {
     bool ok = false;
     timed(w, OpKind::kSearch, [&] { return ok = w.handle->search(key, w.out); });
-    if (r) r->ok = ok, r->out = ok ? w.out : std::string();
+    if (opt_.verify) w.history.search(key, ok, w.out, w.t0, w.t1);
   }
   void do_update(Worker& w, uint32_t id, Key key) {
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
-    RecordedOp* r = record_op(w, id, OpKind::kUpdate, key);
     bool ok = false;
     timed(w, OpKind::kUpdate, [&] { return ok = w.handle->update(key, w.value); });
-    if (r) r->value = w.value, r->ok = ok;
+    if (opt_.verify) w.history.update(key, w.value, ok, w.t0, w.t1);
   }
   void do_rmw(Worker& w, uint32_t id, Key key) {
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
-    // Recorded as its two halves; timed and counted as one operation.
-    RecordedOp* rd = record_op(w, id, OpKind::kSearch, key);
+    // Timed and counted as one operation; recorded as its two index calls (search, then update),
+    // split at the update's start: the index gives no atomicity across them.
     bool found = false, updated = false;
     uint64_t mid = 0;
     timed(w, OpKind::kRmw, [&] {
@@ -256,43 +244,26 @@ class Bench {
       updated = w.handle->update(key, w.value);
       return found && updated;
     });
-    if (rd) {
-      // timed() stamped the first record; split the interval at the update's start.
-      size_t i = w.history.size() - 1;
-      w.history[i].ok = found;
-      w.history[i].out = found ? w.out : std::string();
-      uint64_t end = w.history[i].response_ns;
-      w.history[i].response_ns = mid;
-      RecordedOp& up = w.history.emplace_back();
-      up.client = id;
-      up.kind = OpKind::kUpdate;
-      up.key = key;
-      up.value = w.value;
-      up.ok = updated;
-      up.invoke_ns = mid;
-      up.response_ns = end;
+    if (opt_.verify) {
+      w.history.search(key, found, w.out, w.t0, mid);
+      w.history.update(key, w.value, updated, mid, w.t1);
     }
   }
-  void do_scan(Worker& w, uint32_t id, Key key, uint32_t count) {
-    RecordedOp* r = record_op(w, id, OpKind::kScan, key);
+  void do_scan(Worker& w, uint32_t, Key key, uint32_t count) {
     if constexpr (kSupportsScan<A>) {
       timed(w, OpKind::kScan, [&] {
         w.handle->scan(key, count, w.rows);
         return !w.rows.empty() && w.rows.front().first == key;
       });
-      if (r) r->ok = true, r->rows = w.rows, r->scan_count = count;
+      if (opt_.verify) w.history.scan(key, count, w.rows, w.t0, w.t1);
     } else {
-      (void)r, (void)key, (void)count;
+      (void)key, (void)count;
       throw ConfigError(std::string("index ") + std::string(A::kName) + " does not support scans");
     }
   }
   // A worker failed: the others stop at their next operation (the scheduler then reports the
   // first failure), so a run ends in bounded time instead of finishing its work around an error.
   bool stopping() const { return sched_ && sched_->stop_requested(); }
-
-  RecordedOp* record_op(Worker& w, uint32_t id, OpKind kind, Key key) {
-    return record(w, id, kind, key);
-  }
 
   // --- phases -----------------------------------------------------------------------------------
   template <class Body>

@@ -18,33 +18,20 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/common/kv.h"
-#include "indexes/rolex/keysets.h"
+#include "bench/keysets.h"
+#include "bench/zipfian.h"
 #include "runtime/error.h"
+#include "runtime/hash.h"
+#include "runtime/kv.h"
 
 namespace dmrt::bench {
 
 // ---- operation kinds --------------------------------------------------------------------------
 
-enum class OpKind : uint8_t { kSearch, kInsert, kUpdate, kDelete, kScan, kRmw };
-inline constexpr size_t kOpKinds = 6;
-
+// OpKind and kOpKinds come from runtime/kv.h. Reports (JSON, tables) name the remove "delete",
+// as YCSB does.
 constexpr std::string_view op_name(OpKind k) {
-  switch (k) {
-    case OpKind::kSearch:
-      return "search";
-    case OpKind::kInsert:
-      return "insert";
-    case OpKind::kUpdate:
-      return "update";
-    case OpKind::kDelete:
-      return "delete";
-    case OpKind::kScan:
-      return "scan";
-    case OpKind::kRmw:
-      return "rmw";
-  }
-  return "?";
+  return k == OpKind::kRemove ? "delete" : to_string(k);
 }
 
 // ---- random numbers -----------------------------------------------------------------------------
@@ -103,17 +90,9 @@ constexpr uint64_t fnv1a64(uint64_t v) {
 //             keys, range indexes see keys scattered over the whole key space, and a scan from
 //             key(r) returns whatever records follow it in key order (exactly what YCSB E does).
 //   ordered : key = record + 1 (YCSB's insertorder=ordered): inserts append at the right end.
-// Neither ever yields key 0 for a record below 2^64 - 1.
+// Neither ever yields key 0 for a record below 2^64 - 1 (mix64, runtime/hash.h, is a bijection
+// with mix64(0) == 0).
 enum class KeyOrder { kHashed, kOrdered };
-
-constexpr uint64_t mix64(uint64_t x) {  // murmur3 fmix64: a bijection with mix64(0) == 0
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
 
 constexpr Key record_key(uint64_t record, KeyOrder order) {
   return order == KeyOrder::kHashed ? mix64(record + 1) : record + 1;
@@ -123,7 +102,7 @@ constexpr Key record_key(uint64_t record, KeyOrder order) {
 // ----------------------------------------------------------------------------
 
 // Which keys the records stand for. `ycsb` is record_key() above. The others are the learned-index
-// key sets of indexes/rolex/keysets.h (uniform, normal, lognormal, sequential-with-gaps): a table
+// key sets of bench/keysets.h (uniform, normal, lognormal, sequential-with-gaps): a table
 // of distinct keys drawn once per run, large enough for the loaded records and every insert the run
 // can make. Record r is table[r]: with --key-order hashed the table is shuffled, so the load phase
 // inserts a random sample of the set and run-phase inserts land all over it; with ordered it is
@@ -139,7 +118,7 @@ class KeyMap {
   KeyMap(std::string_view set, uint64_t records, uint64_t seed, KeyOrder order) : order_(order) {
     if (set == "ycsb") return;
     auto t = std::make_shared<std::vector<Key>>(
-        rolex::make_keyset(rolex::parse_key_dist(set), static_cast<size_t>(records), seed));
+        make_keyset(parse_key_dist(set), static_cast<size_t>(records), seed));
     max_key_ = t->empty() ? 0 : t->back();
     if (order == KeyOrder::kHashed) {  // Fisher-Yates, deterministic in the seed
       Rng rng(seed ^ 0x6b657973657473ull);
@@ -164,60 +143,6 @@ class KeyMap {
   KeyOrder order_;
   std::shared_ptr<const std::vector<Key>> table_;
   Key max_key_ = 0;
-};
-
-// ---- zipfian (Gray et al.)
-// -------------------------------------------------------------------------
-
-// zeta(n, theta) = sum_{i=1..n} i^-theta, continued from a previous partial sum.
-inline double zeta_extend(uint64_t from, uint64_t to, double theta, double sum) {
-  for (uint64_t i = from + 1; i <= to; ++i) sum += std::pow(static_cast<double>(i), -theta);
-  return sum;
-}
-
-// Ranks 0..n-1 with P(rank i) proportional to 1/(i+1)^theta; rank 0 is the most popular.
-// zeta(n) is computed once (pass a precomputed value to share it between workers) and extended
-// incrementally when n grows, as YCSB does while inserts enlarge the key space.
-class Zipfian {
- public:
-  Zipfian(uint64_t items, double theta, std::optional<double> zetan = std::nullopt)
-      : theta_(theta), alpha_(1.0 / (1.0 - theta)) {
-    zeta2_ = zeta_extend(0, 2, theta, 0.0);
-    n_ = items;
-    zetan_ = zetan ? *zetan : zeta_extend(0, items, theta, 0.0);
-    update_eta();
-  }
-
-  uint64_t items() const { return n_; }
-  double zetan() const { return zetan_; }
-
-  // Grows (never shrinks) the item count, extending zeta incrementally.
-  void grow_to(uint64_t items) {
-    if (items <= n_) return;
-    zetan_ = zeta_extend(n_, items, theta_, zetan_);
-    n_ = items;
-    update_eta();
-  }
-
-  uint64_t next(Rng& rng) {
-    double u = rng.unit();
-    double uz = u * zetan_;
-    if (uz < 1.0) return 0;
-    if (uz < 1.0 + half_pow_theta_) return n_ > 1 ? 1 : 0;
-    auto r =
-        static_cast<uint64_t>(static_cast<double>(n_) * std::pow(eta_ * u - eta_ + 1.0, alpha_));
-    return r < n_ ? r : n_ - 1;
-  }
-
- private:
-  void update_eta() {
-    half_pow_theta_ = std::pow(0.5, theta_);
-    eta_ = n_ > 1 ? (1.0 - std::pow(2.0 / static_cast<double>(n_), 1.0 - theta_)) /
-                        (1.0 - zeta2_ / zetan_)
-                  : 0.0;
-  }
-  double theta_, alpha_, zeta2_ = 0, zetan_ = 0, eta_ = 0, half_pow_theta_ = 0;
-  uint64_t n_ = 0;
 };
 
 // ---- acknowledged insert counter

@@ -1,6 +1,7 @@
 // Error types the runtime throws: each names what went wrong and what to do about it.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -41,5 +42,12 @@ class TransportError : public Error {
  public:
   using Error::Error;
 };
+
+// The message of a captured exception (what() when it is a std::exception), for reports that
+// name the first failure of many workers.
+std::string describe(const std::exception_ptr& e);
+
+// strerror(e) as a string (thread-safe: strerror_r).
+std::string err_text(int e);
 
 }  // namespace dmrt

@@ -16,18 +16,6 @@ uint64_t Scheduler::fiber_stack_bytes() {
   return boost::context::stack_traits::default_size();
 }
 
-namespace {
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    return ex.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
-}  // namespace
-
 void Scheduler::run(const std::function<void(const WorkerId&)>& body, const ThreadHooks& hooks) {
   stop_.store(false);
   std::mutex mu;

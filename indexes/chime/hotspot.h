@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "indexes/common/sealed_object.h"
 #include "runtime/address.h"
+#include "runtime/hash.h"
 
 namespace dmrt::chime {
 
@@ -66,7 +66,7 @@ class HotspotBuffer {
     std::atomic<uint64_t> key{0};
     std::atomic<uint64_t> val{0};
   };
-  Slot* bucket(uint64_t key) const { return &slots_[btree::mix64(key) % (n_ / kWays) * kWays]; }
+  Slot* bucket(uint64_t key) const { return &slots_[mix64(key) % (n_ / kWays) * kWays]; }
 
   size_t n_;
   std::unique_ptr<Slot[]> slots_;

@@ -8,14 +8,15 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/common/kv.h"
-#include "indexes/common/sealed_object.h"
+#include "indexes/common/value_slot.h"
 #include "runtime/address.h"
 #include "runtime/error.h"
+#include "runtime/kv.h"
+#include "runtime/sealed_object.h"
 
 namespace dmrt::chime {
 
-using btree::Meta;
+using sealed::Meta;
 
 // Remote layout, in 8-byte words (the lock word is last, so a node write can carry the unlock):
 //   group g = replica(meta(nv, valid), sibling) + H entries
@@ -77,7 +78,7 @@ class Geometry {
 
   // Home entry and 16-bit fingerprint from independent bits of one hash.
   std::pair<uint32_t, uint16_t> home_fp(Key k) const {
-    uint64_t x = btree::mix64(k ^ 0x5bd1e9955bd1e995ull);
+    uint64_t x = mix64(k ^ 0x5bd1e9955bd1e995ull);
     return {static_cast<uint32_t>(x % span_), static_cast<uint16_t>(x >> 48)};
   }
   uint32_t home(Key k) const { return home_fp(k).first; }
@@ -116,7 +117,7 @@ struct LeafImage {
 
   uint64_t* entry(uint32_t i) { return &w[g->entry_word(i)]; }
   const uint64_t* entry(uint32_t i) const { return &w[g->entry_word(i)]; }
-  Meta emeta(uint32_t i) const { return btree::meta_of(entry(i)); }
+  Meta emeta(uint32_t i) const { return sealed::meta_of(entry(i)); }
   bool occupied(uint32_t i) const { return emeta(i).flags & Geometry::kOccupied; }
   bool tomb(uint32_t i) const { return emeta(i).flags & Geometry::kTombstone; }
   uint16_t hop(uint32_t i) const { return emeta(i).extra; }
@@ -130,16 +131,16 @@ struct LeafImage {
     e[1] = (flags & Geometry::kOccupied) ? k : 0;
     for (uint32_t j = 0; j < g->vw(); ++j)
       e[2 + j] = (flags & Geometry::kOccupied) && val ? val[j] : 0;
-    btree::seal(e, 1 + g->vw(), Meta{nv, flags, hop});
+    sealed::seal(e, 1 + g->vw(), Meta{nv, flags, hop});
   }
   void reseal(uint32_t i, uint8_t nv, uint8_t flags, uint16_t hop) {
     uint64_t* e = entry(i);
-    btree::seal(e, 1 + g->vw(), Meta{nv, flags, hop});
+    sealed::seal(e, 1 + g->vw(), Meta{nv, flags, hop});
   }
   void set_replica(uint32_t r, uint8_t nv, GlobalAddress sib) {
     uint64_t* p = &w[g->replica_word(r)];
     p[1] = sib.raw();
-    btree::seal(p, 1, Meta{nv, Geometry::kValid, 0});
+    sealed::seal(p, 1, Meta{nv, Geometry::kValid, 0});
   }
 
   // Levels 1 and 2: every fetched object is sealed and carries one node version. Returns it.
@@ -147,14 +148,14 @@ struct LeafImage {
     int nv = -1;
     for (uint32_t r = 0; r < g->groups(); ++r) {
       if (!have_r[r]) continue;
-      if (!btree::verify(replica(r), 1)) return false;
-      int v = btree::meta_of(replica(r)).nv;
+      if (!sealed::verify(replica(r), 1)) return false;
+      int v = sealed::meta_of(replica(r)).nv;
       if (nv >= 0 && v != nv) return false;
       nv = v;
     }
     for (uint32_t i = 0; i < g->span(); ++i) {
       if (!have_e[i]) continue;
-      if (!btree::verify(entry(i), 1 + g->vw())) return false;
+      if (!sealed::verify(entry(i), 1 + g->vw())) return false;
       int v = emeta(i).nv;
       if (nv >= 0 && v != nv) return false;
       nv = v;

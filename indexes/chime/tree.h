@@ -16,9 +16,9 @@
 #include "indexes/chime/options.h"
 #include "indexes/common/btree_core.h"
 #include "indexes/common/faults.h"
-#include "indexes/common/kv.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
+#include "runtime/kv.h"
 #include "runtime/layout.h"
 
 namespace dmrt::chime {
@@ -203,8 +203,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       if (!best) return false;
       std::vector<uint64_t> e(g().ew());
       c_->read(leaf + 8 * g().entry_word(best_i), e.data(), g().ew() * 8);
-      Meta m = btree::meta_of(e.data());
-      if (btree::verify(e.data(), 1 + g().vw()) && (m.flags & Geometry::kOccupied) &&
+      Meta m = sealed::meta_of(e.data());
+      if (sealed::verify(e.data(), 1 + g().vw()) && (m.flags & Geometry::kOccupied) &&
           !(m.flags & Geometry::kTombstone) && e[1] == k) {
         t_->spec_hits_.fetch_add(1, std::memory_order_relaxed);
         t_->hot_.touch(leaf, best_i, fp);

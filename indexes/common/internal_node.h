@@ -6,9 +6,9 @@
 #include <optional>
 #include <vector>
 
-#include "indexes/common/kv.h"
-#include "indexes/common/sealed_object.h"
 #include "runtime/address.h"
+#include "runtime/kv.h"
+#include "runtime/sealed_object.h"
 
 namespace dmrt::btree {
 
@@ -62,8 +62,8 @@ struct InternalNode {
       w[kHeaderWords + 2 * i] = keys[i];
       w[kHeaderWords + 2 * i + 1] = children[i].raw();
     }
-    Meta m{nv, static_cast<uint8_t>(kValid | (hi_inf ? kHiInf : 0)), level};
-    seal(w.data(), kHeaderWords - 1 + 2 * count(), m);
+    sealed::Meta m{nv, static_cast<uint8_t>(kValid | (hi_inf ? kHiInf : 0)), level};
+    sealed::seal(w.data(), kHeaderWords - 1 + 2 * count(), m);
     return w;
   }
   // Null when the image is torn (checksum) or malformed.
@@ -71,8 +71,8 @@ struct InternalNode {
                                             uint32_t fanout) {
     uint64_t n = w[1];
     if (n > fanout) return std::nullopt;
-    if (!verify(w, kHeaderWords - 1 + 2 * n)) return std::nullopt;
-    Meta m = meta_of(w);
+    if (!sealed::verify(w, kHeaderWords - 1 + 2 * n)) return std::nullopt;
+    sealed::Meta m = sealed::meta_of(w);
     if (!(m.flags & kValid) || m.extra == 0) return std::nullopt;
     InternalNode node;
     node.addr = addr;

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "indexes/common/sealed_object.h"
 #include "runtime/address.h"
+#include "runtime/hash.h"
 
 namespace dmrt::btree {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "indexes/common/kv.h"
-#include "indexes/common/sealed_object.h"
+#include "runtime/hash.h"
+#include "runtime/kv.h"
 
 namespace dmrt::dmtree {
 
@@ -31,7 +31,7 @@ class Combiner {
   // `direct(value, out)` performs the operation remotely. Returns its (possibly shared) result.
   template <class C, class F>
   bool run(C& c, Key k, bool write, std::string_view value, std::string* out, F&& direct) {
-    Slot& s = slots_[btree::mix64(k ^ (write ? 0x51ed27 : 0)) % slots_.size()];
+    Slot& s = slots_[mix64(k ^ (write ? 0x51ed27 : 0)) % slots_.size()];
     std::shared_ptr<Round> r;
     bool lead = false;
     {

@@ -5,26 +5,27 @@
 #include <cstring>
 #include <vector>
 
-#include "indexes/common/kv.h"
-#include "indexes/common/sealed_object.h"
+#include "indexes/common/value_slot.h"
 #include "runtime/address.h"
 #include "runtime/collab/service.h"
+#include "runtime/kv.h"
+#include "runtime/sealed_object.h"
 
 namespace dmrt::dmtree {
 
 // One-byte fingerprint; 0 marks an empty slot.
 inline uint8_t fingerprint(Key k) {
-  uint8_t f = static_cast<uint8_t>(btree::mix64(k ^ 0x2545f4914f6cdd1dull) >> 56);
+  uint8_t f = static_cast<uint8_t>(mix64(k ^ 0x2545f4914f6cdd1dull) >> 56);
   return f ? f : 1;
 }
 
 // Version IDs are 24 bits here (meta words carry nv:8 + extra:16); they only need to differ
 // between consecutive ranges of one leaf.
-inline btree::Meta meta_for(uint32_t version, uint8_t flags) {
+inline sealed::Meta meta_for(uint32_t version, uint8_t flags) {
   return {static_cast<uint8_t>(version), flags, static_cast<uint16_t>(version >> 8)};
 }
 inline uint32_t version_of(const uint64_t* obj) {
-  btree::Meta m = btree::meta_of(obj);
+  sealed::Meta m = sealed::meta_of(obj);
   return (uint32_t{m.nv} | uint32_t{m.extra} << 8) & 0xffffff;
 }
 
@@ -81,7 +82,7 @@ struct LeafImage {
   explicit LeafImage(const Geometry& geo) : g(&geo), w(geo.leaf_words(), 0) {}
 
   uint32_t version() const { return version_of(&w[0]); }
-  bool hi_inf() const { return btree::meta_of(&w[0]).flags & Geometry::kHiInf; }
+  bool hi_inf() const { return sealed::meta_of(&w[0]).flags & Geometry::kHiInf; }
   Key lo() const { return w[1]; }
   Key hi() const { return w[2]; }
   uint64_t sibling() const { return w[3]; }
@@ -92,14 +93,14 @@ struct LeafImage {
     w[1] = lo;
     w[2] = hi;
     w[3] = sibling;
-    btree::seal(&w[0], 3,
-                meta_for(version,
-                         static_cast<uint8_t>(Geometry::kValid | (hi_inf ? Geometry::kHiInf : 0))));
+    sealed::seal(&w[0], 3,
+                 meta_for(version, static_cast<uint8_t>(Geometry::kValid |
+                                                        (hi_inf ? Geometry::kHiInf : 0))));
   }
   bool consistent() const {
-    if (!btree::verify(&w[0], 3)) return false;
+    if (!sealed::verify(&w[0], 3)) return false;
     for (uint32_t i = 0; i < g->span(); ++i)
-      if (!btree::verify(entry(i), 1 + g->vw()) || version_of(entry(i)) != version()) return false;
+      if (!sealed::verify(entry(i), 1 + g->vw()) || version_of(entry(i)) != version()) return false;
     return true;
   }
 };
@@ -109,13 +110,13 @@ inline void make_entry(uint64_t* e, const Geometry& g, uint32_t version, bool oc
                        const uint64_t* val) {
   e[1] = occupied ? k : 0;
   for (uint32_t j = 0; j < g.vw(); ++j) e[2 + j] = occupied && val ? val[j] : 0;
-  btree::seal(e, 1 + g.vw(), meta_for(version, occupied ? Geometry::kOccupied : 0));
+  sealed::seal(e, 1 + g.vw(), meta_for(version, occupied ? Geometry::kOccupied : 0));
 }
 inline bool entry_sealed(const uint64_t* e, const Geometry& g) {
-  return btree::verify(e, 1 + g.vw());
+  return sealed::verify(e, 1 + g.vw());
 }
 inline bool entry_occupied(const uint64_t* e) {
-  return btree::meta_of(e).flags & Geometry::kOccupied;
+  return sealed::meta_of(e).flags & Geometry::kOccupied;
 }
 
 }  // namespace dmrt::dmtree

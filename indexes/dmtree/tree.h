@@ -13,13 +13,13 @@
 
 #include "indexes/common/btree_core.h"
 #include "indexes/common/faults.h"
-#include "indexes/common/kv.h"
 #include "indexes/dmtree/combiner.h"
 #include "indexes/dmtree/leaf.h"
 #include "indexes/dmtree/options.h"
 #include "runtime/client.h"
 #include "runtime/collab/service.h"
 #include "runtime/error.h"
+#include "runtime/kv.h"
 #include "runtime/layout.h"
 
 namespace dmrt::dmtree {

@@ -16,13 +16,13 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/common/kv.h"
 #include "indexes/hstore/layout.h"
 #include "indexes/hstore/options.h"
 #include "indexes/hstore/protocol.h"
 #include "indexes/hstore/remote.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
+#include "runtime/kv.h"
 #include "runtime/layout.h"
 
 namespace dmrt::hstore {

@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "indexes/common/kv.h"
 #include "runtime/address.h"
 #include "runtime/error.h"
+#include "runtime/kv.h"
 
 namespace dmrt::hstore {
 

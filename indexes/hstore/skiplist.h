@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/common/kv.h"
+#include "runtime/kv.h"
 
 namespace dmrt::hstore {
 

@@ -10,12 +10,12 @@
 #include <string_view>
 #include <vector>
 
-#include "indexes/common/kv.h"
 #include "indexes/race/directory.h"
 #include "indexes/race/layout.h"
 #include "indexes/race/options.h"
 #include "indexes/race/resize.h"
 #include "runtime/client.h"
+#include "runtime/kv.h"
 #include "runtime/layout.h"
 
 namespace dmrt::race {

@@ -15,13 +15,13 @@
 #include <vector>
 
 #include "indexes/common/faults.h"
-#include "indexes/common/kv.h"
 #include "indexes/rolex/layout.h"
 #include "indexes/rolex/options.h"
 #include "indexes/rolex/remote.h"
 #include "indexes/rolex/retrain.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
+#include "runtime/kv.h"
 #include "runtime/layout.h"
 
 namespace dmrt::rolex {

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "indexes/common/kv.h"
 #include "indexes/rolex/plr.h"
 #include "runtime/address.h"
+#include "runtime/kv.h"
 
 namespace dmrt::rolex {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "indexes/common/kv.h"
+#include "runtime/kv.h"
 
 namespace dmrt::rolex {
 

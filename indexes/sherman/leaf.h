@@ -6,13 +6,14 @@
 #include <string_view>
 #include <vector>
 
-#include "indexes/common/kv.h"
-#include "indexes/common/sealed_object.h"
+#include "indexes/common/value_slot.h"
 #include "runtime/address.h"
+#include "runtime/kv.h"
+#include "runtime/sealed_object.h"
 
 namespace dmrt::sherman {
 
-using btree::Meta;
+using sealed::Meta;
 
 // Remote layout (8-byte words):
 //   [0]      lock word (0 free), outside the image
@@ -52,8 +53,8 @@ struct LeafImage {
 
   explicit LeafImage(const LeafGeometry& geo) : g(&geo), w(geo.image_words(), 0) {}
 
-  uint8_t nv() const { return btree::meta_of(&w[0]).nv; }
-  bool hi_inf() const { return btree::meta_of(&w[0]).flags & LeafGeometry::kHiInf; }
+  uint8_t nv() const { return sealed::meta_of(&w[0]).nv; }
+  bool hi_inf() const { return sealed::meta_of(&w[0]).flags & LeafGeometry::kHiInf; }
   Key lo() const { return w[1]; }
   Key hi() const { return w[2]; }
   GlobalAddress sibling() const { return GlobalAddress::from_raw(w[3]); }
@@ -62,18 +63,18 @@ struct LeafImage {
   uint64_t* entry(uint32_t i) { return &w[g->entry_word(i)]; }
   const uint64_t* entry(uint32_t i) const { return &w[g->entry_word(i)]; }
   bool occupied(uint32_t i) const {
-    return btree::meta_of(entry(i)).flags & LeafGeometry::kOccupied;
+    return sealed::meta_of(entry(i)).flags & LeafGeometry::kOccupied;
   }
   Key key(uint32_t i) const { return entry(i)[1]; }
   const uint64_t* value(uint32_t i) const { return entry(i) + 2; }
 
   // Every object sealed and carrying the header's nv.
   bool consistent() const {
-    if (!btree::verify(&w[0], 3)) return false;
+    if (!sealed::verify(&w[0], 3)) return false;
     uint8_t v = nv();
     for (uint32_t i = 0; i < g->span(); ++i) {
-      if (!btree::verify(entry(i), 1 + g->vw())) return false;
-      if (btree::meta_of(entry(i)).nv != v) return false;
+      if (!sealed::verify(entry(i), 1 + g->vw())) return false;
+      if (sealed::meta_of(entry(i)).nv != v) return false;
     }
     return true;
   }
@@ -92,7 +93,7 @@ struct LeafImage {
     w[1] = lo;
     w[2] = hi;
     w[3] = sib.raw();
-    btree::seal(
+    sealed::seal(
         &w[0], 3,
         Meta{nv, static_cast<uint8_t>(LeafGeometry::kValid | (hi_inf ? LeafGeometry::kHiInf : 0)),
              0});
@@ -101,8 +102,8 @@ struct LeafImage {
     uint64_t* e = entry(i);
     e[1] = occ ? k : 0;
     for (uint32_t j = 0; j < g->vw(); ++j) e[2 + j] = occ ? val[j] : 0;
-    btree::seal(e, 1 + g->vw(),
-                Meta{nv, static_cast<uint8_t>(occ ? LeafGeometry::kOccupied : 0), 0});
+    sealed::seal(e, 1 + g->vw(),
+                 Meta{nv, static_cast<uint8_t>(occ ? LeafGeometry::kOccupied : 0), 0});
   }
   // Re-seal every object with a new node version (a node write).
   void reseal_all(uint8_t nv) {

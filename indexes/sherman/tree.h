@@ -12,11 +12,11 @@
 
 #include "indexes/common/btree_core.h"
 #include "indexes/common/faults.h"
-#include "indexes/common/kv.h"
 #include "indexes/sherman/leaf.h"
 #include "indexes/sherman/options.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
+#include "runtime/kv.h"
 #include "runtime/layout.h"
 
 namespace dmrt::sherman {

@@ -26,16 +26,6 @@ Options with_topology(Options o, const ClusterConfig& c) {
   return o;
 }
 
-std::string describe_exception(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    return ex.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
-
 }  // namespace
 
 Cluster::Cluster(Options opts) : Cluster(opts, make_config(opts)) {}
@@ -116,7 +106,7 @@ void Cluster::run_fibers(unsigned n, const FiberBody& body, const RunOptions& ro
 
   if (first)
     throw WorkerFailure("simulated client " + std::to_string(first_index) +
-                            " failed: " + describe_exception(first) +
+                            " failed: " + describe(first) +
                             (failed > 1 ? " (" + std::to_string(failed - 1) + " more failed)" : ""),
                         first, failed);
 }

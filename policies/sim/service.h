@@ -146,15 +146,6 @@ class ServiceHost {
     for (auto& f : fibers_)
       if (f.joinable()) f.join();
   }
-  static std::string describe(const std::exception_ptr& e) {
-    try {
-      std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-      return ex.what();
-    } catch (...) {
-      return "unknown exception";
-    }
-  }
 
   std::shared_ptr<Core> core_;
   NodeId node_;

@@ -17,10 +17,6 @@ namespace dmrt::verbs {
 
 namespace {
 
-std::string err_text(int e) {
-  return std::strerror(e);
-}
-
 bool ipv4_mapped(const ibv_gid& g) {
   static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   return std::memcmp(g.raw, prefix, 12) == 0;

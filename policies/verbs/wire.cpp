@@ -18,9 +18,6 @@
 namespace dmrt::verbs::wire {
 
 namespace {
-std::string err_text(int e) {
-  return std::strerror(e);
-}
 using Clock = std::chrono::steady_clock;
 
 addrinfo* resolve(const std::string& host, uint16_t port, bool passive) {

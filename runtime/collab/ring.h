@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/common/sealed_object.h"
 #include "runtime/address.h"
+#include "runtime/hash.h"
 
 namespace dmrt::collab {
 
@@ -18,13 +18,13 @@ class Ring {
     for (unsigned n = 0; n < 48; ++n)
       if (mask >> n & 1)
         for (unsigned v = 0; v < vnodes; ++v)
-          points_.emplace_back(btree::mix64((uint64_t{n} << 32 | v) ^ 0x5bd1e9955bd1e995ull),
+          points_.emplace_back(mix64((uint64_t{n} << 32 | v) ^ 0x5bd1e9955bd1e995ull),
                                static_cast<NodeId>(n));
     std::sort(points_.begin(), points_.end());
   }
   bool empty() const { return points_.empty(); }
   NodeId owner(uint64_t id) const {
-    uint64_t h = btree::mix64(id * 0x9e3779b97f4a7c15ull + 0x7f4a7c15);
+    uint64_t h = mix64(id * 0x9e3779b97f4a7c15ull + 0x7f4a7c15);
     auto it = std::lower_bound(points_.begin(), points_.end(), std::make_pair(h, NodeId{0}));
     if (it == points_.end()) it = points_.begin();
     return it->second;

@@ -14,11 +14,12 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/common/sealed_object.h"
 #include "runtime/client.h"
 #include "runtime/collab/ring.h"
 #include "runtime/error.h"
+#include "runtime/hash.h"
 #include "runtime/layout.h"
+#include "runtime/sealed_object.h"
 
 namespace dmrt::collab {
 
@@ -89,19 +90,19 @@ inline NodeId holder_node(uint64_t w) {
 
 // Meta word of a table image: version (24 bits) and flags, sealed over the payload.
 inline void seal_table(uint64_t* img, uint32_t payload_words, uint32_t version, uint8_t flags) {
-  btree::seal(
+  sealed::seal(
       img, payload_words,
-      btree::Meta{static_cast<uint8_t>(version), flags, static_cast<uint16_t>(version >> 8)});
+      sealed::Meta{static_cast<uint8_t>(version), flags, static_cast<uint16_t>(version >> 8)});
 }
 inline bool verify_table(const uint64_t* img, uint32_t payload_words) {
-  return btree::verify(img, payload_words) && (btree::meta_of(img).flags & kValid);
+  return sealed::verify(img, payload_words) && (sealed::meta_of(img).flags & kValid);
 }
 inline uint32_t table_version(const uint64_t* img) {
-  btree::Meta m = btree::meta_of(img);
+  sealed::Meta m = sealed::meta_of(img);
   return uint32_t{m.nv} | uint32_t{m.extra} << 8;
 }
 inline uint8_t table_flags(const uint64_t* img) {
-  return btree::meta_of(img).flags;
+  return sealed::meta_of(img).flags;
 }
 
 template <Transport T>

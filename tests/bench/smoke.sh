@@ -162,7 +162,7 @@ expect 2 "--history without --verify" --index race --workload a --history "$WORK
 
 # A saved history checks again offline with dmrt-check; one found value changed to one no
 # operation wrote must then be a violation (exit 1).
-CHECK="$(dirname "$BENCH")/dmrt-check"
+CHECK="${DMRT_CHECK:-$(dirname "$BENCH")/../tools/dmrt-check/dmrt-check}"
 if [ -x "$CHECK" ]; then
   "$BENCH" --index race --workload a --keys 300 --ops 3000 $SHM_ARGS --verify --quiet \
     --history "$WORK/h.txt" >"$WORK/h.out" 2>&1 || { echo "FAIL history: bench run"; status=1; }

@@ -8,9 +8,9 @@
 
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
+#include "check/history.h"
+#include "check/linearizability.h"
 #include "indexes/dmtree/tree.h"
-#include "runtime/history.h"
-#include "runtime/linearizability.h"
 
 namespace dmrt {
 namespace {

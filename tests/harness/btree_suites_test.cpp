@@ -41,7 +41,7 @@ void differential(const Opt& opt) {
     auto t = Tree::create(c, opt);
     DifferentialOptions d;
     d.keys = 2048;
-    d.min_value = d.max_value = opt.value_size;  // fixed-size inline values (indexes/common/kv.h)
+    d.min_value = d.max_value = opt.value_size;  // fixed-size inline values (runtime/kv.h)
     differential_test([&] { return t->handle(c); }, 20000, seed, d);
   }
 }

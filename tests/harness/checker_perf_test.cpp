@@ -10,8 +10,8 @@
 #include <thread>
 #include <unordered_map>
 
-#include "runtime/linearizability.h"
-#include "tests/harness/zipf.h"
+#include "bench/zipfian.h"
+#include "check/linearizability.h"
 
 namespace dmrt {
 namespace {
@@ -29,7 +29,7 @@ struct SimOptions {
 // Clients caught mid-operation at the end leave pending operations (applied or not).
 History simulate(const SimOptions& o) {
   std::mt19937_64 rng(o.seed);
-  harness::Zipfian zipf(o.keys, o.theta);
+  bench::Zipfian zipf(o.keys, o.theta);
   std::unordered_map<Key, uint64_t> map;
   struct C {
     int phase = 0;  // 0 idle, 1 invoked, 2 linearized

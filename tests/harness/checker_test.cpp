@@ -4,7 +4,7 @@
 
 #include <initializer_list>
 
-#include "runtime/linearizability.h"
+#include "check/linearizability.h"
 
 namespace dmrt {
 namespace {

@@ -1,11 +1,11 @@
-// Saved histories (runtime/history_io.h): a round trip keeps every field, scans' rows and pending
+// Saved histories (check/history_io.h): a round trip keeps every field, scans' rows and pending
 // operations; malformed files are refused with the line that is wrong.
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "runtime/history_io.h"
-#include "runtime/linearizability.h"
+#include "check/history_io.h"
+#include "check/linearizability.h"
 
 namespace dmrt {
 namespace {

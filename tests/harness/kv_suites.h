@@ -1,4 +1,4 @@
-// Generic test suites for any index offering a KvHandle (indexes/common/kv.h). Plug an index in
+// Generic test suites for any index offering a KvHandle (runtime/kv.h). Plug an index in
 // with a handle factory:
 //
 //   differential_test(make_handle, ops, seed)
@@ -21,13 +21,13 @@
 #include <string>
 #include <vector>
 
-#include "indexes/common/kv.h"
+#include "bench/zipfian.h"
+#include "check/history.h"
+#include "check/linearizability.h"
 #include "policies/shm/transport.h"
 #include "runtime/client.h"
-#include "runtime/history.h"
-#include "runtime/linearizability.h"
+#include "runtime/kv.h"
 #include "runtime/scheduler.h"
-#include "tests/harness/zipf.h"
 
 namespace dmrt::harness {
 
@@ -178,7 +178,7 @@ StressOutcome run_stress(const std::shared_ptr<shm::Pool>& pool, MakeHandle&& ma
   NodeId home = pool->config().compute_nodes().empty() ? 0 : pool->config().compute_nodes()[0];
   Scheduler sched({o.threads, o.fibers});
   std::vector<HistoryRecorder> recs(sched.workers());
-  Zipfian zipf_proto(o.keys, o.theta);
+  bench::Zipfian zipf_proto(o.keys, o.theta);
   auto t0 = std::chrono::steady_clock::now();
   sched.run([&](const WorkerId& w) {
     ShmClient c(shm::Endpoint(pool, home, w.index), o.client);
@@ -188,7 +188,7 @@ StressOutcome run_stress(const std::shared_ptr<shm::Pool>& pool, MakeHandle&& ma
     constexpr bool kScans = RangeHandle<H>;
     HistoryRecorder rec(w.index, o.ops_per_worker, o.values);
     std::mt19937_64 rng(o.seed * 0x9e3779b97f4a7c15ull + w.index);
-    Zipfian zipf = zipf_proto;
+    bench::Zipfian zipf = zipf_proto;
     std::string out;
     std::vector<std::pair<Key, std::string>> rows;
     for (size_t i = 0; i < o.ops_per_worker && !sched.stop_requested(); ++i) {

@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/common/kv.h"
 #include "runtime/client.h"
+#include "runtime/kv.h"
 
 namespace dmrt::harness {
 

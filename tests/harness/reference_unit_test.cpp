@@ -11,7 +11,7 @@ namespace dmrt::harness {
 namespace {
 
 TEST(HarnessZipf, SkewMatchesTheory) {
-  Zipfian z(1000, 0.99);
+  bench::Zipfian z(1000, 0.99);
   std::mt19937_64 rng(7);
   std::vector<uint64_t> hits(1000);
   constexpr int kDraws = 400000;
@@ -27,7 +27,7 @@ TEST(HarnessZipf, SkewMatchesTheory) {
     EXPECT_NEAR(hits[r], expect, expect * 0.1) << "rank " << r;
   }
   EXPECT_GT(hits[0], hits[10] * 5);
-  Zipfian u(10, 0.0);
+  bench::Zipfian u(10, 0.0);
   for (int i = 0; i < 100; ++i) EXPECT_LT(u(rng), 10u);
 }
 

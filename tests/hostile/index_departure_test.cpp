@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "indexes/dmtree/tree.h"
-#include "runtime/history.h"
-#include "runtime/linearizability.h"
+#include "check/history.h"
+#include "check/linearizability.h"
 #include "runtime/scheduler.h"
 #include "tests/runtime/test_cluster.h"
 #include "tests/sherman/kv_checks.h"

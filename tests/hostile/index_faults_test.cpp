@@ -16,10 +16,10 @@
 
 #include "indexes/dmtree/tree.h"
 #include "indexes/rolex/index.h"
-#include "runtime/history.h"
-#include "runtime/linearizability.h"
+#include "check/history.h"
+#include "check/linearizability.h"
 #include "runtime/scheduler.h"
-#include "tests/harness/zipf.h"
+#include "bench/zipfian.h"
 #include "tests/runtime/test_cluster.h"
 
 namespace dmrt {
@@ -42,14 +42,14 @@ template <class Make>
 CheckResult run_recorded(const Attempt& a, Make&& make) {
   Scheduler sched({a.threads, a.fibers});
   std::vector<HistoryRecorder> recs(sched.workers());
-  harness::Zipfian proto(a.keys, 0.9);
+  bench::Zipfian proto(a.keys, 0.9);
   sched.run([&](const WorkerId& w) {
     auto [client, holder] = make(w.index);
     auto& c = *client;
     auto& h = *holder;
     HistoryRecorder rec(w.index, a.ops_per_worker);
     std::mt19937_64 rng(a.seed * 0x9e3779b97f4a7c15ull + w.index);
-    harness::Zipfian zipf = proto;
+    bench::Zipfian zipf = proto;
     std::string out;
     const unsigned total = a.search + a.insert + a.update + a.remove;
     for (size_t i = 0; i < a.ops_per_worker && !sched.stop_requested(); ++i) {

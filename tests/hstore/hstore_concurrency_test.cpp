@@ -8,9 +8,9 @@
 #include <random>
 #include <set>
 
+#include "check/history.h"
+#include "check/linearizability.h"
 #include "hstore_test_util.h"
-#include "runtime/history.h"
-#include "runtime/linearizability.h"
 #include "runtime/scheduler.h"
 #include "tests/harness/kv_suites.h"
 

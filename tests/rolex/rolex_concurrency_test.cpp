@@ -8,10 +8,10 @@
 #include <set>
 
 #include "../sherman/kv_checks.h"
+#include "check/history.h"
+#include "check/linearizability.h"
 #include "policies/shm/service.h"
 #include "rolex_test_util.h"
-#include "runtime/history.h"
-#include "runtime/linearizability.h"
 
 namespace dmrt {
 namespace {

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "../sherman/kv_checks.h"
-#include "indexes/rolex/keysets.h"
+#include "bench/keysets.h"
 #include "indexes/rolex/plr.h"
 #include "policies/shm/service.h"
 #include "rolex_test_util.h"
@@ -19,9 +19,9 @@ namespace {
 using testing::RIndex;
 
 TEST(RolexPlr, EveryTrainingPointWithinEpsilon) {
-  for (auto dist : {rolex::KeyDist::kUniform, rolex::KeyDist::kNormal, rolex::KeyDist::kLognormal,
-                    rolex::KeyDist::kSequentialGaps}) {
-    auto keys = rolex::make_keyset(dist, 20000, 7);
+  for (auto dist : {bench::KeyDist::kUniform, bench::KeyDist::kNormal, bench::KeyDist::kLognormal,
+                    bench::KeyDist::kSequentialGaps}) {
+    auto keys = bench::make_keyset(dist, 20000, 7);
     std::vector<double> labels(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) labels[i] = double(i);
     for (double eps : {4.0, 16.0, 64.0}) {
@@ -32,8 +32,8 @@ TEST(RolexPlr, EveryTrainingPointWithinEpsilon) {
         while (s + 1 < segs.size() && segs[s + 1].first_key <= keys[i]) ++s;
         if (std::fabs(segs[s].predict(keys[i]) - labels[i]) > eps + 1e-3) ++bad;
       }
-      EXPECT_EQ(bad, 0u) << rolex::key_dist_name(dist) << " eps " << eps;
-      if (dist == rolex::KeyDist::kUniform && eps == 16.0)
+      EXPECT_EQ(bad, 0u) << bench::key_dist_name(dist) << " eps " << eps;
+      if (dist == bench::KeyDist::kUniform && eps == 16.0)
         std::printf("plr: %zu keys uniform eps 16 -> %zu segments\n", keys.size(), segs.size());
     }
   }
@@ -45,22 +45,22 @@ TEST(RolexPlr, EveryTrainingPointWithinEpsilon) {
 }
 
 TEST(RolexKeysets, SortedDistinctAndSized) {
-  for (auto dist : {rolex::KeyDist::kUniform, rolex::KeyDist::kNormal, rolex::KeyDist::kLognormal,
-                    rolex::KeyDist::kSequentialGaps}) {
-    auto keys = rolex::make_keyset(dist, 5000, 3);
+  for (auto dist : {bench::KeyDist::kUniform, bench::KeyDist::kNormal, bench::KeyDist::kLognormal,
+                    bench::KeyDist::kSequentialGaps}) {
+    auto keys = bench::make_keyset(dist, 5000, 3);
     ASSERT_EQ(keys.size(), 5000u);
     for (size_t i = 1; i < keys.size(); ++i) ASSERT_LT(keys[i - 1], keys[i]);
     EXPECT_GT(keys.front(), 0u);
     EXPECT_LT(keys.back(), rolex::kEmptyKey);
-    EXPECT_EQ(rolex::parse_key_dist(rolex::key_dist_name(dist)), dist);
+    EXPECT_EQ(bench::parse_key_dist(bench::key_dist_name(dist)), dist);
   }
-  EXPECT_THROW(rolex::parse_key_dist("zipf"), std::invalid_argument);
+  EXPECT_THROW(bench::parse_key_dist("zipf"), std::invalid_argument);
 }
 
 TEST(RolexIndex, BulkLoadThenSearchEveryKeyInOneRoundTrip) {
   auto pool = testing::small_pool(1, 1, uint64_t{128} << 20);
   auto c = testing::make_client(pool, 0);
-  auto keys = rolex::make_keyset(rolex::KeyDist::kLognormal, 20000, 5);
+  auto keys = bench::make_keyset(bench::KeyDist::kLognormal, 20000, 5);
   rolex::Options o;
   auto idx = RIndex::create(c, o, keys);
   auto h = idx->handle(c);

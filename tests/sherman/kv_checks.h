@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "indexes/common/kv.h"
+#include "runtime/kv.h"
 #include "runtime/scheduler.h"
 
 namespace dmrt::testing {

@@ -1,5 +1,5 @@
-// Key sets for the learned case: uniform, normal, lognormal and sequential-with-gaps (sorted,
-// unique).
+// Key sets for --keyset (and the learned-index tests): uniform, normal, lognormal and
+// sequential-with-gaps, sorted and unique. Workload data, so it lives with the bench.
 #pragma once
 
 #include <algorithm>
@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "indexes/common/kv.h"
+#include "runtime/kv.h"
 
-namespace dmrt::rolex {
+namespace dmrt::bench {
 
 enum class KeyDist { kUniform, kNormal, kLognormal, kSequentialGaps };
 
@@ -96,4 +96,4 @@ inline std::vector<Key> make_keyset(KeyDist dist, size_t n, uint64_t seed) {
   return keys;
 }
 
-}  // namespace dmrt::rolex
+}  // namespace dmrt::bench

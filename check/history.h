@@ -3,7 +3,7 @@
 //
 // Each client owns one HistoryRecorder (no locks, no globals): it appends plain records to its own
 // vector. After the clients have joined, the recorders are merged into one History, which
-// runtime/linearizability.h checks against the key-value model of indexes/common/kv.h.
+// check/linearizability.h checks against the key-value model of runtime/kv.h.
 //
 // Values are stored as 64-bit hashes (XXH3): the checker compares hashes, so two different values
 // with equal hashes would be taken as equal (probability ~n^2/2^64; ValueMode::kFull keeps the
@@ -21,17 +21,15 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/common/kv.h"
+#include "runtime/kv.h"
 
 namespace dmrt {
 
-// rmw: a read-modify-write recorded as ONE operation: it read the key's value (ok = found, out =
-// the value read) and, when found, replaced it with `arg` atomically. A bench that performs a
-// read-modify-write as two separate index calls (search, then update) must record two operations
-// (kSearch and kUpdate), since the index gives no atomicity across them.
-enum class OpKind : uint8_t { kSearch, kInsert, kUpdate, kRemove, kScan, kRmw };
-
-const char* to_string(OpKind k);
+// OpKind (runtime/kv.h) names each operation. kRmw is recorded as ONE operation: it read the
+// key's value (ok = found, out = the value read) and, when found, replaced it with `arg`
+// atomically. A bench that performs a read-modify-write as two separate index calls (search, then
+// update) must record two operations (kSearch and kUpdate), since the index gives no atomicity
+// across them.
 
 inline uint64_t value_hash(std::string_view v) {
   return XXH3_64bits(v.data(), v.size());
@@ -85,6 +83,8 @@ struct History {
   // "c3 [1200,1450] insert(k=7, v=...) -> true"; times shown relative to time_base.
   std::string render(const Operation& op, uint64_t time_base = 0) const;
   std::string render_value(uint64_t hash) const;
+  // One line per operation (at most `limit`, then "... N more"), times relative to the first.
+  std::string render_ops(std::span<const Operation> ops, size_t limit) const;
 };
 
 class HistoryRecorder {

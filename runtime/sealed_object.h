@@ -3,11 +3,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <string>
-#include <string_view>
 
-namespace dmrt::btree {
+#include "runtime/hash.h"
+
+namespace dmrt::sealed {
 
 // Why a checksum and not only cache-line versions: every transport here (RDMA, CXL, shm) only
 // promises 8-byte atomicity, and an RDMA READ does not promise any order inside itself. Per-line
@@ -28,15 +27,6 @@ struct Meta {
   }
 };
 
-inline uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
-
 inline uint32_t object_checksum(uint32_t aux, const uint64_t* payload, size_t words) {
   uint64_t h = mix64(0x9e3779b97f4a7c15ull ^ aux);
   for (size_t i = 0; i < words; ++i) h = mix64(h ^ (payload[i] + 0x632be59bd9b4e019ull * (i + 1)));
@@ -56,16 +46,4 @@ inline Meta meta_of(const uint64_t* obj) {
   return Meta::from_aux(static_cast<uint32_t>(obj[0] >> 32));
 }
 
-// Values are fixed-size (Options::value_size) byte strings stored in whole words.
-inline uint32_t value_words(uint32_t value_size) {
-  return (value_size + 7) / 8;
-}
-inline void store_value(uint64_t* dst, std::string_view v, uint32_t value_size) {
-  std::memset(dst, 0, value_words(value_size) * 8);
-  std::memcpy(dst, v.data(), v.size() < value_size ? v.size() : value_size);
-}
-inline void load_value(const uint64_t* src, uint32_t value_size, std::string& out) {
-  out.assign(reinterpret_cast<const char*>(src), value_size);
-}
-
-}  // namespace dmrt::btree
+}  // namespace dmrt::sealed

@@ -1,14 +1,14 @@
 // dmrt-check: checks a history saved by `dmrt-bench --verify --history FILE` (or written by any
-// program through runtime/history_io.h) again, offline: with a larger budget, on one key, or after
+// program through check/history_io.h) again, offline: with a larger budget, on one key, or after
 // a change to the checker.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <exception>
 
-#include "bench/verify.h"
-#include "runtime/history_io.h"
-#include "runtime/linearizability.h"
+#include "check/history_io.h"
+#include "check/linearizability.h"
+#include "check/report.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"dmrt-check: linearizability check of a saved dmrt history"};
@@ -16,25 +16,40 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> keys;
   dmrt::CheckOptions opts;
   opts.threads = 0;
+  dmrt::CheckBudget budget;
+  uint64_t max_history_mb = dmrt::HistoryLimits{}.max_bytes >> 20;
   bool no_scans = false, no_shrink = false;
   app.add_option("FILE", file, "History file (dmrt-bench --history)")->required();
   app.add_option("--key", keys, "Check only the point operations on these keys (repeatable)");
   app.add_option("--max-steps", opts.max_steps_per_key,
                  "Search steps per key before it is declared undecided")
       ->capture_default_str();
-  app.add_option("--deadline", opts.deadline_seconds, "Seconds for the whole check (0 = none)")
+  app.add_option("--deadline", budget.seconds,
+                 "Seconds for the whole check; then the verdict is unknown (0 = none)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  app.add_option("--memory-mb", budget.memory_mb,
+                 "MiB the search may hold; then the verdict is unknown (0 = none)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30))
       ->capture_default_str();
   app.add_option("--threads", opts.threads, "Keys checked in parallel (0 = every core)")
+      ->capture_default_str();
+  app.add_option("--max-history-mb", max_history_mb,
+                 "Refuse a history file larger than this many MiB")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 24))
       ->capture_default_str();
   app.add_flag("--no-scans", no_scans, "Skip the scan checks");
   app.add_flag("--no-shrink", no_shrink, "Report a violation's whole key history, unshrunk");
   CLI11_PARSE(app, argc, argv);
   opts.check_scans = !no_scans;
   opts.shrink = !no_shrink;
+  budget.apply(opts);
 
   dmrt::History h;
   try {
-    h = dmrt::load_history(file);
+    dmrt::HistoryLimits limits;
+    limits.max_bytes = max_history_mb << 20;
+    h = dmrt::load_history(file, limits);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dmrt-check: %s\n", e.what());
     return 2;
@@ -46,5 +61,5 @@ int main(int argc, char** argv) {
     });
   }
   std::printf("history: %zu operations from %s\n", h.ops.size(), file.c_str());
-  return dmrt::bench::report_check(dmrt::check_history(h, opts));
+  return dmrt::report_check(dmrt::check_history(h, opts));
 }

@@ -1,5 +1,5 @@
-// Linearizability checker for key-value histories (runtime/history.h) against the model of
-// indexes/common/kv.h. See docs/correctness.md for exactly what is checked.
+// Linearizability checker for key-value histories (check/history.h) against the model of
+// runtime/kv.h. See docs/correctness.md for exactly what is checked.
 //
 // Point operations: linearizability is local, so the history is split per key and each key is
 // checked on its own against a register with presence (absent | present(value hash)), with a
@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "runtime/history.h"
+#include "check/history.h"
 
 namespace dmrt {
 
 enum class Verdict : uint8_t {
   kLinearizable,
   kViolation,
-  kUnknown,  // the search budget or deadline ran out before a decision
+  kUnknown,  // a budget (search steps, deadline, memory) ran out before a decision
 };
 const char* to_string(Verdict v);
 
@@ -29,6 +29,10 @@ struct CheckOptions {
   unsigned threads = 1;                      // keys checked in parallel (0 = hardware threads)
   uint64_t max_steps_per_key = 200'000'000;  // search steps before a key is declared unknown
   double deadline_seconds = 0;               // whole check; 0 = none. Unchecked keys: unknown
+  // Memory the searches may hold at once (memo tables and stacks, over all threads); a search
+  // that would exceed it stops and its key is unknown. 0 = none. An adversarial single-key
+  // history can otherwise take many gigabytes without reaching a verdict.
+  uint64_t memory_budget_bytes = uint64_t{4} << 30;
   bool check_scans = true;
   bool shrink = true;                  // minimize the failing history of a violation
   uint64_t shrink_steps = 20'000'000;  // budget of each check made while shrinking
@@ -51,6 +55,7 @@ struct CheckResult {
   std::vector<Operation> smallest_failing_history;
   bool witness_from_any_state = false;
   std::vector<Key> unknown_keys;
+  std::string unknown_reason;  // verdict == kUnknown: which budget ran out (and its size)
   uint64_t search_steps = 0;
   double seconds = 0;
   std::string details;  // the witness, rendered with values (filled by check_history)

@@ -1,7 +1,10 @@
-// The key-value interface every index handle offers to dmrt-bench, the tests and the checkers.
+// The key-value contract every index handle offers (to dmrt-bench, the tests and the checker): Key,
+// the handle concepts and index stats. The runtime owns it so that nothing below indexes/ names an
+// index.
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -12,6 +15,29 @@
 namespace dmrt {
 
 using Key = uint64_t;
+
+// The operations of the contract below, as histories (check/history.h) and workloads name them.
+// kRmw: a read-modify-write (search, then update of the value found).
+enum class OpKind : uint8_t { kSearch, kInsert, kUpdate, kRemove, kScan, kRmw };
+inline constexpr size_t kOpKinds = 6;
+
+constexpr const char* to_string(OpKind k) {
+  switch (k) {
+    case OpKind::kSearch:
+      return "search";
+    case OpKind::kInsert:
+      return "insert";
+    case OpKind::kUpdate:
+      return "update";
+    case OpKind::kRemove:
+      return "remove";
+    case OpKind::kScan:
+      return "scan";
+    case OpKind::kRmw:
+      return "rmw";
+  }
+  return "?";
+}
 
 // Figures an index reports under `index_stats` in dmrt-bench JSON (load_factor, resizes, ...).
 using IndexStats = std::map<std::string, double>;

@@ -1,0 +1,50 @@
+// Saving and loading a History as text, so that a run's history can be checked again offline
+// (dmrt-check) or attached to a bug report.
+//
+// Format (version 2), one operation per line, fields separated by one space:
+//   kind client key arg out ok invoke_ns response_ns [row_key:row_value ...]
+// kind is the OpKind name (search, insert, update, remove, scan, rmw); arg, out and row values are
+// value hashes in hex; response_ns is "-" for an operation that never returned; a scan lists its
+// rows after the fixed fields (its `out` field is not written: rows follow inline). Lines starting
+// with '#' are comments; the first line is "# dmrt history 2" and the last "# end N operations":
+// a file cut anywhere (even at a line boundary) is reported as truncated, never read as a shorter
+// history. Version 1 files (no end line) are still read, without that protection.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+
+#include "check/history.h"
+
+namespace dmrt {
+
+// The input is not a well-formed history (what() names the line and what is wrong).
+class HistoryFormatError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The input is a history cut short (no end line, or fewer operations than it announces): a
+// partial copy or a run that died while saving. Checking it would judge a history nobody ran.
+class HistoryTruncated : public HistoryFormatError {
+ public:
+  using HistoryFormatError::HistoryFormatError;
+};
+
+// Bounds on what load_history reads, so that a wrong file (/dev/zero, a log) fails fast.
+struct HistoryLimits {
+  uint64_t max_bytes = uint64_t{1} << 30;    // whole input
+  size_t max_line_bytes = size_t{16} << 20;  // one line (a scan with all its rows)
+};
+
+void save_history(const History& history, std::ostream& out);
+void save_history(const History& history, const std::string& path);  // throws on I/O error
+
+// Throws HistoryFormatError naming the line of the first malformed record, HistoryTruncated for a
+// cut file, and HistoryFormatError naming the limit when the input passes one.
+History load_history(std::istream& in, const HistoryLimits& limits = {});
+History load_history(const std::string& path, const HistoryLimits& limits = {});
+
+}  // namespace dmrt

@@ -58,6 +58,35 @@ void ClusterConfig::validate() const {
   }
 }
 
+uint64_t parse_size_text(std::string_view s, const std::string& where) {
+  auto bad = [&](const std::string& why) {
+    return ConfigError(where + ": cannot read size \"" + std::string(s) + "\" (" + why + ")");
+  };
+  size_t pos = 0;
+  uint64_t n = 0;
+  while (pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos]))) {
+    uint64_t d = static_cast<uint64_t>(s[pos++] - '0');
+    if (n > (UINT64_MAX - d) / 10) throw bad("too large");
+    n = n * 10 + d;
+  }
+  std::string_view unit = s.substr(pos);
+  unsigned shift = 64;
+  if (unit.empty() || unit == "B")
+    shift = 0;
+  else if (unit == "K" || unit == "KiB")
+    shift = 10;
+  else if (unit == "M" || unit == "MiB")
+    shift = 20;
+  else if (unit == "G" || unit == "GiB")
+    shift = 30;
+  else if (unit == "T" || unit == "TiB")
+    shift = 40;
+  if (pos == 0 || shift == 64) throw bad("use e.g. 64MiB, 4GiB");
+  if (n == 0) throw bad("size must be positive");
+  if (n > (UINT64_MAX >> shift)) throw bad("too large");
+  return n << shift;
+}
+
 namespace {
 
 uint64_t parse_size(const toml::node& v, const std::string& where) {
@@ -67,25 +96,7 @@ uint64_t parse_size(const toml::node& v, const std::string& where) {
   }
   auto s = v.value<std::string>();
   if (!s) throw ConfigError(where + ": expected a size such as 4096, \"64MiB\" or \"4GiB\"");
-  size_t pos = 0;
-  uint64_t n = 0;
-  while (pos < s->size() && std::isdigit(static_cast<unsigned char>((*s)[pos])))
-    n = n * 10 + static_cast<uint64_t>((*s)[pos++] - '0');
-  std::string unit = s->substr(pos);
-  uint64_t mul = 0;
-  if (unit.empty() || unit == "B")
-    mul = 1;
-  else if (unit == "K" || unit == "KiB")
-    mul = uint64_t{1} << 10;
-  else if (unit == "M" || unit == "MiB")
-    mul = uint64_t{1} << 20;
-  else if (unit == "G" || unit == "GiB")
-    mul = uint64_t{1} << 30;
-  else if (unit == "T" || unit == "TiB")
-    mul = uint64_t{1} << 40;
-  if (pos == 0 || mul == 0 || n == 0)
-    throw ConfigError(where + ": cannot read size \"" + *s + "\" (use e.g. 64MiB, 4GiB)");
-  return n * mul;
+  return parse_size_text(*s, where);
 }
 
 std::string located(const std::string& origin, const toml::source_region& src) {

@@ -76,8 +76,11 @@ bool MailboxRing::try_pop(Message& out) {
   out.reply_mailbox = static_cast<uint32_t>(w1 >> 32);
   out.tag = static_cast<uint32_t>(w2 & 0xffffffff);
   size_t len = static_cast<size_t>(w2 >> 32);
-  if (len > max_payload(g_))
+  if (len > max_payload(g_)) {
+    // The slot is consumed either way: handing it back keeps the ring usable after a bad message.
+    local::store_word(s, pos + g_.slots);
     throw TransportError("malformed message in mailbox: length " + std::to_string(len));
+  }
   out.payload.resize(len);
   if (len) std::memcpy(out.payload.data(), s + kSlotHeader, len);
   local::store_word(s, pos + g_.slots);  // hand the slot back to producers

@@ -60,14 +60,6 @@ using ServiceBody = std::function<void(ServiceContext<T>&)>;
 // ids of compute clients homed on the same node (reply mailboxes are per client id).
 inline constexpr uint32_t kServiceClientIdBase = 0x40000000u;
 
-// Services a node program can run, advertised as bits of the node's services word
-// (layout::services_word): in-process hosts (shm, sim) are started by whoever creates the index,
-// but on verbs the service lives in another process, and compute nodes read this to find out.
-enum class ServiceId : unsigned { kRolexRetrain = 0 };
-constexpr uint64_t service_bit(ServiceId id) {
-  return uint64_t{1} << static_cast<unsigned>(id);
-}
-
 // The lifetime shared by hosts that run a service on an OS thread of this process (shm, verbs):
 // start(f) runs f on the thread with the stop flag; stop() (or the destructor) raises the flag,
 // joins, and re-throws what f threw.

@@ -103,7 +103,7 @@ if [ "$DEFAULT" = 1 ]; then
   # rxe's duplicate_request counter climbing; with exponent 20, 8 of 8 passed with no duplicate).
   # So every program here gets a 4.3 s ACK timeout; the counters are printed at the end.
   VERBS_ARGS="--timeout-exp ${VM_TIMEOUT_EXP:-20}"
-  NODE=$BUILD/policies/verbs/node/dmrt-node
+  NODE=$BUILD/tools/dmrt-node/dmrt-node
   DEFAULT_CMDS=("$BUILD/tests/verbs/verbs_unit --gtest_color=no"
         "VERBS_ARGS='$VERBS_ARGS' $ROOT/tests/verbs/two_process.sh $NODE $BUILD/tests/verbs/verbs_remote_check")
   # dmrt-bench on Soft-RoCE: RACE across two processes (dmrt-node + dmrt-bench), ROLEX across two

@@ -81,8 +81,13 @@ class ServiceThread {
     if (thread_.joinable()) thread_.join();
     if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
   }
+  // True once a fiber has thrown (the host has then stopped; stop() re-throws the failure).
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
 
  protected:
+  // Hosts call it when one fiber fails, so that the others (which poll the stop flag) end too
+  // and the failure is reported (failed(), stop()) without waiting for an outside stop.
+  void raise_stop() { stop_.store(true, std::memory_order_relaxed); }
   template <class F>
   void start(F f) {
     thread_ = std::thread([this, f = std::move(f)]() mutable {
@@ -90,6 +95,7 @@ class ServiceThread {
         f(stop_);
       } catch (...) {
         failure_ = std::current_exception();
+        failed_.store(true, std::memory_order_release);
       }
     });
   }
@@ -97,6 +103,7 @@ class ServiceThread {
  private:
   std::atomic<bool> stop_{false};
   std::exception_ptr failure_;
+  std::atomic<bool> failed_{false};
   std::thread thread_;
 };
 

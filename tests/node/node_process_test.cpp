@@ -118,6 +118,34 @@ TEST(NodeProcess, ShmNodeHostsHStoreServers) {
   std::remove(log.c_str());
 }
 
+// A hosted service that fails (here: an index needing more HTS fibers than the node started)
+// stops the node with the reason, rather than leaving compute nodes waiting for answers.
+TEST(NodeProcess, StopsWhenAServiceFails) {
+  ASSERT_FALSE(node_binary().empty()) << "set DMRT_NODE to the dmrt-node binary";
+  std::string name = "nodefail" + std::to_string(getpid());
+  auto pool = shm::Pool::create(
+      ClusterConfig::embedded(1, 1, uint64_t{128} << 20, uint64_t{8} << 20), name);
+  std::string log = "/tmp/dmrt-node-test-" + std::to_string(getpid()) + "-fail.log";
+  pid_t node = spawn_node({"--transport", "shm", "--pool", name, "--node", "0", "--no-echo",
+                           "--service", "hstore-hts", "--hstore-hts-fibers", "2"},
+                          log);
+  ASSERT_GT(node, 0);
+  ShmClient setup = testing::make_client(pool, 400);
+  for (int i = 0; setup.read_value<uint64_t>(layout::services_word(0)) == 0; ++i) {
+    ASSERT_LT(i, 3000) << "dmrt-node never advertised its service:\n" << read_file(log);
+    usleep(10000);
+  }
+  hstore::Options o;
+  o.expected_keys = 4096;
+  o.logs = 4;
+  auto index = hstore::Index<ShmTransport>::create(setup, o);
+  EXPECT_EQ(wait_exit(node), 1) << read_file(log);
+  std::string text = read_file(log);
+  EXPECT_NE(text.find("service hstore-hts failed"), std::string::npos) << text;
+  EXPECT_NE(text.find("it needs 5"), std::string::npos) << text;
+  std::remove(log.c_str());
+}
+
 TEST(NodeProcess, RefusesBadCommandLines) {
   ASSERT_FALSE(node_binary().empty()) << "set DMRT_NODE to the dmrt-node binary";
   std::string log = "/tmp/dmrt-node-test-" + std::to_string(getpid()) + "-bad.log";

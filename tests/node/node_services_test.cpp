@@ -163,8 +163,12 @@ TEST(NodeServices, HtsWithTooFewFibersRefuses) {
   o.expected_keys = 4096;
   o.logs = 4;  // needs 5 fibers
   auto index = hstore::Index<ShmTransport>::create(setup, o);
-  // The HTS fails as soon as it has read the meta; its host reports why when stopped.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The HTS fails as soon as it has read the meta, and its waiting fibers end with it: the host
+  // reports the failure by itself (dmrt-node then stops), and why when stopped.
+  for (int i = 0; !launcher.any_failed(); ++i) {
+    ASSERT_LT(i, 6000) << "the HTS host never reported its failure";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   EXPECT_FALSE(launcher.stop_all());
 }
 

@@ -40,6 +40,12 @@ class Launcher : public ServiceLauncher<T> {
   void launch(std::string_view what, unsigned fibers, ServiceBody<T> body) override {
     hosts_.push_back({std::string(what), make_(fibers, std::move(body))});
   }
+  // True when a host's fibers have failed (the node then stops and stop_all() says why).
+  bool any_failed() const {
+    for (const Started& s : hosts_)
+      if (s.host->failed()) return true;
+    return false;
+  }
   // Stops every host (last started first); false when one had failed (printed).
   bool stop_all() {
     bool ok = true;

@@ -35,7 +35,7 @@ int run_shm(const std::string& pool_name, const NodeArgs& args, const Services& 
     auto w = local::word(pool->region(node).base + layout::kServicesOffset);
     w.fetch_or(word);
     std::cout << "dmrt-node " << node << " ready on shm pool '" << pool_name << "'" << std::endl;
-    wait_until_stopped([] { return false; });
+    wait_until_stopped([&] { return launcher.any_failed(); });
   } catch (...) {
     launcher.stop_all();
     throw;

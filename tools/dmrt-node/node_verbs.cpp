@@ -61,7 +61,9 @@ int run_verbs(const VerbsArgs& va, const NodeArgs& args, const Services& registr
     uint64_t word = start_services(args, registry, launcher, echo);
     local::store_word(cluster.local_region() + layout::kServicesOffset, word);
     std::cout << "dmrt-node " << node << " ready on " << config.nodes[node].address << std::endl;
-    wait_until_stopped([&] { return cluster.stop_requested(); });
+    // A failed service (an index placing it elsewhere, too few fibers...) stops the node, so
+    // that its compute nodes see an error instead of waiting for answers that never come.
+    wait_until_stopped([&] { return cluster.stop_requested() || launcher.any_failed(); });
   } catch (...) {
     cluster.request_stop();
     launcher.stop_all();

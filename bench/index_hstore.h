@@ -11,9 +11,11 @@
 
 #include "indexes/hstore/deploy.h"
 #include "indexes/hstore/index.h"
+#include "indexes/hstore/services.h"
 #include "policies/shm/service.h"
 #include "runtime/client.h"
 #include "runtime/kv.h"
+#include "runtime/layout.h"
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/service.h"
 #endif
@@ -33,9 +35,10 @@ struct HStoreAdapter {
 
   // The index plus its two servers, homed on memory nodes: on shm each a thread of this process,
   // on sim fibers in virtual time whose work is charged as the memory node's CPU, on verbs a
-  // thread on the memory node's own Cluster, which only the one-process mode has in this process.
-  // HStore cannot run without them (writes and scans are requests to the servers), so other
-  // setups refuse.
+  // thread on the memory node's own Cluster in the one-process mode, or, with --cluster/--nodes,
+  // the dmrt-node serving that memory node (--service hstore-hts / hstore-sls; `servers` is then
+  // null). HStore cannot run without them (writes and scans are requests to the servers), so a
+  // setup without them is refused.
   struct Index {
     std::shared_ptr<hstore::Index<T>> index;
     std::unique_ptr<hstore::Deployment<T>> servers;
@@ -93,21 +96,21 @@ struct HStoreAdapter {
 #if DMRT_TRANSPORT_VERBS
     } else if constexpr (std::is_same_v<T, VerbsTransport>) {
       verbs::Cluster& self = setup.endpoint().cluster();
-      // Either server may go on any memory node (Options::hts_node/sls_node), so all must be here.
-      for (NodeId m : setup.memory_nodes())
-        if (!self.colocated(m))
-          throw ConfigError(
-              "hstore on verbs: its hash-table and skiplist servers run on the memory nodes, and "
-              "memory node " +
-              std::to_string(m) +
-              " is served by another process (dmrt-node cannot host them yet); run dmrt-bench "
-              "without --cluster/--nodes so that it serves the memory nodes itself");
       // A reader slower than grace/2 redoes its read, and the HTS redoes its key check without
       // bound: under Soft-RoCE on an emulated CPU a loopback READ takes tens of ms, so the HTS
       // never got past its first key check with the default 50 ms. A longer grace only keeps
       // replaced records allocated longer.
       ho.grace_ns = std::max<uint64_t>(ho.grace_ns, kVerbsGraceNs);
+      bool all_here = true;
+      for (NodeId m : setup.memory_nodes()) all_here = all_here && self.colocated(m);
       out->index = hstore::Index<T>::create(setup, ho);
+      if (!all_here) {
+        // --cluster/--nodes: the memory nodes are other processes, whose dmrt-node hosts the
+        // servers (--service hstore-hts / hstore-sls); they pick the index up from its meta.
+        require_remote_servers(setup, out->index->meta());
+        return out;
+      }
+      // One-process mode: the servers run on the memory nodes' own Clusters in this process.
       out->servers = std::make_unique<hstore::Deployment<T>>(
           out->index,
           [&self](NodeId node, unsigned fibers, ServiceBody<T> body) ->
@@ -125,6 +128,21 @@ struct HStoreAdapter {
     out->servers->start();
     return out;
   }
+  // The servers of an index whose memory nodes are other processes: each must advertise its
+  // service on the node the index places it on.
+  static void require_remote_servers(Client<T>& setup, const hstore::Meta& m) {
+    for (auto [node, info] : {std::pair{m.hts_node, hstore::HtsService::kInfo},
+                              std::pair{m.sls_node, hstore::SlsService::kInfo}}) {
+      uint64_t word = setup.template read_value<uint64_t>(layout::services_word(node));
+      if (!(word & service_bit(info)))
+        throw ConfigError("hstore: memory node " + std::to_string(node) +
+                          " does not run the service " + std::string(info.name) +
+                          " (start its dmrt-node with --service " + std::string(info.name) +
+                          "; with one memory node give both --service hstore-hts and "
+                          "--service hstore-sls)");
+    }
+  }
+
   static Handle handle(Index& idx, Client<T>& c) {
     return idx.index->handle(c);
   }

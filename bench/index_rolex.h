@@ -9,6 +9,7 @@
 
 #include "bench/index_rolex_flags.h"
 #include "indexes/rolex/index.h"
+#include "indexes/rolex/services.h"
 #include "policies/shm/service.h"
 #include "runtime/client.h"
 #include "runtime/kv.h"
@@ -115,7 +116,7 @@ struct RolexAdapter {
       rolex::Options here = ro;
       NodeId node = setup.memory_nodes().front();
       uint64_t services = setup.template read_value<uint64_t>(layout::services_word(node));
-      if (services & service_bit(ServiceId::kRolexRetrain)) {
+      if (services & service_bit(rolex::RetrainService::kInfo)) {
         here.compute_retrain_fallback = false;
         here.full_slt_wait_ns = rolex::Options{}.full_slt_wait_ns;
       }

@@ -138,6 +138,12 @@ class Client {
   // One-way message; waits (pausing) while the destination mailbox is full.
   void send(NodeId node, uint32_t mailbox, uint32_t tag, std::span<const std::byte> payload,
             uint64_t request_id = 0, uint32_t reply_mailbox = 0) {
+    // A reply goes where a received message says: check it names a real node and mailbox.
+    if (node >= ep_.node_count() || mailbox >= ep_.mailbox_geometry().mailboxes)
+      throw ConfigError("message to node " + std::to_string(node) + " mailbox " +
+                        std::to_string(mailbox) + ": the cluster has " +
+                        std::to_string(ep_.node_count()) + " nodes of " +
+                        std::to_string(ep_.mailbox_geometry().mailboxes) + " mailboxes");
     MessageHeader h{ep_.home_node(), reply_mailbox, tag, request_id};
     count_message(node, payload.size());
     uint64_t start = ep_.now_ns();

@@ -73,24 +73,19 @@ uint64_t ClusterConfig::formatted_bytes() const {
   return layout::heap_start(mailbox) * nodes.size();
 }
 
-namespace {
-
-uint64_t parse_size(const toml::node& v, const std::string& where) {
-  if (auto i = v.value<int64_t>()) {
-    if (*i <= 0) throw ConfigError(where + ": size must be positive");
-    return static_cast<uint64_t>(*i);
-  }
-  auto s = v.value<std::string>();
-  if (!s) throw ConfigError(where + ": expected a size such as 4096, \"64MiB\" or \"4GiB\"");
-  const std::string bad = where + ": cannot read size \"" + *s + "\" (use e.g. 64MiB, 4GiB)";
-  const std::string big = where + ": size \"" + *s + "\" is larger than 2^48 bytes (256 TiB)";
+uint64_t parse_size_text(std::string_view s, const std::string& where) {
+  auto bad = [&](const std::string& why) {
+    return ConfigError(where + ": cannot read size \"" + std::string(s) + "\" (" + why + ")");
+  };
   size_t pos = 0;
   uint64_t n = 0;
-  while (pos < s->size() && std::isdigit(static_cast<unsigned char>((*s)[pos]))) {
-    n = n * 10 + static_cast<uint64_t>((*s)[pos++] - '0');
-    if (n > GlobalAddress::kOffsetMask) throw ConfigError(big);  // before it can wrap
+  while (pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos]))) {
+    uint64_t d = static_cast<uint64_t>(s[pos++] - '0');
+    if (n > GlobalAddress::kOffsetMask)  // before it can wrap
+      throw ConfigError(where + ": size \"" + std::string(s) + "\" is larger than 2^48 bytes (256 TiB)");
+    n = n * 10 + d;
   }
-  std::string unit = s->substr(pos);
+  std::string_view unit = s.substr(pos);
   unsigned shift = 64;
   if (unit.empty() || unit == "B")
     shift = 0;
@@ -102,9 +97,23 @@ uint64_t parse_size(const toml::node& v, const std::string& where) {
     shift = 30;
   else if (unit == "T" || unit == "TiB")
     shift = 40;
-  if (pos == 0 || shift == 64 || n == 0) throw ConfigError(bad);
-  if (n > (GlobalAddress::kOffsetMask >> shift)) throw ConfigError(big);
+  if (pos == 0 || shift == 64) throw bad("use e.g. 64MiB, 4GiB");
+  if (n == 0) throw bad("size must be positive");
+  if (n > (GlobalAddress::kOffsetMask >> shift))
+    throw ConfigError(where + ": size \"" + std::string(s) + "\" is larger than 2^48 bytes (256 TiB)");
   return n << shift;
+}
+
+namespace {
+
+uint64_t parse_size(const toml::node& v, const std::string& where) {
+  if (auto i = v.value<int64_t>()) {
+    if (*i <= 0) throw ConfigError(where + ": size must be positive");
+    return static_cast<uint64_t>(*i);
+  }
+  auto s = v.value<std::string>();
+  if (!s) throw ConfigError(where + ": expected a size such as 4096, \"64MiB\" or \"4GiB\"");
+  return parse_size_text(*s, where);
 }
 
 std::string located(const std::string& origin, const toml::source_region& src) {

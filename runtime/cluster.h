@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/address.h"
@@ -66,5 +67,9 @@ struct ClusterConfig {
 };
 
 std::string role_name(NodeRole r);
+
+// Reads a size such as "4096", "64MiB" or "4GiB" (units B, K/KiB, M/MiB, G/GiB, T/TiB); throws
+// ConfigError starting with `where` when it is not one, is zero or does not fit in 64 bits.
+uint64_t parse_size_text(std::string_view text, const std::string& where);
 
 }  // namespace dmrt

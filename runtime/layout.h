@@ -22,8 +22,9 @@ inline constexpr uint64_t kNodeCountOffset = 40;  // nodes in the cluster (for a
 inline constexpr uint64_t kMailboxGeomOffset = 48;  // mailboxes | slots << 32
 inline constexpr uint64_t kSlotBytesOffset = 56;
 inline constexpr uint64_t kHeapStartOffset = 64;
-// Services the node's own process runs (bit = ServiceId, runtime/service.h), set by the node
-// program (dmrt-node --service) so that compute nodes can tell whether a service is there.
+// Services the node's own process runs (one bit each, ServiceInfo::bit in
+// runtime/service_registry.h), set by the node program (dmrt-node --service) so that compute nodes
+// can tell whether a service is there.
 inline constexpr uint64_t kServicesOffset = 72;
 // Well-known words an index uses to find its roots (directory, tree root...). Index code picks
 // its slot numbers; slot k lives at kRootSlotsOffset + 8k on a chosen node.

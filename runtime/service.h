@@ -60,14 +60,6 @@ using ServiceBody = std::function<void(ServiceContext<T>&)>;
 // ids of compute clients homed on the same node (reply mailboxes are per client id).
 inline constexpr uint32_t kServiceClientIdBase = 0x40000000u;
 
-// Services a node program can run, advertised as bits of the node's services word
-// (layout::services_word): in-process hosts (shm, sim) are started by whoever creates the index,
-// but on verbs the service lives in another process, and compute nodes read this to find out.
-enum class ServiceId : unsigned { kRolexRetrain = 0 };
-constexpr uint64_t service_bit(ServiceId id) {
-  return uint64_t{1} << static_cast<unsigned>(id);
-}
-
 // The lifetime shared by hosts that run a service on an OS thread of this process (shm, verbs):
 // start(f) runs f on the thread with the stop flag; stop() (or the destructor) raises the flag,
 // joins, and re-throws what f threw.
@@ -89,8 +81,13 @@ class ServiceThread {
     if (thread_.joinable()) thread_.join();
     if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
   }
+  // True once a fiber has thrown (the host has then stopped; stop() re-throws the failure).
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
 
  protected:
+  // Hosts call it when one fiber fails, so that the others (which poll the stop flag) end too
+  // and the failure is reported (failed(), stop()) without waiting for an outside stop.
+  void raise_stop() { stop_.store(true, std::memory_order_relaxed); }
   template <class F>
   void start(F f) {
     thread_ = std::thread([this, f = std::move(f)]() mutable {
@@ -98,6 +95,7 @@ class ServiceThread {
         f(stop_);
       } catch (...) {
         failure_ = std::current_exception();
+        failed_.store(true, std::memory_order_release);
       }
     });
   }
@@ -105,6 +103,7 @@ class ServiceThread {
  private:
   std::atomic<bool> stop_{false};
   std::exception_ptr failure_;
+  std::atomic<bool> failed_{false};
   std::thread thread_;
 };
 

@@ -102,6 +102,10 @@ class HashTableServer {
     if (ctx.node() != m_.hts_node)
       throw ConfigError("hstore: the HTS service runs on node " + std::to_string(ctx.node()) +
                         " but the table is on node " + std::to_string(m_.hts_node));
+    if (so_.host_fibers && so_.host_fibers < 1 + m_.logs)
+      throw ConfigError("hstore: the index has " + std::to_string(m_.logs) +
+                        " update logs but the HTS host started " + std::to_string(so_.host_fibers) +
+                        " fibers (it needs " + std::to_string(1 + m_.logs) + ")");
     base_ = ctx.region();
     table_ = base_ + m_.table.offset();
     parked_ = std::make_unique<std::atomic<uint64_t>[]>(m_.logs);

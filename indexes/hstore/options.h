@@ -46,6 +46,10 @@ struct ServerOptions {
   uint64_t request_cpu_ns = 100;   // HTS: decide, reserve, apply one request
   uint64_t skiplist_cpu_ns = 300;  // SLS: one skiplist insert/erase/lookup (pointer chasing)
   uint64_t row_cpu_ns = 20;        // SLS: one row scanned, dumped or rebuilt; HTS: one key rebuilt
+  // Fibers the host started for this server (0: as many as the index needs, the in-process
+  // Deployment). A node program starts its servers before the index exists; with fewer fibers
+  // than the index's logs/partitions need, the server refuses instead of leaving logs undrained.
+  unsigned host_fibers = 0;
   // Test-only faults that prove the checkers can fail, per server (never in the shared meta
   // block); compiled out without DMRT_FAULT_INJECTION (indexes/common/faults.h).
   struct Faults {

@@ -83,6 +83,12 @@ class SkipListServer {
     if (ctx.node() != m_.sls_node)
       throw ConfigError("hstore: the SLS service runs on node " + std::to_string(ctx.node()) +
                         " but the index places it on node " + std::to_string(m_.sls_node));
+    if (so_.host_fibers && so_.host_fibers < 1 + m_.partitions + m_.query_fibers)
+      throw ConfigError("hstore: the index has " + std::to_string(m_.partitions) +
+                        " partitions and " + std::to_string(m_.query_fibers) +
+                        " query fibers but the SLS host started " +
+                        std::to_string(so_.host_fibers) + " fibers (it needs " +
+                        std::to_string(1 + m_.partitions + m_.query_fibers) + ")");
     stats_ = ctx.region() + m_.sls_stats.offset();
     parts_ = std::make_unique<Partition[]>(m_.partitions);
     uint64_t st = read_status(c, m_);

@@ -23,7 +23,12 @@ class ServiceHost : public ServiceThread {
         Client<ShmTransport> c(Endpoint(pool_, node, kServiceClientIdBase + w.fiber), opts);
         const Region& r = pool_->region(node);
         ServiceContext<ShmTransport> ctx(c, r.base, r.bytes, w.fiber, stop);
-        body(ctx);
+        try {
+          body(ctx);
+        } catch (...) {
+          raise_stop();  // the service's other fibers end too
+          throw;
+        }
       });
     });
   }

@@ -27,23 +27,6 @@ ThreadState& current(Cluster* c) {
 
 // ---------------------------------------------------------------------------------------------
 
-ClusterConfig parse_cluster_arg(const std::string& text) {
-  ClusterConfig c;
-  std::stringstream ss(text);
-  std::string item;
-  std::string toml;
-  while (std::getline(ss, item, ',')) {
-    auto at = item.find('@');
-    auto colon = item.find(':');
-    if (at == std::string::npos || colon == std::string::npos || colon > at)
-      throw ConfigError("cluster entry '" + item + "' is not role:size@host:port");
-    toml += "[[node]]\nrole = \"" + item.substr(0, colon) + "\"\nregion = \"" +
-            item.substr(colon + 1, at - colon - 1) + "\"\naddress = \"" + item.substr(at + 1) +
-            "\"\n";
-  }
-  return ClusterConfig::from_toml_string(toml, "--cluster");
-}
-
 Cluster::Cluster(ClusterConfig config, NodeId self, Options opts)
     : config_(std::move(config)), self_(self), opts_(opts) {
   config_.validate();

@@ -39,7 +39,8 @@ struct QpInfo;
 }  // namespace wire
 
 // Parses a cluster given on the command line: comma-separated `role:size@host:port`, e.g.
-// "memory:1GiB@10.0.0.1:7400,compute:64MiB@10.0.0.2:7400". Same meaning as a TOML cluster file.
+// "memory:1GiB@10.0.0.1:7400,compute:64MiB@10.0.0.2:7400". Same meaning as a TOML cluster file;
+// errors name the entry (cluster_arg.cpp).
 ClusterConfig parse_cluster_arg(const std::string& text);
 
 class Cluster {

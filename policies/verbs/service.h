@@ -21,7 +21,8 @@ class ServiceHost : public ServiceThread {
  public:
   ServiceHost(Cluster& cluster, unsigned slot, unsigned fibers, ServiceBody<VerbsTransport> body,
               ClientOptions opts = {}) {
-    start([&cluster, slot, fibers, body = std::move(body), opts](const std::atomic<bool>& stop) {
+    start([this, &cluster, slot, fibers, body = std::move(body),
+           opts](const std::atomic<bool>& stop) {
       std::unique_ptr<Cluster::ThreadBinding> binding;
       ThreadHooks hooks;
       hooks.on_start = [&](unsigned) {
@@ -35,7 +36,12 @@ class ServiceHost : public ServiceThread {
                 cluster.endpoint(cluster.self(), kServiceClientIdBase + w.fiber), opts);
             ServiceContext<VerbsTransport> ctx(c, cluster.local_region(),
                                                cluster.local_region_bytes(), w.fiber, stop);
-            body(ctx);
+            try {
+              body(ctx);
+            } catch (...) {
+              raise_stop();  // the service's other fibers end too
+              throw;
+            }
           },
           hooks);
     });
@@ -81,6 +87,7 @@ class ReservedServiceHost {
     if (failure) std::rethrow_exception(failure);
   }
   unsigned slot() const { return slot_; }
+  bool failed() const { return host_ && host_->failed(); }
 
  private:
   Cluster& cluster_;

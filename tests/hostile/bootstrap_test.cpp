@@ -24,11 +24,12 @@
 
 #include "policies/verbs/auth.h"
 #include "policies/verbs/bootstrap.h"
-#include "policies/verbs/echo_service.h"
+#include "policies/verbs/service.h"
 #include "policies/verbs/transport.h"
 #include "policies/verbs/wire.h"
 #include "runtime/layout.h"
 #include "runtime/messaging.h"
+#include "tools/dmrt-node/echo.h"
 
 extern char** environ;
 
@@ -356,31 +357,30 @@ TEST_F(Bootstrap, EchoServiceSurvivesBadMessagesAndTheRingKeepsItsSlots) {
   MailboxRing replies(region + layout::mailbox_offset(g, 1), g);
   const std::byte hi[2] = {std::byte{'h'}, std::byte{'i'}};
   // 1: a length beyond the slot (written over a pushed message's header).
-  ASSERT_TRUE(inbox.try_push({0, 1, verbs::kEchoTag, 7}, hi));
-  uint64_t huge = uint64_t{verbs::kEchoTag} | (uint64_t{1} << 40);
+  ASSERT_TRUE(inbox.try_push({0, 1, node::kEchoTag, 7}, hi));
+  uint64_t huge = uint64_t{node::kEchoTag} | (uint64_t{1} << 40);
   std::memcpy(region + layout::mailbox_offset(g, 0) + MailboxRing::kSlotsOffset + 16, &huge, 8);
   // 2: a reply address that does not exist (node 999).
-  ASSERT_TRUE(inbox.try_push({999, 1, verbs::kEchoTag, 8}, hi));
+  ASSERT_TRUE(inbox.try_push({999, 1, node::kEchoTag, 8}, hi));
   // 3: a good request from node 0 itself, answered into its mailbox 1.
-  ASSERT_TRUE(inbox.try_push({0, 1, verbs::kEchoTag, 9}, hi));
+  ASSERT_TRUE(inbox.try_push({0, 1, node::kEchoTag, 9}, hi));
 
-  verbs::EchoStats stats;
-  std::atomic<bool> stop{false};
-  std::thread svc([&] {
-    verbs::run_echo_service(
-        *server_, 0, [&] { return stop.load(); }, stats);
-  });
+  // dmrt-node's echo service (tools/dmrt-node/echo.h), hosted on client-thread slot 0 as the node
+  // program hosts it.
+  node::EchoCounters stats;
+  auto host = std::make_unique<verbs::ServiceHost>(*server_, 0, 1,
+                                                   node::echo_service<VerbsTransport>(stats));
   Message m;
   bool answered = eventually([&] { return replies.try_pop(m); }, 10s);
-  EXPECT_TRUE(eventually([&] { return stats.bad_messages.load() == 2; }, 10s));
-  stop = true;
-  svc.join();
+  EXPECT_TRUE(eventually([&] { return stats.bad.load() == 2; }, 10s));
+  host->stop();
+  host.reset();
   ASSERT_TRUE(answered) << "the echo service stopped answering after bad messages";
   EXPECT_EQ(m.request_id, 9u);
-  EXPECT_EQ(m.tag, verbs::kEchoTag + 1);
+  EXPECT_EQ(m.tag, node::kEchoTag + 1);
   EXPECT_EQ(m.payload.size(), 2u);
   EXPECT_EQ(stats.answered.load(), 1u);
-  EXPECT_EQ(stats.bad_messages.load(), 2u);
+  EXPECT_EQ(stats.bad.load(), 2u);
   // Every slot of the inbox is free again: it takes `slots` messages.
   for (uint32_t i = 0; i < g.slots; ++i)
     EXPECT_TRUE(inbox.try_push({0, 1, 0, i}, hi)) << "slot " << i << " was lost";

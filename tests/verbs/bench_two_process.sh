@@ -4,7 +4,8 @@
 # stops the node. Prints dmrt-bench's table; exit 77 = no RDMA device.
 #   bench_two_process.sh DMRT_NODE DMRT_BENCH [dmrt-bench flags...]
 #   env: VERBS_ARGS (transport flags for both programs, e.g. "--timeout-exp 20");
-#        NODE_ARGS (more dmrt-node flags, e.g. "--service rolex"); EXPECT_NODE_RETRAINS=1 checks
+#        NODE_ARGS (more dmrt-node flags, e.g. "--service rolex" or "--service hstore-hts
+#        --service hstore-sls"); EXPECT_NODE_RETRAINS=1 checks
 #        that ROLEX retrained on the memory node (retrainings > 0, none by compute clients);
 #        BENCH_TIMEOUT=S fails a dmrt-bench still running after S seconds, printing the stacks of
 #        both processes (gdb, when installed) first

@@ -103,13 +103,14 @@ if [ "$DEFAULT" = 1 ]; then
   # rxe's duplicate_request counter climbing; with exponent 20, 8 of 8 passed with no duplicate).
   # So every program here gets a 4.3 s ACK timeout; the counters are printed at the end.
   VERBS_ARGS="--timeout-exp ${VM_TIMEOUT_EXP:-20}"
-  NODE=$BUILD/policies/verbs/node/dmrt-node
+  NODE=$BUILD/tools/dmrt-node/dmrt-node
   DEFAULT_CMDS=("$BUILD/tests/verbs/verbs_unit --gtest_color=no"
         "VERBS_ARGS='$VERBS_ARGS' $ROOT/tests/verbs/two_process.sh $NODE $BUILD/tests/verbs/verbs_remote_check")
   # dmrt-bench on Soft-RoCE: RACE across two processes (dmrt-node + dmrt-bench), ROLEX across two
-  # processes with its retraining service on dmrt-node, and the other range indexes in one
-  # process (memory node served in-process; HStore's servers on it, for scans on two memory
-  # nodes so that the HTS ships to an SLS on another node); each history checked. Sizes are small.
+  # processes with its retraining service on dmrt-node, HStore across two processes with both
+  # its servers on dmrt-node, and the other range indexes in one process (memory node served
+  # in-process; HStore also so, for scans on two memory nodes so that the HTS ships to an SLS on
+  # another node); each history checked. Sizes are small.
   if [ -x "$BUILD/bench/dmrt-bench" ]; then
     B="$BUILD/bench/dmrt-bench --transport verbs $VERBS_ARGS --memory-mb 256 --threads 2 --fibers 4 --verify"
     TWO="BENCH_TIMEOUT=300 VERBS_ARGS='$VERBS_ARGS' $ROOT/tests/verbs/bench_two_process.sh $NODE $BUILD/bench/dmrt-bench --threads 2 --fibers 4 --verify"
@@ -117,6 +118,8 @@ if [ "$DEFAULT" = 1 ]; then
       "$TWO --index race --workload a --keys 2000 --ops 20000"
       "EXPECT_NODE_RETRAINS=1 NODE_ARGS='--service rolex' $TWO --index rolex --workload a --keys 2000 --ops 10000"
       "EXPECT_NODE_RETRAINS=1 NODE_ARGS='--service rolex' $TWO --index rolex --workload e --keys 2000 --ops 4000"
+      "NODE_ARGS='--service hstore-hts --service hstore-sls' $TWO --index hstore --workload a --keys 2000 --ops 4000"
+      "NODE_ARGS='--service hstore-hts --service hstore-sls' $TWO --index hstore --workload e --keys 2000 --ops 4000"
       "$B --index chime --workload a --keys 2000 --ops 10000"
       "$B --index sherman --workload e --keys 2000 --ops 4000"
       "$B --index dmtree --workload a --keys 2000 --ops 10000"

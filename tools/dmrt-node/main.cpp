@@ -1,0 +1,103 @@
+// dmrt-node: serves one memory (or compute) node of a cluster in a process of its own and hosts
+// the memory-node services asked for by name (--service, see --list-services), until a peer or a
+// signal stops it. Hosts: verbs (node_verbs.cpp, when built) and shm (node_shm.cpp).
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <set>
+#include <string>
+
+#include "runtime/error.h"
+#include "tools/dmrt-node/node.h"
+
+namespace dmrt::node {
+
+namespace {
+volatile std::sig_atomic_t g_signal = 0;
+void on_signal(int) {
+  g_signal = 1;
+}
+}  // namespace
+
+bool signalled() {
+  return g_signal != 0;
+}
+
+}  // namespace dmrt::node
+
+int main(int argc, char** argv) {
+  using namespace dmrt;
+  using namespace dmrt::node;
+  Services registry;
+  NodeArgs args;
+  bool list = false;
+  CLI::App app(
+      "dmrt-node: serves node N of a cluster (its region, the bootstrap, an echo service on "
+      "mailbox 0) and the memory-node services named with --service, until a peer sends STOP "
+      "(dmrt-node --stop host:port, dmrt-bench --stop-nodes) or SIGINT/SIGTERM arrives.",
+      "dmrt-node");
+  std::vector<std::string> names;
+  for (const ServiceInfo& s : Services::kServices) names.emplace_back(s.name);
+  app.add_option("--service", args.services, "run this memory-node service (repeatable)")
+      ->check(CLI::IsMember(names));
+  app.add_flag("--list-services", list, "list the services this dmrt-node can run, then exit");
+  app.add_option("--node", args.node, "the node of the cluster this process serves")
+      ->check(CLI::Range(0L, 65534L));
+  bool no_echo = false;
+  app.add_flag("--no-echo", no_echo, "do not run the echo service on mailbox 0");
+  std::vector<Host> hosts;
+#if DMRT_TRANSPORT_VERBS
+  hosts.push_back(add_verbs_host(app));
+#endif
+  hosts.push_back(add_shm_host(app));
+  std::vector<std::string> transports;
+  for (const Host& h : hosts) transports.push_back(h.transport);
+  std::string transport = transports.front();
+  app.add_option("--transport", transport, "how the node is served")
+      ->check(CLI::IsMember(transports))
+      ->capture_default_str();
+  auto groups = registry.add_flags(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (list) {
+    for (const ServiceInfo& s : Services::kServices)
+      std::printf("%-12s bit %-2u %.*s\n", std::string(s.name).c_str(), s.bit,
+                  static_cast<int>(s.summary.size()), s.summary.data());
+    return 0;
+  }
+  args.echo = !no_echo;
+  try {
+    std::set<std::string> seen;
+    for (const std::string& s : args.services)
+      if (!seen.insert(s).second) throw ConfigError("--service " + s + " given twice");
+    // A service's flags without the service would be silently ignored: refuse them.
+    for (size_t i = 0; i < groups.size(); ++i) {
+      if (!groups[i] || seen.count(std::string(Services::kServices[i].name))) continue;
+      for (const CLI::Option* o : groups[i]->get_options())
+        if (o->count() > 0)
+          throw ConfigError(o->get_name() + " is a flag of --service " +
+                            std::string(Services::kServices[i].name) + ", which is not running");
+    }
+    const Host* host = nullptr;
+    for (const Host& h : hosts) {
+      if (h.transport == transport) {
+        host = &h;
+        continue;
+      }
+      for (const CLI::Option* o : h.group->get_options())
+        if (o->count() > 0)
+          throw ConfigError(o->get_name() + " is a flag of --transport " + h.transport +
+                            ", not of --transport " + transport);
+    }
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    return host->run(args, registry);
+  } catch (const std::exception& e) {
+    std::cerr << "dmrt-node: " << e.what() << std::endl;
+    return 1;
+  }
+}

@@ -1,0 +1,110 @@
+// dmrt-node's pieces shared by every transport's host: the command line every host takes, the
+// services it was asked to run, and the loop that keeps a node up until it is told to stop.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "runtime/service_registry.h"
+#include "tools/dmrt-node/echo.h"
+#include "tools/dmrt-node/services.h"
+
+namespace dmrt::node {
+
+// What every host does with its node, whatever the transport.
+struct NodeArgs {
+  std::vector<std::string> services;  // --service NAME (repeatable), in order
+  bool echo = true;                   // the echo service on mailbox 0 (--no-echo: off)
+  long node = -1;                     // --node N
+};
+
+// Set by SIGINT/SIGTERM.
+bool signalled();
+
+// Hosts started through a ServiceLauncher, stopped together at exit (each re-throws what its
+// fibers threw: stop_all() prints those and says whether all stopped cleanly).
+template <Transport T, class Host>
+class Launcher : public ServiceLauncher<T> {
+ public:
+  using Make = std::function<std::unique_ptr<Host>(unsigned fibers, ServiceBody<T> body)>;
+  Launcher(NodeId node, Make make) : node_(node), make_(std::move(make)) {}
+  NodeId node() const override { return node_; }
+  void launch(std::string_view what, unsigned fibers, ServiceBody<T> body) override {
+    hosts_.push_back({std::string(what), make_(fibers, std::move(body))});
+  }
+  // True when a host's fibers have failed (the node then stops and stop_all() says why).
+  bool any_failed() const {
+    for (const Started& s : hosts_)
+      if (s.host->failed()) return true;
+    return false;
+  }
+  // Stops every host (last started first); false when one had failed (printed).
+  bool stop_all() {
+    bool ok = true;
+    while (!hosts_.empty()) {
+      auto [what, host] = std::move(hosts_.back());
+      hosts_.pop_back();
+      try {
+        host->stop();
+      } catch (const std::exception& e) {
+        std::cerr << "dmrt-node " << node_ << ": service " << what << " failed: " << e.what()
+                  << std::endl;
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+ private:
+  struct Started {
+    std::string what;
+    std::unique_ptr<Host> host;
+  };
+  NodeId node_;
+  Make make_;
+  std::vector<Started> hosts_;
+};
+
+// Starts the echo service (unless --no-echo) and the requested services on `launcher`, and
+// returns the services word to advertise. Prints one line per service.
+template <Transport T>
+uint64_t start_services(const NodeArgs& args, const Services& registry,
+                        ServiceLauncher<T>& launcher, EchoCounters& echo) {
+  if (args.echo) launcher.launch("echo", 1, echo_service<T>(echo));
+  uint64_t word = 0;
+  for (const std::string& name : args.services) {
+    word |= registry.start(name, launcher);
+    std::string how = registry.describe(name);
+    std::cout << "dmrt-node " << launcher.node() << " runs service " << name
+              << (how.empty() ? "" : " (" + how + ")") << std::endl;
+  }
+  return word;
+}
+
+// Sleeps until `stop()` says so or a signal arrives.
+template <class StopRequested>
+void wait_until_stopped(StopRequested stop) {
+  while (!stop() && !signalled()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+// One transport's way of hosting a node: its flags live in `group` (refused with another
+// --transport), `run` runs the node once the command line has been parsed.
+struct Host {
+  std::string transport;
+  CLI::App* group;
+  std::function<int(const NodeArgs&, const Services&)> run;
+};
+
+// node_verbs.cpp (builds with the verbs transport) and node_shm.cpp.
+Host add_verbs_host(CLI::App& app);
+Host add_shm_host(CLI::App& app);
+
+}  // namespace dmrt::node

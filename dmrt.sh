@@ -27,12 +27,15 @@ install_missing() {
 
 jobs=$(nproc 2>/dev/null || echo 2)
 
-configure() {  # configure DIR [meson options...]: set up once, then build; log shown on failure
+# configure DIR [meson options...]: set up once, then build (only $targets when set, e.g. the
+# benchmark alone); the log is shown on failure.
+targets=()
+configure() {
   local dir=$1; shift
   local log
   log=$(mktemp)
   if { if [ -f "$dir/build.ninja" ]; then meson configure "$dir" "$@"; else meson setup "$dir" "$@"; fi; } >"$log" 2>&1 &&
-     ninja -C "$dir" -j"$jobs" >>"$log" 2>&1; then
+     ninja -C "$dir" -j"$jobs" "${targets[@]}" >>"$log" 2>&1; then
     rm -f "$log"
     return 0
   fi
@@ -67,7 +70,10 @@ cmd=${1:-}
 case "$cmd" in
   bench)
     install_missing
+    # Only what the benchmark needs: libdmrt and dmrt-bench, not the test programs.
+    targets=(bench/dmrt-bench)
     configure build -Dtransports=shm,sim,verbs
+    targets=()
     if [ $# -eq 0 ]; then
       set -- --index race --workload a --keys 100000 --ops 1000000 --threads 2 --fibers 8
     fi

@@ -355,40 +355,41 @@ class Bench {
     constexpr uint64_t kChunk = 16;
 
     std::atomic<bool> history_full{false};
-    PhaseResult r = phase("run", opt_.ops, opt_.seconds, [&](Worker& w, const WorkerId& id,
-                                                           Progress& p) {
-      if (!w.chooser) w.chooser.emplace(spec);
-      // One deadline for the phase, set by the first client to start (transport clock).
-      uint64_t deadline = 0;
-      if (timed_run) {
-        uint64_t mine = w.client->now_ns() + span_ns, none = 0;
-        deadline = shared_deadline.compare_exchange_strong(none, mine) ? mine : none;
-      }
-      uint64_t budget = 0;
-      for (;;) {
-        if (stopping()) break;
-        if (timed_run) {
-          if (w.client->now_ns() >= deadline) break;
-          // A timed run has no length to check up front: --verify bounds its history instead.
-          if (opt_.verify && claimed.fetch_add(1, std::memory_order_relaxed) >= opt_.verify_max_ops) {
-            history_full.store(true, std::memory_order_relaxed);
-            break;
+    PhaseResult r =
+        phase("run", opt_.ops, opt_.seconds, [&](Worker& w, const WorkerId& id, Progress& p) {
+          if (!w.chooser) w.chooser.emplace(spec);
+          // One deadline for the phase, set by the first client to start (transport clock).
+          uint64_t deadline = 0;
+          if (timed_run) {
+            uint64_t mine = w.client->now_ns() + span_ns, none = 0;
+            deadline = shared_deadline.compare_exchange_strong(none, mine) ? mine : none;
           }
-          budget = kChunk;
-        } else if (budget == 0) {
-          uint64_t first = claimed.fetch_add(kChunk, std::memory_order_relaxed);
-          if (first >= opt_.ops) break;
-          budget = std::min(kChunk, opt_.ops - first);
-        }
-        uint64_t batch = timed_run ? 1 : budget;
-        for (uint64_t i = 0; i < batch && !stopping(); ++i) {
-          one_op(w, id.index, seq);
-          env_.between_ops(*w.client);
-        }
-        budget -= batch;
-        p.add(batch);
-      }
-    });
+          uint64_t budget = 0;
+          for (;;) {
+            if (stopping()) break;
+            if (timed_run) {
+              if (w.client->now_ns() >= deadline) break;
+              // A timed run has no length to check up front: --verify bounds its history instead.
+              if (opt_.verify &&
+                  claimed.fetch_add(1, std::memory_order_relaxed) >= opt_.verify_max_ops) {
+                history_full.store(true, std::memory_order_relaxed);
+                break;
+              }
+              budget = kChunk;
+            } else if (budget == 0) {
+              uint64_t first = claimed.fetch_add(kChunk, std::memory_order_relaxed);
+              if (first >= opt_.ops) break;
+              budget = std::min(kChunk, opt_.ops - first);
+            }
+            uint64_t batch = timed_run ? 1 : budget;
+            for (uint64_t i = 0; i < batch && !stopping(); ++i) {
+              one_op(w, id.index, seq);
+              env_.between_ops(*w.client);
+            }
+            budget -= batch;
+            p.add(batch);
+          }
+        });
     if (history_full.load())
       std::fprintf(stderr,
                    "dmrt-bench: --verify: the run phase stopped after %llu operations, the most "

@@ -82,7 +82,8 @@ uint64_t parse_size_text(std::string_view s, const std::string& where) {
   while (pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos]))) {
     uint64_t d = static_cast<uint64_t>(s[pos++] - '0');
     if (n > GlobalAddress::kOffsetMask)  // before it can wrap
-      throw ConfigError(where + ": size \"" + std::string(s) + "\" is larger than 2^48 bytes (256 TiB)");
+      throw ConfigError(where + ": size \"" + std::string(s) +
+                        "\" is larger than 2^48 bytes (256 TiB)");
     n = n * 10 + d;
   }
   std::string_view unit = s.substr(pos);
@@ -100,7 +101,8 @@ uint64_t parse_size_text(std::string_view s, const std::string& where) {
   if (pos == 0 || shift == 64) throw bad("use e.g. 64MiB, 4GiB");
   if (n == 0) throw bad("size must be positive");
   if (n > (GlobalAddress::kOffsetMask >> shift))
-    throw ConfigError(where + ": size \"" + std::string(s) + "\" is larger than 2^48 bytes (256 TiB)");
+    throw ConfigError(where + ": size \"" + std::string(s) +
+                      "\" is larger than 2^48 bytes (256 TiB)");
   return n << shift;
 }
 
@@ -208,8 +210,7 @@ ClusterConfig ClusterConfig::from_toml_string(const std::string& text, const std
 }
 
 ClusterConfig ClusterConfig::from_toml_file(const std::string& path) {
-  ClusterConfig c =
-      from_toml_string(read_capped_file(path, kMaxFileBytes, "cluster file"), path);
+  ClusterConfig c = from_toml_string(read_capped_file(path, kMaxFileBytes, "cluster file"), path);
   // A relative secret_file is named from the cluster file's folder, not the working directory.
   auto slash = path.rfind('/');
   if (!c.secret_file.empty() && c.secret_file[0] != '/' && slash != std::string::npos)

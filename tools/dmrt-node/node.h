@@ -95,6 +95,15 @@ void wait_until_stopped(StopRequested stop) {
   while (!stop() && !signalled()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
+// The node's last words: the echo service's counts, then "stopped"; the exit status.
+inline int report_stopped(NodeId node, const NodeArgs& args, const EchoCounters& echo, bool ok) {
+  if (args.echo)
+    std::cout << "dmrt-node " << node << ": echo answered " << echo.answered.load()
+              << " messages, skipped " << echo.bad.load() << " bad messages" << std::endl;
+  std::cout << "dmrt-node " << node << " stopped" << std::endl;
+  return ok ? 0 : 1;
+}
+
 // One transport's way of hosting a node: its flags live in `group` (refused with another
 // --transport), `run` runs the node once the command line has been parsed.
 struct Host {

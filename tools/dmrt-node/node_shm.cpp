@@ -40,12 +40,7 @@ int run_shm(const std::string& pool_name, const NodeArgs& args, const Services& 
     launcher.stop_all();
     throw;
   }
-  bool ok = launcher.stop_all();
-  if (args.echo)
-    std::cout << "dmrt-node " << node << ": echo answered " << echo.answered.load()
-              << " messages, skipped " << echo.bad.load() << " bad messages" << std::endl;
-  std::cout << "dmrt-node " << node << " stopped" << std::endl;
-  return ok ? 0 : 1;
+  return report_stopped(node, args, echo, launcher.stop_all());
 }
 
 }  // namespace

@@ -75,11 +75,7 @@ int run_verbs(const VerbsArgs& va, const NodeArgs& args, const Services& registr
   }
   cluster.request_stop();
   ok = launcher.stop_all();
-  if (args.echo)
-    std::cout << "dmrt-node " << node << ": echo answered " << echo.answered.load()
-              << " messages, skipped " << echo.bad.load() << " bad messages" << std::endl;
-  std::cout << "dmrt-node " << node << " stopped" << std::endl;
-  return ok ? 0 : 1;
+  return report_stopped(node, args, echo, ok);
 }
 
 }  // namespace

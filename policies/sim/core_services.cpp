@@ -9,6 +9,8 @@
 
 namespace dmrt::sim {
 
+using boost::fibers::context;
+
 void Core::wake(uint32_t slot, uint64_t t) {
   Watcher& w = watchers_[slot];
   w.active = false;

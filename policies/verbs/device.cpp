@@ -62,14 +62,20 @@ std::string gid_text(const ibv_gid& g) {
 
 bool device_available(std::string* why) {
   int n = 0;
+  errno = 0;
   ibv_device** list = ibv_get_device_list(&n);
+  const int err = errno;
   if (list) ibv_free_device_list(list);
   if (n > 0) return true;
-  if (why)
-    *why = list ? "no RDMA device: ibv_get_device_list found none (install ibverbs-providers and "
-                  "load the NIC's driver, or rdma_rxe/siw; or run tests/vm/run.sh to test on "
-                  "Soft-RoCE inside a VM)"
-                : "no RDMA device: ibv_get_device_list failed: " + err_text(errno);
+  if (why) {
+    // ENOSYS: the kernel has no RDMA subsystem at all (no /sys/class/infiniband).
+    const std::string found = list ? "ibv_get_device_list found none"
+                              : err == ENOSYS ? "this kernel has no RDMA support"
+                                              : "ibv_get_device_list failed: " + err_text(err);
+    *why = "no RDMA device: " + found +
+           " (install ibverbs-providers and load the NIC's driver, or rdma_rxe/siw; or run "
+           "tests/vm/run.sh to test on Soft-RoCE inside a VM)";
+  }
   return false;
 }
 

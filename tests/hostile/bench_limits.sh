@@ -83,7 +83,7 @@ fi
 # message with what to do, not a bare library error. Skipped where a device exists.
 if "$BENCH" --help | grep -q -- "--allow-unauthenticated" &&
    ! ls /sys/class/infiniband/* >/dev/null 2>&1; then
-  expect 1 "no RDMA device: ibv_get_device_list found none (install ibverbs-providers" -- \
+  expect 1 "(install ibverbs-providers and load the NIC's driver, or rdma_rxe/siw; or run tests/vm/run.sh" -- \
     $SMALL --transport verbs
 fi
 

@@ -1,9 +1,12 @@
 // Fault proofs: test-only fault switches that no other test used inject their bug into a
 // concurrent run, and the linearizability checker (not a final-state sweep) must report a
-// violation. Compiled only with DMRT_FAULT_INJECTION (tests/hostile/meson.build).
-// Not here yet: CHIME skip_bitmap_check, Sherman skip_validation and ROLEX skip_validation need
-// a reader's copy torn by a concurrent writer's, which shm runs (memcpy on 2 contended cores)
-// produced too rarely to be a reliable test; they need a transport hook that tears reads.
+// violation; the same run without the fault is linearizable. Compiled only with
+// DMRT_FAULT_INJECTION (tests/hostile/meson.build).
+// Sherman skip_validation and ROLEX skip_validation need a reader's copy torn by a concurrent
+// writer's, which plain shm runs (memcpy on 2 contended cores) produce too rarely to be a reliable
+// test: their runs use one thread of fibers on a pool with torn reads (shm::Pool::set_torn_reads),
+// so every multi-word READ yields between two pieces and is torn by whichever writer runs then,
+// deterministically for a seed. Their clean runs show the indexes' own validation handles it.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -16,6 +19,7 @@
 
 #include "indexes/dmtree/tree.h"
 #include "indexes/rolex/index.h"
+#include "indexes/sherman/tree.h"
 #include "runtime/history.h"
 #include "runtime/linearizability.h"
 #include "runtime/scheduler.h"
@@ -175,6 +179,84 @@ TEST(IndexFaults, DmtreeSkipNegativeConfirm) {
   EXPECT_EQ(clean.verdict, Verdict::kLinearizable) << clean.explain();
   expect_caught("dmtree skip_negative_confirm", 20,
                 [](uint64_t seed) { return dmtree_attempt(seed, true); });
+}
+
+// Torn-read proofs. One thread of fibers, so that a run is a deterministic function of its seed,
+// on a pool with torn reads (shm::Pool::set_torn_reads): every multi-word READ yields between two
+// pieces and the writer fibers run in the middle. With the fault the index trusts a torn copy;
+// without it the same run is linearizable, which also shows the real validation handles it.
+Attempt torn_attempt(uint64_t seed) {
+  Attempt a;
+  a.threads = 1;
+  a.fibers = 12;
+  a.seed = seed;
+  return a;
+}
+
+std::shared_ptr<shm::Pool> torn_pool() {
+  auto pool = pool_of(1);
+  pool->set_torn_reads(true);
+  return pool;
+}
+
+template <class Index, class Options>
+CheckResult btree_torn_attempt(uint64_t seed, const Options& o) {
+  auto pool = torn_pool();
+  ShmClient s(shm::Endpoint(pool, pool->config().compute_nodes()[0], 1));
+  auto t = Index::create(s, o);
+  return run_recorded(torn_attempt(seed), [&](unsigned i) {
+    auto c =
+        std::make_unique<ShmClient>(shm::Endpoint(pool, pool->config().compute_nodes()[0], 10 + i));
+    auto h = std::make_unique<typename Index::Handle>(t->handle(*c));
+    return std::make_pair(std::move(c), std::move(h));
+  });
+}
+
+// ROLEX: a search reads its leaves in one batch; torn across an insert's shift of the sorted
+// slots, a leaf copy pairs keys with other keys' values or loses a key, which only the leaf's
+// checksum reveals.
+CheckResult rolex_torn_attempt(uint64_t seed, bool fault) {
+  auto pool = torn_pool();
+  ShmClient s(shm::Endpoint(pool, pool->config().compute_nodes()[0], 1));
+  using RIndex = rolex::Index<ShmTransport>;
+  rolex::Options o;
+  o.leaf_slots = 8;
+  o.group_leaves = 4;
+  o.key_space = 64;
+  o.initial_groups = 2;
+  o.expected_keys = 4096;
+  o.faults.skip_validation = fault;
+  auto x = RIndex::create(s, o);
+  return run_recorded(torn_attempt(seed), [&](unsigned i) {
+    auto c =
+        std::make_unique<ShmClient>(shm::Endpoint(pool, pool->config().compute_nodes()[0], 10 + i));
+    auto h = std::make_unique<RIndex::Handle>(x->handle(*c));
+    return std::make_pair(std::move(c), std::move(h));
+  });
+}
+
+TEST(IndexFaults, RolexSkipValidation) {
+  CheckResult clean = rolex_torn_attempt(100, false);
+  EXPECT_EQ(clean.verdict, Verdict::kLinearizable) << clean.explain();
+  expect_caught("rolex skip_validation", 10,
+                [](uint64_t seed) { return rolex_torn_attempt(seed, true); });
+}
+
+// Sherman: a search reads the whole leaf in one READ; torn across an entry write or a split, the
+// copy mixes two versions of the leaf, which only the seals and node versions reveal.
+CheckResult sherman_attempt(uint64_t seed, bool fault) {
+  sherman::Options o;
+  o.leaf_span = 8;
+  o.internal_span = 8;
+  o.faults.skip_validation = fault;
+  return btree_torn_attempt<sherman::Tree<ShmTransport>>(seed, o);
+}
+
+TEST(IndexFaults, ShermanSkipValidation) {
+  CheckResult clean = sherman_attempt(100, false);
+  EXPECT_EQ(clean.verdict, Verdict::kLinearizable) << clean.explain();
+  expect_caught("sherman skip_validation", 10,
+                [](uint64_t seed) { return sherman_attempt(seed, true); });
 }
 
 }  // namespace

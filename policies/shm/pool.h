@@ -38,22 +38,41 @@ class Pool {
   uint64_t heap_used(NodeId n) const;
   // True when regions were bound to NUMA nodes as the config asked.
   bool numa_bound() const { return numa_bound_; }
+  // Test hooks on the round trip, as bits of one byte that every round trip reads: 0, the normal
+  // path, costs one predictable branch. Set them before clients run.
+  enum RoundTripHook : uint8_t { kYieldPerRoundTrip = 1, kTornReads = 2 };
+  uint8_t round_trip_hooks() const { return hooks_; }
   // Off (the default), a round trip completes inline, as a CXL load does, and the fibers of one
   // thread interleave only where they pause. On, every client fiber yields after each round trip,
   // as it would while a NIC serves it, so they interleave inside operations too: what the
-  // concurrency tests want on a 2-core machine. Set before clients run.
-  void set_yield_per_round_trip(bool on) { yield_per_round_trip_ = on; }
-  bool yield_per_round_trip() const { return yield_per_round_trip_; }
+  // concurrency tests want on a 2-core machine.
+  void set_yield_per_round_trip(bool on) { set_hook(kYieldPerRoundTrip, on); }
+  bool yield_per_round_trip() const { return hooks_ & kYieldPerRoundTrip; }
+#ifdef DMRT_FAULT_INJECTION
+  // Test-only (fault_injection builds). On, a READ that spans more than one word is performed in
+  // two pieces split at a word boundary, with a fiber yield between them, so that the other
+  // fibers of the thread (writers) run in the middle: the reader's copy is torn, deterministically
+  // and often, as an RDMA READ racing a WRITE may be (never inside a word; RDMA promises no order
+  // in which the responder reads the words of one READ, so either piece may go first). The split
+  // and the order vary from READ to READ (shm::Endpoint). Verb, round-trip and byte counts are
+  // those of the whole READ.
+  void set_torn_reads(bool on) {
+    set_hook(kTornReads, on);
+  }
+#endif
 
  private:
   Pool() = default;
   void map_node(NodeId n, int fd, uint64_t bytes, NodeRole role);
+  void set_hook(RoundTripHook h, bool on) {
+    hooks_ = static_cast<uint8_t>(on ? hooks_ | h : hooks_ & ~h);
+  }
   ClusterConfig config_;
   std::vector<Region> regions_;
   std::string name_;
   bool owner_ = false;
   bool numa_bound_ = false;
-  bool yield_per_round_trip_ = false;
+  uint8_t hooks_ = 0;  // RoundTripHook bits; present in every build so the layout never varies
 };
 
 std::string shm_object_name(const std::string& pool, NodeId node);

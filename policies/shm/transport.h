@@ -27,9 +27,12 @@ class Endpoint {
       : pool_(std::move(pool)), home_(home), client_(client_id) {}
 
   void execute(std::span<Batch> batches, Counters& counters) {
+    if (uint8_t hooks = pool_->round_trip_hooks(); hooks != 0) [[unlikely]] {
+      execute_hooked(batches, counters, hooks);
+      return;
+    }
     for (Batch& b : batches)
       for (const Verb& v : b.verbs()) perform(v, counters);
-    if (pool_->yield_per_round_trip()) boost::this_fiber::yield();
   }
 
   void pause() {
@@ -82,6 +85,46 @@ class Endpoint {
     }
   }
 
+  // The round trip under the pool's test hooks (shm::Pool::round_trip_hooks).
+  void execute_hooked(std::span<Batch> batches, Counters& counters, uint8_t hooks) {
+    for (Batch& b : batches)
+      for (const Verb& v : b.verbs()) {
+#ifdef DMRT_FAULT_INJECTION
+        if ((hooks & Pool::kTornReads) && v.kind == VerbKind::kRead && read_torn(v)) continue;
+#endif
+        perform(v, counters);
+      }
+    if (hooks & Pool::kYieldPerRoundTrip) boost::this_fiber::yield();
+  }
+
+#ifdef DMRT_FAULT_INJECTION
+  // Performs a READ in two pieces split at a word boundary inside it, yielding between them;
+  // false (nothing done) when no boundary falls inside it. The split and which piece goes first
+  // come from a splitmix64 sequence per client: deterministic for a given schedule.
+  bool read_torn(const Verb& v) {
+    std::byte* src = translate(v.remote, v.length);
+    auto start = reinterpret_cast<uintptr_t>(src);
+    uintptr_t first = (start | 7) + 1, end = start + v.length;  // first boundary after start
+    if (first >= end) return false;
+    uint64_t r = (uint64_t{client_} << 32) + ++tears_;
+    r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9ull;
+    r = (r ^ (r >> 27)) * 0x94d049bb133111ebull;
+    r ^= r >> 31;
+    size_t cut = first - start + 8 * ((r >> 1) % ((end - 1 - first) / 8 + 1));
+    auto* dst = static_cast<std::byte*>(v.local);
+    if (r & 1) {
+      local::read(src, dst, cut);
+      boost::this_fiber::yield();
+      local::read(src + cut, dst + cut, v.length - cut);
+    } else {
+      local::read(src + cut, dst + cut, v.length - cut);
+      boost::this_fiber::yield();
+      local::read(src, dst, cut);
+    }
+    return true;
+  }
+#endif
+
   MailboxRing ring(NodeId node, uint32_t mailbox) const {
     const MailboxGeometry& g = pool_->config().mailbox;
     if (mailbox >= g.mailboxes)
@@ -95,6 +138,7 @@ class Endpoint {
   NodeId home_;
   uint32_t client_;
   uint64_t pauses_ = 0;
+  uint64_t tears_ = 0;  // torn READs so far (shm::Pool::set_torn_reads)
 };
 
 struct Transport {

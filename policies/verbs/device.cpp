@@ -69,7 +69,7 @@ bool device_available(std::string* why) {
   if (n > 0) return true;
   if (why) {
     // ENOSYS: the kernel has no RDMA subsystem at all (no /sys/class/infiniband).
-    const std::string found = list ? "ibv_get_device_list found none"
+    const std::string found = list            ? "ibv_get_device_list found none"
                               : err == ENOSYS ? "this kernel has no RDMA support"
                                               : "ibv_get_device_list failed: " + err_text(err);
     *why = "no RDMA device: " + found +

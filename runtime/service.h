@@ -88,6 +88,20 @@ class ServiceThread {
   // Hosts call it when one fiber fails, so that the others (which poll the stop flag) end too
   // and the failure is reported (failed(), stop()) without waiting for an outside stop.
   void raise_stop() { stop_.store(true, std::memory_order_relaxed); }
+  // Runs one service fiber's body; when it throws, the host's other fibers stop too. A guard
+  // raises the flag while the exception passes, rather than a catch-and-rethrow on the fiber's
+  // stack, which AddressSanitizer cannot follow (it reports a false stack-use-after-scope).
+  template <class Body>
+  void run_fiber(Body&& body) {
+    struct StopOnUnwind {
+      ServiceThread* host;
+      int pending = std::uncaught_exceptions();
+      ~StopOnUnwind() {
+        if (std::uncaught_exceptions() > pending) host->raise_stop();
+      }
+    } guard{this};
+    body();
+  }
   template <class F>
   void start(F f) {
     thread_ = std::thread([this, f = std::move(f)]() mutable {

@@ -23,12 +23,7 @@ class ServiceHost : public ServiceThread {
         Client<ShmTransport> c(Endpoint(pool_, node, kServiceClientIdBase + w.fiber), opts);
         const Region& r = pool_->region(node);
         ServiceContext<ShmTransport> ctx(c, r.base, r.bytes, w.fiber, stop);
-        try {
-          body(ctx);
-        } catch (...) {
-          raise_stop();  // the service's other fibers end too
-          throw;
-        }
+        run_fiber([&] { body(ctx); });  // a failure stops the other fibers too
       });
     });
   }

@@ -36,12 +36,7 @@ class ServiceHost : public ServiceThread {
                 cluster.endpoint(cluster.self(), kServiceClientIdBase + w.fiber), opts);
             ServiceContext<VerbsTransport> ctx(c, cluster.local_region(),
                                                cluster.local_region_bytes(), w.fiber, stop);
-            try {
-              body(ctx);
-            } catch (...) {
-              raise_stop();  // the service's other fibers end too
-              throw;
-            }
+            run_fiber([&] { body(ctx); });  // a failure stops the other fibers too
           },
           hooks);
     });

@@ -97,7 +97,10 @@ case "$cmd" in
     fi
     if configure build-tsan -Db_sanitize=thread -Dbench=false; then
       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-        run_suites build-tsan "tsan" --suite concurrency --num-processes 1 --timeout-multiplier 4
+        # The fault proofs (RaceFaults) depend on interleavings that TSan's slowdown changes; they
+        # run in the release and ASan stages, and TSan looks for data races.
+        run_suites build-tsan "tsan" --suite concurrency --num-processes 1 --timeout-multiplier 4 \
+          --test-args=--gtest_filter=-RaceFaults.*
     else
       failed=$((failed + 1))
     fi

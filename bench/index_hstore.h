@@ -15,7 +15,7 @@
 #include "policies/shm/service.h"
 #include "runtime/client.h"
 #include "runtime/kv.h"
-#include "runtime/layout.h"
+#include "runtime/services_word.h"
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/service.h"
 #endif
@@ -133,8 +133,7 @@ struct HStoreAdapter {
   static void require_remote_servers(Client<T>& setup, const hstore::Meta& m) {
     for (auto [node, info] : {std::pair{m.hts_node, hstore::HtsService::kInfo},
                               std::pair{m.sls_node, hstore::SlsService::kInfo}}) {
-      uint64_t word = setup.template read_value<uint64_t>(layout::services_word(node));
-      if (!(word & service_bit(info)))
+      if (!(await_services(setup, node) & service_bit(info)))
         throw ConfigError("hstore: memory node " + std::to_string(node) +
                           " does not run the service " + std::string(info.name) +
                           " (start its dmrt-node with --service " + std::string(info.name) +

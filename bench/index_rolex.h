@@ -13,7 +13,7 @@
 #include "policies/shm/service.h"
 #include "runtime/client.h"
 #include "runtime/kv.h"
-#include "runtime/layout.h"
+#include "runtime/services_word.h"
 #include "runtime/service.h"
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/service.h"
@@ -115,8 +115,7 @@ struct RolexAdapter {
       // service (dmrt-node --service rolex); otherwise the compute clients retrain.
       rolex::Options here = ro;
       NodeId node = setup.memory_nodes().front();
-      uint64_t services = setup.template read_value<uint64_t>(layout::services_word(node));
-      if (services & service_bit(rolex::RetrainService::kInfo)) {
+      if (await_services(setup, node) & service_bit(rolex::RetrainService::kInfo)) {
         here.compute_retrain_fallback = false;
         here.full_slt_wait_ns = rolex::Options{}.full_slt_wait_ns;
       }

@@ -24,8 +24,11 @@ inline constexpr uint64_t kSlotBytesOffset = 56;
 inline constexpr uint64_t kHeapStartOffset = 64;
 // Services the node's own process runs (one bit each, ServiceInfo::bit in
 // runtime/service_registry.h), set by the node program (dmrt-node --service) so that compute nodes
-// can tell whether a service is there.
+// can tell whether a service is there. The top bit says that the node program has started all of
+// its services: a compute node that connects while they are still starting must wait for it
+// (runtime/services_word.h) instead of reading a half-written word.
 inline constexpr uint64_t kServicesOffset = 72;
+inline constexpr uint64_t kServicesReady = uint64_t{1} << 63;
 // Well-known words an index uses to find its roots (directory, tree root...). Index code picks
 // its slot numbers; slot k lives at kRootSlotsOffset + 8k on a chosen node.
 inline constexpr uint64_t kRootSlotsOffset = 128;

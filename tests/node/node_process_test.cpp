@@ -15,6 +15,7 @@
 #include "indexes/hstore/index.h"
 #include "indexes/hstore/services.h"
 #include "runtime/layout.h"
+#include "runtime/services_word.h"
 #include "runtime/local_memory.h"
 #include "runtime/messaging.h"
 #include "tests/runtime/test_cluster.h"
@@ -79,10 +80,9 @@ TEST(NodeProcess, ShmNodeHostsHStoreServers) {
   ShmClient setup = testing::make_client(pool, 400);
   const uint64_t want =
       service_bit(hstore::HtsService::kInfo) | service_bit(hstore::SlsService::kInfo);
-  for (int i = 0; setup.read_value<uint64_t>(layout::services_word(0)) != want; ++i) {
-    ASSERT_LT(i, 3000) << "dmrt-node never advertised its services:\n" << read_file(log);
-    usleep(10000);
-  }
+  // The word carries the ready bit, which await_services strips; 30 s of patience.
+  EXPECT_EQ(await_services(setup, 0), want) << read_file(log);
+  EXPECT_EQ(setup.read_value<uint64_t>(layout::services_word(0)), want | layout::kServicesReady);
   hstore::Options o;
   o.expected_keys = 4096;
   auto index = hstore::Index<ShmTransport>::create(setup, o);
@@ -131,10 +131,7 @@ TEST(NodeProcess, StopsWhenAServiceFails) {
                           log);
   ASSERT_GT(node, 0);
   ShmClient setup = testing::make_client(pool, 400);
-  for (int i = 0; setup.read_value<uint64_t>(layout::services_word(0)) == 0; ++i) {
-    ASSERT_LT(i, 3000) << "dmrt-node never advertised its service:\n" << read_file(log);
-    usleep(10000);
-  }
+  EXPECT_EQ(await_services(setup, 0), service_bit(hstore::HtsService::kInfo)) << read_file(log);
   hstore::Options o;
   o.expected_keys = 4096;
   o.logs = 4;

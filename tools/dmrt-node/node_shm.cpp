@@ -33,7 +33,7 @@ int run_shm(const std::string& pool_name, const NodeArgs& args, const Services& 
     uint64_t word = start_services(args, registry, launcher, echo);
     // Services of other node processes may share this pool's nodes: add our bits to the word.
     auto w = local::word(pool->region(node).base + layout::kServicesOffset);
-    w.fetch_or(word);
+    w.fetch_or(word | layout::kServicesReady);
     std::cout << "dmrt-node " << node << " ready on shm pool '" << pool_name << "'" << std::endl;
     wait_until_stopped([&] { return launcher.any_failed(); });
   } catch (...) {

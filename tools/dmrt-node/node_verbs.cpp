@@ -63,7 +63,8 @@ int run_verbs(const VerbsArgs& va, const NodeArgs& args, const Services& registr
     // Advertised once every host has started: compute nodes read it to find the services.
     // Written by this CPU only; no one changes it with RDMA atomics.
     uint64_t word = start_services(args, registry, launcher, echo);
-    local::store_word(cluster.local_region() + layout::kServicesOffset, word);
+    local::store_word(cluster.local_region() + layout::kServicesOffset,
+                      word | layout::kServicesReady);
     std::cout << "dmrt-node " << node << " ready on " << config.nodes[node].address << std::endl;
     // A failed service (an index placing it elsewhere, too few fibers...) stops the node, so
     // that its compute nodes see an error instead of waiting for answers that never come.

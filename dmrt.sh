@@ -45,6 +45,45 @@ configure() {
   return 1
 }
 
+# The build outputs the tests of the given suites need (their executables and what they name in
+# "depends"), relative to build dir $1, so that a sanitizer stage builds only what it runs.
+suite_targets() {
+  local dir=$1; shift
+  python3 - "$dir" "$@" <<'PY'
+import json, os, subprocess, sys
+d, suites = sys.argv[1], {"dmrt:" + s for s in sys.argv[2:]}
+intro = lambda what: json.loads(subprocess.check_output(["meson", "introspect", d, what]))
+files = {t["id"]: t["filename"] for t in intro("--targets")}
+out = set()
+for t in intro("--tests"):
+    if suites & set(t["suite"]):
+        for i in t["depends"]:
+            out.update(files.get(i, []))
+        if isinstance(t["cmd"][0], str) and os.path.abspath(t["cmd"][0]).startswith(os.path.abspath(d) + "/"):
+            out.add(t["cmd"][0])
+for f in sorted(out):
+    print(os.path.relpath(f, d))
+PY
+}
+
+# Configures build dir $1 (meson options after it) and builds the tests of suites $SUITES only.
+configure_for_suites() {
+  local dir=$1; shift
+  local log
+  log=$(mktemp)
+  if { if [ -f "$dir/build.ninja" ]; then meson configure "$dir" "$@"; else meson setup "$dir" "$@"; fi; } >"$log" 2>&1; then
+    mapfile -t targets < <(suite_targets "$dir" "${SUITES[@]}")
+    rm -f "$log"
+    [ ${#targets[@]} -gt 0 ] && configure "$dir" && { targets=(); return 0; }
+  else
+    tail -n 60 "$log" >&2
+    rm -f "$log"
+  fi
+  targets=()
+  echo "dmrt: building $dir failed" >&2
+  return 1
+}
+
 passed=0
 failed=0
 # run_suites DIR LABEL [meson test args...]: runs tests, adds meson's per-test results to the totals.
@@ -88,14 +127,16 @@ case "$cmd" in
       failed=$((failed + 1))
     fi
     # Sanitizers run the suites that exercise concurrency and memory handling.
-    if configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false; then
+    SUITES=(unit concurrency process)
+    if configure_for_suites build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbench=false; then
       ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         run_suites build-asan "asan+ubsan" --suite unit --suite concurrency --suite process \
           --num-processes 1 --timeout-multiplier 3
     else
       failed=$((failed + 1))
     fi
-    if configure build-tsan -Db_sanitize=thread -Dbench=false; then
+    SUITES=(concurrency)
+    if configure_for_suites build-tsan -Db_sanitize=thread -Dbench=false; then
       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
         # The fault proofs (RaceFaults) depend on interleavings that TSan's slowdown changes; they
         # run in the release and ASan stages, and TSan looks for data races.

@@ -122,12 +122,10 @@ if [ "$DEFAULT" = 1 ]; then
       "NODE_ARGS='--service hstore-hts --service hstore-sls' $TWO --index hstore --workload e --keys 2000 --ops 4000"
       "$B --index chime --workload a --keys 2000 --ops 10000"
       "$B --index sherman --workload e --keys 2000 --ops 4000"
+      "$B --index dmtree --workload a --keys 2000 --ops 10000"
       "$B --index hstore --workload a --keys 2000 --ops 4000"
       "$B --index hstore --memory-nodes 2 --workload e --keys 2000 --ops 4000")
   fi
-  # Not in the list: "$B --index dmtree --workload a --keys 2000 --ops 10000" hangs in its load
-  # phase after 128 inserts on Soft-RoCE since the collab take-over and bootstrap changes of this
-  # round (it passed before); open in issue 21 until fixed. Run it with --cmd to reproduce.
   CMDS=("${DEFAULT_CMDS[@]}" "${CMDS[@]}")
 fi
 [ ${#CMDS[@]} -gt 0 ] || { echo "run.sh: nothing to run" >&2; exit 2; }

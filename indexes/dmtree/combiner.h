@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -53,7 +54,13 @@ class Combiner {
       return direct(value, out);
     }
     if (!r) {  // leader of the current round
-      bool ok = direct(value, out);
+      bool ok;
+      try {
+        ok = direct(value, out);
+      } catch (...) {
+        finish(s);  // the queued round still runs, led by one of its own members
+        throw;
+      }
       finish(s);
       return ok;
     }
@@ -62,15 +69,22 @@ class Combiner {
     int ready = 1;
     if (st == 1 && r->state.compare_exchange_strong(ready, 2, std::memory_order_acq_rel)) {
       std::string result;
-      bool ok = direct(r->value, write ? nullptr : &result);
-      r->ok = ok;
+      try {
+        r->ok = direct(r->value, write ? nullptr : &result);
+      } catch (...) {
+        // The members of this round share its outcome, the error included: they must not wait
+        // for a result that will never come (nor may the slot stay busy for ever).
+        r->error = std::current_exception();
+      }
       if (!write) r->result = std::move(result);
       r->state.store(3, std::memory_order_release);
       finish(s);
+      if (r->error) std::rethrow_exception(r->error);
       if (out) *out = r->result;
-      return ok;
+      return r->ok;
     }
     while (r->state.load(std::memory_order_acquire) != 3) c.pause();
+    if (r->error) std::rethrow_exception(r->error);
     shared_.fetch_add(1, std::memory_order_relaxed);
     if (out) *out = r->result;
     return r->ok;
@@ -84,6 +98,7 @@ class Combiner {
     std::string value;          // update: value to write (last queued wins)
     std::string result;         // search: value read
     bool ok = false;
+    std::exception_ptr error;  // the leader's failure, shared by every member
   };
   struct alignas(64) Slot {
     std::mutex m;

@@ -13,8 +13,8 @@
 #include "policies/shm/service.h"
 #include "runtime/client.h"
 #include "runtime/kv.h"
-#include "runtime/services_word.h"
 #include "runtime/service.h"
+#include "runtime/services_word.h"
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/service.h"
 #endif

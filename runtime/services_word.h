@@ -1,4 +1,5 @@
-// What a compute node learns from a memory node's services word: the services its node program runs.
+// What a compute node learns from a memory node's services word: the services its node program
+// runs.
 #pragma once
 
 #include <cstdint>

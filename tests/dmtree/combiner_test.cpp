@@ -68,7 +68,8 @@ TEST(DmtreeCombiner, LeaderFailureLetsTheQueuedRoundRun) {
   EXPECT_EQ(comb.shared(), 2u);
   // The slot is free: the next call leads at once.
   FiberClient c;
-  EXPECT_TRUE(comb.run(c, 7, true, "v", nullptr, [](std::string_view, std::string*) { return true; }));
+  EXPECT_TRUE(
+      comb.run(c, 7, true, "v", nullptr, [](std::string_view, std::string*) { return true; }));
 }
 
 TEST(DmtreeCombiner, RoundLeaderFailureReachesEveryMember) {

@@ -15,9 +15,9 @@
 #include "indexes/hstore/index.h"
 #include "indexes/hstore/services.h"
 #include "runtime/layout.h"
-#include "runtime/services_word.h"
 #include "runtime/local_memory.h"
 #include "runtime/messaging.h"
+#include "runtime/services_word.h"
 #include "tests/runtime/test_cluster.h"
 #include "tools/dmrt-node/echo.h"
 

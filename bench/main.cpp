@@ -181,6 +181,12 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30))
       ->capture_default_str()
       ->needs(verify);
+  app.add_option("--stall-seconds", opt.stall_seconds,
+                 "Wall-clock seconds one operation may run, or the others may keep running after "
+                 "a worker failed, before dmrt-bench gives up: exit 1 with what each worker was "
+                 "doing (0 = never)")
+      ->check(CLI::Range(0.0, 1e7))
+      ->capture_default_str();
   app.add_flag("--quiet", opt.quiet, "No table on stdout (with --json FILE: JSON only)");
   bool list = false;
   app.add_flag(

@@ -22,7 +22,9 @@
 #include "bench/report.h"
 #include "bench/transports.h"
 #include "bench/verify.h"
+#include "bench/watchdog.h"
 #include "bench/workload.h"
+#include "indexes/common/faults.h"
 #include "runtime/client.h"
 #include "runtime/scheduler.h"
 
@@ -85,6 +87,8 @@ class Bench {
     compute_ = c.compute_nodes();
     if (compute_.empty()) compute_ = c.memory_nodes();  // no compute node: clients live on node 0
     workers_.resize(static_cast<size_t>(opt.threads) * opt.fibers);
+    watch_.reset(new Watchdog::Slot[workers_.size()]);
+    if constexpr (kFaultInjection) fault_ = BenchFault::from_env();
 
     info_.index = std::string(A::kName);
     info_.transport = std::string(T::kName);
@@ -165,8 +169,9 @@ class Bench {
     uint64_t stamp = 0;  // per-writer value sequence
     std::string value, out;
     std::vector<std::pair<Key, std::string>> rows;
-    HistoryRecorder history;  // --verify: this client's operations
-    uint64_t t0 = 0, t1 = 0;  // the last timed() call's invocation and response
+    HistoryRecorder history;          // --verify: this client's operations
+    Watchdog::Slot* watch = nullptr;  // this worker's slot of the stall watchdog
+    uint64_t t0 = 0, t1 = 0;          // the last timed() call's invocation and response
   };
 
   // Runs f on one fiber of a 1x1 scheduler (so that transports whose verbs need a fiber work).
@@ -181,6 +186,7 @@ class Bench {
     if (!slot) {
       slot = std::make_unique<Worker>();
       slot->history = HistoryRecorder(id.index);
+      slot->watch = &watch_[id.index];
       slot->client = std::make_unique<Client<T>>(
           env_.endpoint(compute_[id.index % compute_.size()], id.index));
       slot->handle.reset(new Handle(A::handle(*index_, *slot->client)));
@@ -192,8 +198,16 @@ class Bench {
 
   // One timed index call with its verbs attributed to `kind`. `op` returns success.
   template <class Op>
-  void timed(Worker& w, OpKind kind, Op&& op) {
+  void timed(Worker& w, OpKind kind, Key key, Op&& op) {
     Client<T>& c = *w.client;
+    Watchdog::Slot& watch = *w.watch;
+    watch.begin(kind, key);
+    struct End {  // also when op() throws: a failed operation is not a stalled one
+      Watchdog::Slot& s;
+      ~End() { s.end(); }
+    } end{watch};
+    if constexpr (kFaultInjection)
+      if (fault_.at) fault_.apply(static_cast<unsigned>(&watch - watch_.get()), watch, c);
     const VerbCounters before = c.counters().total;
     const VerbCounters mem_before = c.counters().by_role[0];
     const VerbCounters cmp_before = c.counters().by_role[1];
@@ -217,19 +231,19 @@ class Bench {
     Key key = keys_(record);
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
     bool ok = false;
-    timed(w, OpKind::kInsert, [&] { return ok = w.handle->insert(key, w.value); });
+    timed(w, OpKind::kInsert, key, [&] { return ok = w.handle->insert(key, w.value); });
     if (opt_.verify) w.history.insert(key, w.value, ok, w.t0, w.t1);
     return ok;
   }
   void do_search(Worker& w, uint32_t, Key key) {
     bool ok = false;
-    timed(w, OpKind::kSearch, [&] { return ok = w.handle->search(key, w.out); });
+    timed(w, OpKind::kSearch, key, [&] { return ok = w.handle->search(key, w.out); });
     if (opt_.verify) w.history.search(key, ok, w.out, w.t0, w.t1);
   }
   void do_update(Worker& w, uint32_t id, Key key) {
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
     bool ok = false;
-    timed(w, OpKind::kUpdate, [&] { return ok = w.handle->update(key, w.value); });
+    timed(w, OpKind::kUpdate, key, [&] { return ok = w.handle->update(key, w.value); });
     if (opt_.verify) w.history.update(key, w.value, ok, w.t0, w.t1);
   }
   void do_rmw(Worker& w, uint32_t id, Key key) {
@@ -238,7 +252,7 @@ class Bench {
     // split at the update's start: the index gives no atomicity across them.
     bool found = false, updated = false;
     uint64_t mid = 0;
-    timed(w, OpKind::kRmw, [&] {
+    timed(w, OpKind::kRmw, key, [&] {
       found = w.handle->search(key, w.out);
       if (opt_.verify) mid = w.client->now_ns();
       updated = w.handle->update(key, w.value);
@@ -251,7 +265,7 @@ class Bench {
   }
   void do_scan(Worker& w, uint32_t, Key key, uint32_t count) {
     if constexpr (kSupportsScan<A>) {
-      timed(w, OpKind::kScan, [&] {
+      timed(w, OpKind::kScan, key, [&] {
         w.handle->scan(key, count, w.rows);
         return !w.rows.empty() && w.rows.front().first == key;
       });
@@ -278,6 +292,9 @@ class Bench {
       Progress progress(name, target, seconds);
       Scheduler sched({opt_.threads, opt_.fibers});
       sched_ = &sched;
+      for (size_t i = 0; i < workers_.size(); ++i) watch_[i].end();
+      Watchdog watchdog(name, watch_.get(), static_cast<unsigned>(workers_.size()),
+                        opt_.stall_seconds, sched);
       struct Forget {
         const Scheduler*& s;
         ~Forget() { s = nullptr; }
@@ -438,6 +455,8 @@ class Bench {
   RunInfo info_;
   std::vector<NodeId> compute_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<Watchdog::Slot[]> watch_;  // one per worker, for the phase's Watchdog
+  BenchFault fault_;                         // test builds: DMRT_BENCH_FAULT
   std::unique_ptr<Client<T>> setup_;
   std::shared_ptr<Index> index_;
   uint64_t expected_inserts_ = 0;

@@ -12,6 +12,16 @@ Scheduler::Scheduler(SchedulerOptions opts) : opts_(opts) {
     throw ConfigError("scheduler needs at least one thread and one fiber per thread");
 }
 
+std::string Scheduler::failure() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return failure_;
+}
+
+std::string worker_name(const WorkerId& w) {
+  return "worker " + std::to_string(w.index) + " (thread " + std::to_string(w.thread) + ", fiber " +
+         std::to_string(w.fiber) + ")";
+}
+
 uint64_t Scheduler::fiber_stack_bytes() {
   return boost::context::stack_traits::default_size();
 }
@@ -23,11 +33,17 @@ void Scheduler::run(const std::function<void(const WorkerId&)>& body, const Thre
   WorkerId first_worker;
   unsigned failed = 0;
 
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    failure_.clear();
+  }
   auto record = [&](const WorkerId& w, std::exception_ptr e) {
     std::lock_guard<std::mutex> g(mu);
     if (!first) {
       first = e;
       first_worker = w;
+      std::lock_guard<std::mutex> g2(mu_);
+      failure_ = worker_name(w) + " failed: " + describe(e);
     }
     ++failed;
     request_stop();
@@ -70,9 +86,7 @@ void Scheduler::run(const std::function<void(const WorkerId&)>& body, const Thre
   }
 
   if (first) {
-    throw WorkerFailure("worker " + std::to_string(first_worker.index) + " (thread " +
-                            std::to_string(first_worker.thread) + ", fiber " +
-                            std::to_string(first_worker.fiber) + ") failed: " + describe(first) +
+    throw WorkerFailure(worker_name(first_worker) + " failed: " + describe(first) +
                             (failed > 1 ? " (" + std::to_string(failed - 1) + " more failed)" : ""),
                         first, failed);
   }

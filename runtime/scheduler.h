@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <string>
 
 #include "runtime/error.h"
@@ -16,6 +17,9 @@ struct WorkerId {
   unsigned fiber = 0;
   unsigned index = 0;  // thread * fibers_per_thread + fiber: unique, dense
 };
+
+// "worker N (thread t, fiber f)", as failures and reports name workers.
+std::string worker_name(const WorkerId& w);
 
 struct SchedulerOptions {
   unsigned threads = 1;
@@ -55,6 +59,9 @@ class Scheduler {
 
   void request_stop() { stop_.store(true, std::memory_order_relaxed); }
   bool stop_requested() const { return stop_.load(std::memory_order_relaxed); }
+  // While run() runs, from any thread: "" or the first failure ("worker N (thread t, fiber f)
+  // failed: ..."), for a watchdog that must report it when the other workers never finish.
+  std::string failure() const;
   const SchedulerOptions& options() const { return opts_; }
   unsigned workers() const { return opts_.threads * opts_.fibers; }
   // Stack bytes reserved for each worker fiber (Boost.Context's default stack).
@@ -63,6 +70,8 @@ class Scheduler {
  private:
   SchedulerOptions opts_;
   std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;  // guards failure_
+  std::string failure_;
 };
 
 }  // namespace dmrt

@@ -26,6 +26,7 @@ namespace dmrt::chime {
 template <Transport T>
 class Tree : public std::enable_shared_from_this<Tree<T>> {
  public:
+  using Options = chime::Options;
   class Handle;
 
   static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
@@ -48,6 +49,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
   Handle handle(Client<T>& c) { return Handle(this->shared_from_this(), c); }
 
+  // The Index concept's form: this tree has no pool-wide figures to read, only its own.
+  IndexStats stats(Client<T>&) { return stats(); }
   IndexStats stats() {
     const auto& s = core_.stats();
     return {{"height", static_cast<double>(core_.cached_height()) + 1},
@@ -570,5 +573,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     uint64_t held_word_ = 0;  // its lock word as found when taken (lock bit clear)
   };
 };
+
+// The name every index namespace offers (runtime/index.h's Index concept).
+template <Transport T>
+using Index = Tree<T>;
 
 }  // namespace dmrt::chime

@@ -31,6 +31,7 @@ namespace dmrt::dmtree {
 template <Transport T>
 class Tree : public std::enable_shared_from_this<Tree<T>> {
  public:
+  using Options = dmtree::Options;
   class Handle;
   static constexpr uint64_t kMagic = 0x45455254444d4431ull;  // "1DMDTREE"
 
@@ -77,6 +78,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   // This compute node departs (its clients must have stopped): ownership of its tables moves.
   void leave(Client<T>& c) { svc_->leave(c); }
 
+  // The Index concept's form: this tree has no pool-wide figures to read, only its own.
+  IndexStats stats(Client<T>&) { return stats(); }
   IndexStats stats() {
     const auto& s = core_.stats();
     const auto& v = svc_->stats();
@@ -625,5 +628,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     uint64_t held_id_ = 0;
   };
 };
+
+// The name every index namespace offers (runtime/index.h's Index concept).
+template <Transport T>
+using Index = Tree<T>;
 
 }  // namespace dmrt::dmtree

@@ -30,6 +30,7 @@ namespace dmrt::hstore {
 template <Transport T>
 class Index : public std::enable_shared_from_this<Index<T>> {
  public:
+  using Options = hstore::Options;
   class Handle;
   using ValueFn = std::function<std::string(Key)>;
 

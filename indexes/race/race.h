@@ -31,6 +31,7 @@ struct Item {
 template <Transport T>
 class RaceIndex {
  public:
+  using Options = race::Options;
   class Handle;
 
   // Builds the directory and the first 2^initial_global_depth subtables on the memory nodes and
@@ -692,5 +693,9 @@ class RaceIndex<T>::Handle {
   std::string block_;
   uint64_t picks_ = 0;
 };
+
+// The name every index namespace offers (runtime/index.h's Index concept).
+template <Transport T>
+using Index = RaceIndex<T>;
 
 }  // namespace dmrt::race

@@ -40,6 +40,7 @@ struct View {
 template <Transport T>
 class Index : public std::enable_shared_from_this<Index<T>> {
  public:
+  using Options = rolex::Options;
   class Handle;
   using ValueFn = std::function<std::string(Key)>;
 

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "indexes/common/root_slots.h"
+
 namespace dmrt::chime {
 
 struct Options {
@@ -19,7 +21,7 @@ struct Options {
   bool vacancy_piggyback = true;     // off: the vacancy bitmap costs a separate READ after locking
   bool metadata_replication = true;  // off: leaf metadata (nv, sibling) costs a separate READ
   bool speculative_read = true;      // hotness-aware speculative single-entry READ
-  unsigned root_slot = 8;            // layout::root_slot on the first memory node
+  unsigned root_slot = root_slots::kChime;  // layout::root_slot on the first memory node
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.
   struct Faults {

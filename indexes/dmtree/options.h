@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "indexes/common/root_slots.h"
+
 namespace dmrt::dmtree {
 
 struct Options {
@@ -21,12 +23,13 @@ struct Options {
   uint32_t internal_span = 32;  // pivots per internal node
   uint64_t max_leaves = 0;      // 0 = as many as the compute area / memory node allow
   unsigned vnodes = 64;         // virtual nodes per compute node on the ownership ring
-  // Root slots on the first memory node (CHIME 8, Sherman 9, ROLEX 12 use others).
-  unsigned root_slot = 10;        // B+-tree root word
-  unsigned meta_slot = 15;        // DMTree descriptor (leaf arena)
-  unsigned membership_slot = 11;  // collaborative service: membership word, table-id counter,
-  unsigned counter_slot = 13;     // service descriptor
-  unsigned descriptor_slot = 14;
+  // Root slots on the first memory node (indexes/common/root_slots.h lists every index's).
+  unsigned root_slot = root_slots::kDmtreeRoot;  // B+-tree root word
+  unsigned meta_slot = root_slots::kDmtreeMeta;  // DMTree descriptor (leaf arena)
+  // The collaborative service's membership word, table-id counter and descriptor.
+  unsigned membership_slot = root_slots::kCollabMembership;
+  unsigned counter_slot = root_slots::kCollabCounter;
+  unsigned descriptor_slot = root_slots::kCollabDescriptor;
   uint32_t combiner_slots = 4096;
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.

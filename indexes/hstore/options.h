@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "indexes/common/root_slots.h"
+
 namespace dmrt::hstore {
 
 // Everything the creator decides is written into the meta block, so servers and attaching compute
@@ -14,9 +16,9 @@ struct Options {
   double load_factor = 0.75;         // of the head buckets' slots (notes A6)
   double overflow_fraction = 0.5;    // overflow buckets, as a fraction of the head buckets
   // --- placement ---------------------------------------------------------------------------------
-  int hts_node = -1;        // memory node of the hash-table server and its table (-1: first)
-  int sls_node = -1;        // memory node of the skiplist server (-1: last memory node)
-  unsigned root_slot = 16;  // layout::root_slot on the first memory node that points at the meta
+  int hts_node = -1;  // memory node of the hash-table server and its table (-1: first)
+  int sls_node = -1;  // memory node of the skiplist server (-1: last memory node)
+  unsigned root_slot = root_slots::kHstore;  // on the first memory node: points at the meta
   // --- servers (paper §4.1 threading model, notes A11/A13) -----------------------------------
   unsigned logs = 4;          // HTS update logs = HTS worker fibers
   unsigned partitions = 4;    // SLS skiplist partitions = SLS applier fibers
@@ -37,7 +39,7 @@ struct Options {
 
 // Per-host knobs of a server process (not shared through the meta block).
 struct ServerOptions {
-  unsigned root_slot = 16;       // where the meta is published (first memory node)
+  unsigned root_slot = root_slots::kHstore;  // where the meta is published (first memory node)
   bool recover = false;          // HTS: rebuild the hash table from the SLS before serving
   uint64_t idle_sleep_us = 50;   // real-time transports: sleep when the whole server was idle
   uint64_t idle_after_us = 500;  // ... for this long (sim: set idle_sleep_us = 0)

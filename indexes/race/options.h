@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "indexes/common/root_slots.h"
 #include "runtime/address.h"
 
 namespace dmrt::race {
@@ -30,7 +31,7 @@ struct Options {
   bool same_slot_for_same_key = true;
   // Memory node holding the directory (kFirstMemoryNode = the first one); root slot used there.
   NodeId home = kFirstMemoryNode;
-  unsigned root_slot = 1;
+  unsigned root_slot = root_slots::kRace;
   // Test-only faults that prove a checker can fail; they act only in builds with
   // DMRT_FAULT_INJECTION (meson fault_injection: on in test builds). Never set them elsewhere.
   struct Faults {

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "indexes/common/root_slots.h"
+
 namespace dmrt::rolex {
 
 struct Options {
@@ -18,7 +20,7 @@ struct Options {
   uint32_t initial_groups = 1;  // empty create: model groups splitting [0, key_space) evenly
   uint64_t key_space = 0;       // empty create: keys expected in [0, key_space); 0 = 2^64
   uint32_t cirq_slots = 4096;   // retraining queue (CirQ) entries
-  unsigned root_slot = 12;      // layout::root_slot on the memory node that holds the index
+  unsigned root_slot = root_slots::kRolex;  // layout::root_slot on the index's memory node
   // Technique switches (paper steps and the digest's choices, for the ablation).
   bool fetch_before_lock = true;  // insert/update/delete: a search before locking (paper step 1)
   bool combine_lock_and_read = false;  // post the lock CAS and the chain re-read in one batch (A16)

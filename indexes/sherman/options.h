@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "indexes/common/root_slots.h"
+
 namespace dmrt::sherman {
 
 struct Options {
@@ -15,7 +17,7 @@ struct Options {
   bool local_lock_table = true;  // hierarchical lock: local queue + remote lock hand-over
   uint32_t handover_max = 8;     // consecutive local hand-overs before the lock is released
   bool write_combining = true;   // write-back and unlock in one batch (one round trip)
-  unsigned root_slot = 9;  // layout::root_slot on the first memory node (RACE/CHIME use others)
+  unsigned root_slot = root_slots::kSherman;  // layout::root_slot on the first memory node
   uint32_t lock_table_slots = 4096;
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.

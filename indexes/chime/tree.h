@@ -85,6 +85,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   static const Options& validate(const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("chime: value_size must be in [1, 1024]");
+    validate_option_fields("chime", o);  // each field's range (Options::fields())
+    if (o.neighborhood > o.span) throw ConfigError("chime: neighborhood must not exceed span");
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("chime: root_slot out of range");
     return o;
   }

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "indexes/common/root_slots.h"
+#include "runtime/option_fields.h"
 
 namespace dmrt::dmtree {
 
@@ -37,6 +39,43 @@ struct Options {
     bool skip_negative_confirm = false;  // a search trusts a cached copy that lacks the fingerprint
     bool ack_without_write = false;      // insert returns true without writing the entry
   } faults;
+
+  // The fields a user sets (bench flags --dmtree-*, JSON, TOML), each declared once; the bench
+  // adds --dmtree-ablation and --dmtree-max-leaves on top (bench/index_dmtree.h).
+  static constexpr auto fields();
 };
+
+constexpr auto Options::fields() {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  return option_fields(
+      option_switch("collaborative", &Options::collaborative,
+                    "Fingerprint tables and leaf locks on the compute nodes (off: the FP-B+-tree "
+                    "baseline, all on the memory node)"),
+      option_switch("cached_copies", &Options::cached_copies,
+                    "Keep copies of peers' fingerprint tables (collaborative only)"),
+      option_switch("scan_filter", &Options::scan_filter,
+                    "Scans read only the slot range the fingerprints mark used"),
+      option_switch("read_delegation", &Options::read_delegation,
+                    "Concurrent searches of one key on a compute node share one read"),
+      option_switch("write_combining", &Options::write_combining,
+                    "Concurrent updates of one key on a compute node share one write"),
+      option_number("batch_limit", &Options::batch_limit,
+                    "Followers per delegated or combined round", 1u, 1u << 16),
+      option_number("span", &Options::leaf_span, "KV slots per leaf (= fingerprints per table)", 4u,
+                    64u),
+      option_number("internal_span", &Options::internal_span, "Pivots per internal node", 4u,
+                    1024u),
+      option_number("cache_bytes", &Options::cache_bytes,
+                    "Internal-node cache per compute node (bench: --cache-mb)", uint64_t{0}, kMax)
+          .no_flag(),
+      option_number("vnodes", &Options::vnodes,
+                    "Virtual nodes per compute node on the ownership ring", 1u, 4096u),
+      option_number("combiner_slots", &Options::combiner_slots,
+                    "Delegation/combining slots per compute node", 1u, 1u << 24),
+      option_number("max_leaves", &Options::max_leaves,
+                    "Leaf arena capacity (0: as many as the memory node allows)", uint64_t{0},
+                    uint64_t{1} << 40)
+          .no_flag());
+}
 
 }  // namespace dmrt::dmtree

@@ -124,8 +124,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   static void validate(const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("dmtree: value_size must be in [1, 1024]");
-    if (o.leaf_span < 4 || o.leaf_span > 64)
-      throw ConfigError("dmtree: leaf_span must be in [4, 64]");
+    validate_option_fields("dmtree", o);  // each field's range (Options::fields())
     for (unsigned s : {o.root_slot, o.meta_slot})
       if (s >= layout::kRootSlots) throw ConfigError("dmtree: root slot out of range");
   }

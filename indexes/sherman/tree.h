@@ -80,8 +80,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   static const Options& validate(const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("sherman: value_size must be in [1, 1024]");
-    if (o.leaf_span < 4 || o.leaf_span > 1024)
-      throw ConfigError("sherman: leaf_span must be in [4, 1024]");
+    validate_option_fields("sherman", o);  // each field's range (Options::fields())
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("sherman: root_slot out of range");
     return o;
   }

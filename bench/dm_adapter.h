@@ -61,6 +61,16 @@ struct FlagExtras {
   void describe(nlohmann::json&, const Opts&) const {}
 };
 
+// The sizing the trees (CHIME, Sherman, DMTree) take from the bench: --value-size, and --cache-mb
+// as their internal-node cache per compute node when it is given.
+template <class Opts>
+Opts tree_options(const IndexOptions& io) {
+  Opts o;
+  o.value_size = static_cast<uint32_t>(io.value_size);
+  if (io.cache_bytes) o.cache_bytes = io.cache_bytes;
+  return o;
+}
+
 // An index created with its memory-node services: `stop` stops them (empty when none run here).
 template <class I>
 struct Deployed {

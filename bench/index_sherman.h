@@ -24,10 +24,7 @@ struct ShermanSpec {
 
   template <Transport T>
   static Options options(const IndexOptions& io) {
-    Options o;
-    o.value_size = static_cast<uint32_t>(io.value_size);
-    if (io.cache_bytes) o.cache_bytes = io.cache_bytes;  // --cache-mb: per compute node
-    return o;
+    return tree_options<Options>(io);
   }
 };
 

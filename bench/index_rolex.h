@@ -1,18 +1,20 @@
-// `rolex`: ROLEX learned index (FAST'23) on disaggregated memory, with its memory-node retraining
-// service.
+// `rolex`: ROLEX learned index (FAST'23) with its memory-node retraining service; its --rolex-*
+// flags come from rolex::Options::fields().
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 #include <type_traits>
-#include <utility>
 
-#include "bench/index_rolex_flags.h"
+#include "bench/adapter.h"
+#include "bench/dm_adapter.h"
 #include "indexes/rolex/index.h"
 #include "indexes/rolex/services.h"
 #include "policies/shm/service.h"
 #include "runtime/client.h"
-#include "runtime/kv.h"
 #include "runtime/service.h"
 #include "runtime/services_word.h"
 #if DMRT_TRANSPORT_SIM
@@ -21,116 +23,96 @@
 
 namespace dmrt::bench {
 
-template <Transport T>
-struct RolexAdapter {
+struct RolexSpec {
   static constexpr std::string_view kName = "rolex";
+  static constexpr std::string_view kTitle = "ROLEX";
   static constexpr std::string_view kSummary =
       "ROLEX (FAST'23): learned models cached on compute nodes, one-sided leaves, retraining on "
       "the memory node";
-  static constexpr bool kLocal = false;
+  using Options = rolex::Options;
+  template <Transport T>
+  using Index = rolex::Index<T>;
+  static constexpr bool kPerComputeNode = false;  // its model cache is per handle
 
-  // The index plus the retraining service it needs, homed on the memory node: on shm a thread,
-  // on sim a service fiber in virtual time whose work is charged as the memory node's CPU (so
-  // retraining is off the compute clients' path, as in the paper). Other transports (no
-  // ServiceHost here yet): the compute client that meets a full synonym table retrains the group
-  // itself (Options::compute_retrain_fallback; its verbs are then counted on that client).
-  struct Index {
-    std::shared_ptr<rolex::Index<T>> index;
-    std::unique_ptr<shm::ServiceHost> service;
+  // Transports on which the bench hosts the retraining service itself: on shm a thread, on sim a
+  // service fiber in virtual time whose work is charged as the memory node's CPU (so retraining
+  // is off the compute clients' path, as in the paper). On the others the memory node is another
+  // process: it retrains if its dmrt-node runs `--service rolex`, else the compute client that
+  // meets a full synonym table retrains the group itself (Options::compute_retrain_fallback).
+  template <Transport T>
+  static constexpr bool kHostsService = std::is_same_v<T, ShmTransport>
 #if DMRT_TRANSPORT_SIM
-    std::unique_ptr<sim::ServiceHost> sim_service;
+                                        || std::is_same_v<T, SimTransport>
 #endif
-    ~Index() {
-      try {
-        if (service) service->stop();
-#if DMRT_TRANSPORT_SIM
-        if (sim_service) sim_service->stop();
-#endif
-      } catch (...) {
-      }
-    }
-  };
-  using Handle = typename rolex::Index<T>::Handle;
-  using Flags = RolexFlags;  // --rolex-* (bench/index_rolex_flags.h)
-  // Transports with a retraining ServiceHost above; the others retrain on the compute side.
-#if DMRT_TRANSPORT_SIM
-  static constexpr bool kHasService =
-      std::is_same_v<T, ShmTransport> || std::is_same_v<T, SimTransport>;
-#else
-  static constexpr bool kHasService = std::is_same_v<T, ShmTransport>;
-#endif
+      ;
 
-  // The options the index runs with: sizing from the bench, then the --rolex-* flags. Used by
-  // create() and by describe() (the "index_options" of every result).
-  static rolex::Options options(const IndexOptions& o, const Flags& f) {
-    rolex::Options ro;
-    ro.value_size = static_cast<uint32_t>(o.value_size);
-    ro.expected_keys = o.expected_keys;
-    ro.key_space = o.key_space ? o.key_space + 1 : 0;
+  // dmrt-bench's defaults: the index's own, except the retraining threshold. A bench load
+  // arrives as inserts into groups trained on nothing, so every key lands in a synonym leaf;
+  // retraining once 16 SLT slots are in use (not the full 128) keeps searches at a few leaves
+  // instead of ~90.
+  // initial_groups follows the expected keys (options() below).
+  static constexpr std::array<std::string_view, 1> kDerivedDefaults{"initial_groups"};
+  static Options shown() {
+    Options o;
+    o.retrain_threshold = 16;
+    return o;
+  }
+
+  template <Transport T>
+  static Options options(const IndexOptions& io) {
+    Options o = shown();
+    o.value_size = static_cast<uint32_t>(io.value_size);
+    o.expected_keys = io.expected_keys;
+    o.key_space = io.key_space ? io.key_space + 1 : 0;
     // Loads arrive as inserts: pre-cut the key space into groups of ~1000 expected keys each,
     // so retraining a group stays as cheap as the paper's ~1,465 keys per model.
-    ro.initial_groups = static_cast<uint32_t>(
-        std::max<uint64_t>(1, std::min<uint64_t>(o.expected_keys / 1000, 1u << 20)));
-    if constexpr (!kHasService) {
-      ro.compute_retrain_fallback = true;
-      ro.full_slt_wait_ns = 0;
+    o.initial_groups = static_cast<uint32_t>(
+        std::max<uint64_t>(1, std::min<uint64_t>(io.expected_keys / 1000, 1u << 20)));
+    if constexpr (!kHostsService<T>) {
+      o.compute_retrain_fallback = true;
+      o.full_slt_wait_ns = 0;
     }
-    f.apply(ro);
-    return ro;
+    return o;
   }
-  static nlohmann::json describe(const IndexOptions& o, const Flags& f) {
-    nlohmann::json j = RolexFlags::describe(options(o, f));
-    // "auto": create() reads the memory node's services word (dmrt-node --service rolex).
-    if constexpr (!kHasService) j["compute_retrain_fallback"] = "auto";
-    return j;
+  // "auto": deploy() reads the memory node's services word (dmrt-node --service rolex).
+  template <Transport T>
+  static void describe(nlohmann::json& j, const Options&) {
+    if constexpr (!kHostsService<T>) j["compute_retrain_fallback"] = "auto";
   }
 
-  static std::shared_ptr<Index> create(Client<T>& setup, const IndexOptions& o, const Flags& f) {
-    const rolex::Options ro = options(o, f);
-    auto out = std::make_shared<Index>();
+  template <Transport T>
+  static Deployed<Index<T>> deploy(Client<T>& setup, const Options& ro) {
+    Deployed<Index<T>> out;
+    const NodeId node = setup.memory_nodes().front();
+    rolex::ServiceOptions so;
+    so.root_slot = ro.root_slot;
     if constexpr (std::is_same_v<T, ShmTransport>) {
       // Non-owning: the bench's environment owns the pool and outlives the index.
       std::shared_ptr<shm::Pool> pool(std::shared_ptr<void>{}, &setup.endpoint().pool());
-      NodeId node = setup.memory_nodes().front();
-      out->index = rolex::Index<T>::create(setup, ro);
-      rolex::ServiceOptions so;
-      so.root_slot = ro.root_slot;
-      out->service = std::make_unique<shm::ServiceHost>(
+      out.index = Index<T>::create(setup, ro);
+      auto host = std::make_shared<shm::ServiceHost>(
           pool, node, 1,
           [so](ServiceContext<ShmTransport>& ctx) { rolex::retrain_service(ctx, so); });
+      out.stop = [host] { host->stop(); };
 #if DMRT_TRANSPORT_SIM
     } else if constexpr (std::is_same_v<T, SimTransport>) {
-      NodeId node = setup.memory_nodes().front();
-      out->index = rolex::Index<T>::create(setup, ro);
-      rolex::ServiceOptions so;
-      so.root_slot = ro.root_slot;
+      out.index = Index<T>::create(setup, ro);
       so.idle_sleep_us = 0;  // a wall-clock sleep would only slow the simulation down
       // Frozen between the bench's phases, stopped (in virtual time) when the index goes away.
-      out->sim_service = std::make_unique<sim::ServiceHost>(
+      auto host = std::make_shared<sim::ServiceHost>(
           setup.endpoint().core_ptr(), node, 1,
           [so](ServiceContext<SimTransport>& ctx) { rolex::retrain_service(ctx, so); });
+      out.stop = [host] { host->stop(); };
 #endif
     } else {
-      // The memory node is another process (verbs: dmrt-node). It retrains if it advertises the
-      // service (dmrt-node --service rolex); otherwise the compute clients retrain.
-      rolex::Options here = ro;
-      NodeId node = setup.memory_nodes().front();
+      Options here = ro;
       if (await_services(setup, node) & service_bit(rolex::RetrainService::kInfo)) {
         here.compute_retrain_fallback = false;
-        here.full_slt_wait_ns = rolex::Options{}.full_slt_wait_ns;
+        here.full_slt_wait_ns = Options{}.full_slt_wait_ns;
       }
-      out->index = rolex::Index<T>::create(setup, here);
+      out.index = Index<T>::create(setup, here);
     }
     return out;
-  }
-  static Handle handle(Index& idx, Client<T>& c) {
-    return idx.index->handle(c);
-  }
-  static IndexStats stats(Index& idx, Client<T>& c) {
-    return idx.index->stats(c);
-  }
-  static uint64_t cache_bytes(Index&, Handle& h) {
-    return h.cache_bytes();
   }
 };
 

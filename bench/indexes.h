@@ -1,6 +1,11 @@
-// dmrt-bench's index adapter layer: one adapter per index, one file each, all listed in IndexList.
+// dmrt-bench's index adapter layer: every index this build offers, listed once in IndexList.
 //
-// An adapter is a struct template over the transport with:
+// The disaggregated-memory indexes share one adapter, DmAdapter<Spec, T> (bench/dm_adapter.h),
+// built from the Index concept and the index's option field list; bench/index_<name>.h holds only
+// the index's spec (name, summary, how IndexOptions map onto its Options, its extra flags and
+// its memory-node services). The local peers (tbb-hash, ordered-map) keep small adapters.
+//
+// Whatever its origin, an adapter is a struct template over the transport with:
 //   static constexpr std::string_view kName     the --index name
 //   static constexpr std::string_view kSummary  one line for --help and docs
 //   static constexpr bool kLocal                true for single-machine peers (no verbs at all)
@@ -18,7 +23,8 @@
 //   static uint64_t shared_cache_bytes(Index&); a cache shared by clients (per compute node),
 //                                               added once to the handles' sum
 // Whether an index supports scans (workload E) is whether its Handle models RangeHandle.
-// To add an index: write bench/index_<name>.h with such an adapter and list it in IndexList below.
+// To add a disaggregated-memory index: write bench/index_<name>.h with its spec (the contract is at
+// the top of bench/dm_adapter.h) and add DmAdapter<Spec, T> to IndexList below.
 #pragma once
 
 #include <concepts>
@@ -32,6 +38,7 @@
 #include <vector>
 
 #include "bench/adapter.h"
+#include "bench/dm_adapter.h"
 #include "policies/shm/transport.h"
 #include "runtime/client.h"
 #include "runtime/kv.h"
@@ -71,14 +78,13 @@ struct TypeList {};
 
 }  // namespace dmrt::bench
 
-// ---- the adapters (one file each) ------------------------------------------------------------
+// ---- the specs of the DM indexes, the local peers' adapters (one file each) -----------------
 #include "bench/index_chime.h"
 #include "bench/index_dmtree.h"
 #include "bench/index_hstore.h"
 #include "bench/index_ordered_map.h"
 #include "bench/index_race.h"
 #include "bench/index_rolex.h"
-#include "bench/index_rolex_flags.h"
 #include "bench/index_sherman.h"
 #include "bench/index_tbb_hash.h"
 
@@ -88,8 +94,9 @@ namespace dmrt::bench {
 // (hash, then range), then the local peers. --help and the smoke test follow this order.
 template <Transport T>
 using IndexList =
-    TypeList<RaceAdapter<T>, HStoreAdapter<T>, ChimeAdapter<T>, ShermanAdapter<T>, RolexAdapter<T>,
-             DmtreeAdapter<T>, TbbHashAdapter<T>, OrderedMapAdapter<T>>;
+    TypeList<DmAdapter<RaceSpec, T>, DmAdapter<HStoreSpec, T>, DmAdapter<ChimeSpec, T>,
+             DmAdapter<ShermanSpec, T>, DmAdapter<RolexSpec, T>, DmAdapter<DmtreeSpec, T>,
+             TbbHashAdapter<T>, OrderedMapAdapter<T>>;
 
 // The typed flags of every index, filled by CLI11 (main.cpp) and handed to the chosen adapter.
 // Flag structs do not depend on the transport, so one set (built from the shm list) serves

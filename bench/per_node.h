@@ -50,12 +50,13 @@ class PerComputeNode {
 
   const Opts& options() const { return opts_; }
 
-  // Between phases only (no client runs): the Trees' figures merged. Counters add up over the
-  // nodes; `height` is the same tree seen from each node, so the largest cached view is kept.
-  IndexStats merged_stats() const {
+  // Between phases only (no client runs): the Trees' figures merged, each read with `c`.
+  // Counters add up over the nodes; `height` is the same tree seen from each node, so the
+  // largest cached view is kept.
+  IndexStats merged_stats(Client<T>& c) const {
     IndexStats s;
     for (auto& [node, t] : trees_)
-      for (auto& [k, v] : t->stats()) {
+      for (auto& [k, v] : t->stats(c)) {
         if (k == "height")
           s[k] = std::max(s[k], v);
         else

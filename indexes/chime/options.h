@@ -3,6 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+
+#include "indexes/common/root_slots.h"
+#include "runtime/option_fields.h"
 
 namespace dmrt::chime {
 
@@ -19,13 +23,44 @@ struct Options {
   bool vacancy_piggyback = true;     // off: the vacancy bitmap costs a separate READ after locking
   bool metadata_replication = true;  // off: leaf metadata (nv, sibling) costs a separate READ
   bool speculative_read = true;      // hotness-aware speculative single-entry READ
-  unsigned root_slot = 8;            // layout::root_slot on the first memory node
+  unsigned root_slot = root_slots::kChime;  // layout::root_slot on the first memory node
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.
   struct Faults {
     bool skip_bitmap_check = false;  // drop the level-3 (hop bitmap) validation
     bool ack_without_write = false;  // insert returns true without writing
   } faults;
+
+  // The fields a user sets (bench flags --chime-*, JSON, TOML), each declared once; the bench
+  // adds --chime-factor and --chime-hotspot-mb on top (bench/index_chime.h).
+  static constexpr auto fields();
 };
+
+constexpr auto Options::fields() {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  return option_fields(
+      option_number("span", &Options::span, "Entries per hopscotch leaf", 2u, 1024u),
+      option_number("neighborhood", &Options::neighborhood, "Hopscotch neighborhood H (<= span)",
+                    1u, 16u),
+      option_number("internal_span", &Options::internal_span, "Pivots per internal node", 4u,
+                    1024u),
+      option_number("cache_bytes", &Options::cache_bytes,
+                    "Internal-node cache per compute node (bench: --cache-mb)", uint64_t{0}, kMax)
+          .no_flag(),
+      option_number("hotspot_bytes", &Options::hotspot_bytes,
+                    "Hotspot buffer per compute node, 16 B per entry (bench: --chime-hotspot-mb)",
+                    uint64_t{0}, kMax)
+          .no_flag(),
+      option_switch("hopscotch_leaf", &Options::hopscotch_leaf,
+                    "Hopscotch leaves: read one neighborhood (off: every leaf access reads the "
+                    "whole leaf)"),
+      option_switch("vacancy_piggyback", &Options::vacancy_piggyback,
+                    "Vacancy bitmap fetched by the lock's masked CAS (off: a separate READ after "
+                    "locking)"),
+      option_switch("metadata_replication", &Options::metadata_replication,
+                    "Leaf metadata replicated per neighborhood (off: a separate metadata READ)"),
+      option_switch("speculative_read", &Options::speculative_read,
+                    "Hotness-aware speculative single-entry read with the hotspot buffer"));
+}
 
 }  // namespace dmrt::chime

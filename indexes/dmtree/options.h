@@ -2,6 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+
+#include "indexes/common/root_slots.h"
+#include "runtime/option_fields.h"
 
 namespace dmrt::dmtree {
 
@@ -21,12 +25,13 @@ struct Options {
   uint32_t internal_span = 32;  // pivots per internal node
   uint64_t max_leaves = 0;      // 0 = as many as the compute area / memory node allow
   unsigned vnodes = 64;         // virtual nodes per compute node on the ownership ring
-  // Root slots on the first memory node (CHIME 8, Sherman 9, ROLEX 12 use others).
-  unsigned root_slot = 10;        // B+-tree root word
-  unsigned meta_slot = 15;        // DMTree descriptor (leaf arena)
-  unsigned membership_slot = 11;  // collaborative service: membership word, table-id counter,
-  unsigned counter_slot = 13;     // service descriptor
-  unsigned descriptor_slot = 14;
+  // Root slots on the first memory node (indexes/common/root_slots.h lists every index's).
+  unsigned root_slot = root_slots::kDmtreeRoot;  // B+-tree root word
+  unsigned meta_slot = root_slots::kDmtreeMeta;  // DMTree descriptor (leaf arena)
+  // The collaborative service's membership word, table-id counter and descriptor.
+  unsigned membership_slot = root_slots::kCollabMembership;
+  unsigned counter_slot = root_slots::kCollabCounter;
+  unsigned descriptor_slot = root_slots::kCollabDescriptor;
   uint32_t combiner_slots = 4096;
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.
@@ -34,6 +39,43 @@ struct Options {
     bool skip_negative_confirm = false;  // a search trusts a cached copy that lacks the fingerprint
     bool ack_without_write = false;      // insert returns true without writing the entry
   } faults;
+
+  // The fields a user sets (bench flags --dmtree-*, JSON, TOML), each declared once; the bench
+  // adds --dmtree-ablation and --dmtree-max-leaves on top (bench/index_dmtree.h).
+  static constexpr auto fields();
 };
+
+constexpr auto Options::fields() {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  return option_fields(
+      option_switch("collaborative", &Options::collaborative,
+                    "Fingerprint tables and leaf locks on the compute nodes (off: the FP-B+-tree "
+                    "baseline, all on the memory node)"),
+      option_switch("cached_copies", &Options::cached_copies,
+                    "Keep copies of peers' fingerprint tables (collaborative only)"),
+      option_switch("scan_filter", &Options::scan_filter,
+                    "Scans read only the slot range the fingerprints mark used"),
+      option_switch("read_delegation", &Options::read_delegation,
+                    "Concurrent searches of one key on a compute node share one read"),
+      option_switch("write_combining", &Options::write_combining,
+                    "Concurrent updates of one key on a compute node share one write"),
+      option_number("batch_limit", &Options::batch_limit,
+                    "Followers per delegated or combined round", 1u, 1u << 16),
+      option_number("span", &Options::leaf_span, "KV slots per leaf (= fingerprints per table)", 4u,
+                    64u),
+      option_number("internal_span", &Options::internal_span, "Pivots per internal node", 4u,
+                    1024u),
+      option_number("cache_bytes", &Options::cache_bytes,
+                    "Internal-node cache per compute node (bench: --cache-mb)", uint64_t{0}, kMax)
+          .no_flag(),
+      option_number("vnodes", &Options::vnodes,
+                    "Virtual nodes per compute node on the ownership ring", 1u, 4096u),
+      option_number("combiner_slots", &Options::combiner_slots,
+                    "Delegation/combining slots per compute node", 1u, 1u << 24),
+      option_number("max_leaves", &Options::max_leaves,
+                    "Leaf arena capacity (0: as many as the memory node allows)", uint64_t{0},
+                    uint64_t{1} << 40)
+          .no_flag());
+}
 
 }  // namespace dmrt::dmtree

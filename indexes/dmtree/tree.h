@@ -31,6 +31,7 @@ namespace dmrt::dmtree {
 template <Transport T>
 class Tree : public std::enable_shared_from_this<Tree<T>> {
  public:
+  using Options = dmtree::Options;
   class Handle;
   static constexpr uint64_t kMagic = 0x45455254444d4431ull;  // "1DMDTREE"
 
@@ -77,6 +78,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   // This compute node departs (its clients must have stopped): ownership of its tables moves.
   void leave(Client<T>& c) { svc_->leave(c); }
 
+  // The Index concept's form: this tree has no pool-wide figures to read, only its own.
+  IndexStats stats(Client<T>&) { return stats(); }
   IndexStats stats() {
     const auto& s = core_.stats();
     const auto& v = svc_->stats();
@@ -121,8 +124,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   static void validate(const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("dmtree: value_size must be in [1, 1024]");
-    if (o.leaf_span < 4 || o.leaf_span > 64)
-      throw ConfigError("dmtree: leaf_span must be in [4, 64]");
+    validate_option_fields("dmtree", o);  // each field's range (Options::fields())
     for (unsigned s : {o.root_slot, o.meta_slot})
       if (s >= layout::kRootSlots) throw ConfigError("dmtree: root slot out of range");
   }
@@ -625,5 +627,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     uint64_t held_id_ = 0;
   };
 };
+
+// The name every index namespace offers (runtime/index.h's Index concept).
+template <Transport T>
+using Index = Tree<T>;
 
 }  // namespace dmrt::dmtree

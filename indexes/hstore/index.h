@@ -30,6 +30,7 @@ namespace dmrt::hstore {
 template <Transport T>
 class Index : public std::enable_shared_from_this<Index<T>> {
  public:
+  using Options = hstore::Options;
   class Handle;
   using ValueFn = std::function<std::string(Key)>;
 
@@ -183,17 +184,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   Index(const Options& o, const Meta& m) : opts_(o), meta_(m) {}
 
   static void validate(const Options& o) {
-    if (o.expected_keys == 0) throw ConfigError("hstore: expected_keys must be > 0");
-    if (!(o.load_factor > 0 && o.load_factor <= 1))
-      throw ConfigError("hstore: load_factor must be in (0, 1]");
-    if (!(o.overflow_fraction >= 0)) throw ConfigError("hstore: overflow_fraction must be >= 0");
-    if (o.logs == 0 || o.logs > 64) throw ConfigError("hstore: logs must be in [1, 64]");
-    if (o.partitions == 0 || o.partitions > 64)
-      throw ConfigError("hstore: partitions must be in [1, 64]");
-    if (o.query_fibers == 0 || o.query_fibers > 64)
-      throw ConfigError("hstore: query_fibers must be in [1, 64]");
-    if (o.ship_batch == 0) throw ConfigError("hstore: ship_batch must be > 0");
-    if (o.grace_ns == 0) throw ConfigError("hstore: grace_ns must be > 0");
+    validate_option_fields("hstore", o);  // each field's range (Options::fields())
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("hstore: root_slot out of range");
   }
 

@@ -3,6 +3,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
+
+#include "indexes/common/root_slots.h"
+#include "runtime/option_fields.h"
 
 namespace dmrt::hstore {
 
@@ -14,9 +18,9 @@ struct Options {
   double load_factor = 0.75;         // of the head buckets' slots (notes A6)
   double overflow_fraction = 0.5;    // overflow buckets, as a fraction of the head buckets
   // --- placement ---------------------------------------------------------------------------------
-  int hts_node = -1;        // memory node of the hash-table server and its table (-1: first)
-  int sls_node = -1;        // memory node of the skiplist server (-1: last memory node)
-  unsigned root_slot = 16;  // layout::root_slot on the first memory node that points at the meta
+  int hts_node = -1;  // memory node of the hash-table server and its table (-1: first)
+  int sls_node = -1;  // memory node of the skiplist server (-1: last memory node)
+  unsigned root_slot = root_slots::kHstore;  // on the first memory node: points at the meta
   // --- servers (paper §4.1 threading model, notes A11/A13) -----------------------------------
   unsigned logs = 4;          // HTS update logs = HTS worker fibers
   unsigned partitions = 4;    // SLS skiplist partitions = SLS applier fibers
@@ -33,11 +37,50 @@ struct Options {
   unsigned scan_reads_per_trip = 1;     // value reads posted together in SCAN (paper: 1)
   uint64_t status_poll_ns = 1'000'000;  // a waiting client re-reads the status word this often
   uint64_t op_timeout_ns = 120'000'000'000ull;  // a write/scan waiting longer throws TransportError
+
+  // The fields a user sets (bench flags --hstore-*, JSON, TOML), each declared once. Placement
+  // and the root slot stay with whoever deploys the servers.
+  static constexpr auto fields();
 };
+
+constexpr auto Options::fields() {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  return option_fields(
+      option_number("expected_keys", &Options::expected_keys,
+                    "Keys the table is sized for (head buckets = keys / 7 / load factor)",
+                    uint64_t{1}, kMax)
+          .no_flag(),
+      option_number("load_factor", &Options::load_factor, "Target load of the head buckets' slots",
+                    0.01, 1.0),
+      option_number("overflow_fraction", &Options::overflow_fraction,
+                    "Overflow buckets, as a fraction of the head buckets", 0.0, 64.0),
+      option_number("logs", &Options::logs, "HTS update logs (= HTS worker fibers)", 1u, 64u),
+      option_number("partitions", &Options::partitions,
+                    "SLS skiplist partitions (= SLS applier fibers)", 1u, 64u),
+      option_number("query_fibers", &Options::query_fibers,
+                    "SLS fibers serving scans, degraded reads and dumps", 1u, 64u),
+      option_number("ship_batch", &Options::ship_batch,
+                    "Log entries per HTS-to-SLS batch (clamped to one message)", 1u, 1u << 20),
+      option_switch("sync_skiplist", &Options::sync_skiplist,
+                    "\"HStore (sync)\": the SLS applies to its skiplist before it acknowledges"),
+      option_number(
+          "apply_lag_ns", &Options::apply_lag_ns,
+          "SLS appliers leave log entries younger than this (a busy SLS; scans drain all)",
+          uint64_t{0}, kMax),
+      option_number("grace_ns", &Options::grace_ns,
+                    "Reclamation grace: a replaced record is freed this long after its unlink",
+                    uint64_t{1}, kMax),
+      option_number("scan_reads_per_trip", &Options::scan_reads_per_trip,
+                    "Value reads a scan posts together (the paper: 1)", 1u, 1u << 10),
+      option_number("status_poll_ns", &Options::status_poll_ns,
+                    "A waiting client re-reads its status word this often", uint64_t{1}, kMax),
+      option_number("op_timeout_ns", &Options::op_timeout_ns,
+                    "A write or scan waiting longer than this throws", uint64_t{1}, kMax));
+}
 
 // Per-host knobs of a server process (not shared through the meta block).
 struct ServerOptions {
-  unsigned root_slot = 16;       // where the meta is published (first memory node)
+  unsigned root_slot = root_slots::kHstore;  // where the meta is published (first memory node)
   bool recover = false;          // HTS: rebuild the hash table from the SLS before serving
   uint64_t idle_sleep_us = 50;   // real-time transports: sleep when the whole server was idle
   uint64_t idle_after_us = 500;  // ... for this long (sim: set idle_sleep_us = 0)

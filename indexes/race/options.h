@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
+#include "indexes/common/root_slots.h"
 #include "runtime/address.h"
+#include "runtime/option_fields.h"
 
 namespace dmrt::race {
 
@@ -30,13 +33,40 @@ struct Options {
   bool same_slot_for_same_key = true;
   // Memory node holding the directory (kFirstMemoryNode = the first one); root slot used there.
   NodeId home = kFirstMemoryNode;
-  unsigned root_slot = 1;
+  unsigned root_slot = root_slots::kRace;
   // Test-only faults that prove a checker can fail; they act only in builds with
   // DMRT_FAULT_INJECTION (meson fault_injection: on in test builds). Never set them elsewhere.
   struct Faults {
     bool delete_skips_cas = false;           // remove() reports success without removing
     bool skip_duplicate_resolution = false;  // insert() skips the re-read and duplicate agreement
   } faults;
+
+  // The fields a user sets (bench flags --race-*, JSON, TOML), each declared once. value_size
+  // (the bench's --value-size), the placement and the faults are not among them.
+  static constexpr auto fields();
 };
+
+constexpr auto Options::fields() {
+  return option_fields(
+      option_switch("directory_cache", &Options::directory_cache,
+                    "Client directory cache (SRCD; off: every operation first reads its directory "
+                    "entry, +1 round trip, the paper's Fig. 14 baseline)"),
+      option_switch(
+          "same_slot_for_same_key", &Options::same_slot_for_same_key,
+          "Concurrent inserts of one key pick the same slot (fewer duplicates to resolve)")
+          .named("same-slot"),
+      option_number("groups_per_subtable", &Options::groups_per_subtable,
+                    "Bucket groups (main|overflow|main) per subtable", 2u, 1u << 20),
+      option_number("initial_global_depth", &Options::initial_global_depth,
+                    "Directory depth at creation (raised to fit the expected keys)", 0u, 20u)
+          .named("initial-depth"),
+      option_number("max_global_depth", &Options::max_global_depth,
+                    "Largest directory depth (reserved at creation)", 0u, 20u)
+          .named("max-depth"),
+      option_number("expected_keys", &Options::expected_keys,
+                    "Keys the index will hold (raises the initial depth)", uint64_t{0},
+                    std::numeric_limits<uint64_t>::max())
+          .no_flag());
+}
 
 }  // namespace dmrt::race

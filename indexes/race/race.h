@@ -31,6 +31,7 @@ struct Item {
 template <Transport T>
 class RaceIndex {
  public:
+  using Options = race::Options;
   class Handle;
 
   // Builds the directory and the first 2^initial_global_depth subtables on the memory nodes and
@@ -118,10 +119,9 @@ class RaceIndex {
  private:
   RaceIndex(Client<T>& c, const Options& o) : opts_(o) {
     if (opts_.home == kFirstMemoryNode) opts_.home = c.memory_nodes().at(0);
-    if (opts_.groups_per_subtable < 2)
-      throw ConfigError("RACE needs groups_per_subtable >= 2 (two locations in two groups)");
-    if (opts_.max_global_depth > 20)
-      throw ConfigError("RACE max_global_depth is at most 20 (the directory is reserved up front)");
+    // Ranges from Options::fields(): groups_per_subtable >= 2 (a key's two locations lie in two
+    // groups), max_global_depth <= 20 (the directory is reserved up front).
+    validate_option_fields("race", opts_);
     if (opts_.value_size > KvBlock::kMaxValue)
       throw ConfigError("RACE value_size " + std::to_string(opts_.value_size) +
                         " exceeds the largest KV block value of " +
@@ -692,5 +692,9 @@ class RaceIndex<T>::Handle {
   std::string block_;
   uint64_t picks_ = 0;
 };
+
+// The name every index namespace offers (runtime/index.h's Index concept).
+template <Transport T>
+using Index = RaceIndex<T>;
 
 }  // namespace dmrt::race

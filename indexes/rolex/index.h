@@ -40,6 +40,7 @@ struct View {
 template <Transport T>
 class Index : public std::enable_shared_from_this<Index<T>> {
  public:
+  using Options = rolex::Options;
   class Handle;
   using ValueFn = std::function<std::string(Key)>;
 
@@ -127,15 +128,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   static void validate(const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("rolex: value_size must be in [1, 1024]");
-    if (o.leaf_slots < 2 || o.leaf_slots > 1024)
-      throw ConfigError("rolex: leaf_slots must be in [2, 1024]");
-    if (o.epsilon == 0) throw ConfigError("rolex: epsilon must be > 0");
+    // Each field's range (Options::fields()); retrain_threshold stops below the last SLT slot.
+    static_assert(kSltSlots - 2 == 254, "rolex::Options::fields() bounds retrain_threshold");
+    validate_option_fields("rolex", o);
     if (o.group_leaves == 0) throw ConfigError("rolex: group_leaves must be > 0");
-    if (o.retrain_threshold == 0 || o.retrain_threshold >= kSltSlots - 1)
-      throw ConfigError("rolex: retrain_threshold must be in [1, 254]");
     if (!(o.fill > 0 && o.fill <= 1.0)) throw ConfigError("rolex: fill must be in (0, 1]");
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("rolex: root_slot out of range");
-    if (o.cirq_slots == 0) throw ConfigError("rolex: cirq_slots must be > 0");
   }
 
   // Bulk load: pack keys into leaves, cut groups of group_leaves leaves, train each group.

@@ -3,6 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+
+#include "indexes/common/root_slots.h"
+#include "runtime/option_fields.h"
 
 namespace dmrt::rolex {
 
@@ -18,7 +22,7 @@ struct Options {
   uint32_t initial_groups = 1;  // empty create: model groups splitting [0, key_space) evenly
   uint64_t key_space = 0;       // empty create: keys expected in [0, key_space); 0 = 2^64
   uint32_t cirq_slots = 4096;   // retraining queue (CirQ) entries
-  unsigned root_slot = 12;      // layout::root_slot on the memory node that holds the index
+  unsigned root_slot = root_slots::kRolex;  // layout::root_slot on the index's memory node
   // Technique switches (paper steps and the digest's choices, for the ablation).
   bool fetch_before_lock = true;  // insert/update/delete: a search before locking (paper step 1)
   bool combine_lock_and_read = false;  // post the lock CAS and the chain re-read in one batch (A16)
@@ -34,6 +38,42 @@ struct Options {
     bool ack_without_write = false;    // insert returns true without writing the entry
     bool skip_slot_use_check = false;  // ignore slot_use changes (stale synonym tables)
   } faults;
+
+  // The fields a user sets (bench flags --rolex-*, JSON, TOML), each declared once.
+  static constexpr auto fields();
 };
+
+constexpr auto Options::fields() {
+  return option_fields(
+      option_number("epsilon", &Options::epsilon, "PLR error bound epsilon (positions)", 1u,
+                    1u << 20),
+      option_number("leaf_slots", &Options::leaf_slots, "Pairs per fixed-size leaf (delta)", 2u,
+                    1024u),
+      option_number("retrain_threshold", &Options::retrain_threshold,
+                    "Synonym-table slots in use at which a model group is queued for retraining",
+                    1u, 254u),
+      option_number("cirq_slots", &Options::cirq_slots, "Retraining queue (CirQ) entries", 1u,
+                    1u << 24),
+      option_number("initial_groups", &Options::initial_groups,
+                    "Model groups the empty index starts with, splitting the key space evenly "
+                    "(bench default: one per ~1000 expected keys)",
+                    1u, 1u << 24),
+      option_number("key_space", &Options::key_space,
+                    "Keys expected in [0, key_space) at an empty create (0: 2^64)", uint64_t{0},
+                    std::numeric_limits<uint64_t>::max())
+          .no_flag(),
+      option_switch("fetch_before_lock", &Options::fetch_before_lock,
+                    "Writes search before locking (paper step 1; off: lock first)"),
+      option_switch("combine_lock_and_read", &Options::combine_lock_and_read,
+                    "Post the lock CAS and the chain re-read in one batch (one round trip less "
+                    "per write)"),
+      option_switch("read_whole_range", &Options::read_whole_range,
+                    "Searches read every chain of the model's error range, as the paper does "
+                    "(off: only the owner chain)"),
+      option_switch("compute_retrain_fallback", &Options::compute_retrain_fallback,
+                    "A compute node retrains a full group itself when no memory-node service "
+                    "does (the bench decides from the transport)")
+          .no_flag());
+}
 
 }  // namespace dmrt::rolex

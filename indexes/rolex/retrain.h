@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "indexes/common/root_slots.h"
 #include "indexes/rolex/remote.h"
 #include "runtime/service.h"
 
@@ -230,7 +231,7 @@ RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
 }
 
 struct ServiceOptions {
-  unsigned root_slot = 12;       // where the index publishes its meta on this node
+  unsigned root_slot = root_slots::kRolex;  // where the index publishes its meta on this node
   uint64_t idle_sleep_us = 100;  // real-time transports: sleep when the queue is empty (sim: 0)
   // Training CPU per key, charged only where the clock needs telling (sim). train_group at -O2
   // measured 45-70 ns per key (16-slot leaves, 64-256 leaves per group) on the shared dev VM; the

@@ -2,6 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+
+#include "indexes/common/root_slots.h"
+#include "runtime/option_fields.h"
 
 namespace dmrt::sherman {
 
@@ -15,7 +19,7 @@ struct Options {
   bool local_lock_table = true;  // hierarchical lock: local queue + remote lock hand-over
   uint32_t handover_max = 8;     // consecutive local hand-overs before the lock is released
   bool write_combining = true;   // write-back and unlock in one batch (one round trip)
-  unsigned root_slot = 9;  // layout::root_slot on the first memory node (RACE/CHIME use others)
+  unsigned root_slot = root_slots::kSherman;  // layout::root_slot on the first memory node
   uint32_t lock_table_slots = 4096;
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.
@@ -23,6 +27,32 @@ struct Options {
     bool skip_validation = false;    // accept torn leaf reads
     bool ack_without_write = false;  // insert returns true without writing the entry
   } faults;
+
+  // The fields a user sets (bench flags --sherman-*, JSON, TOML), each declared once.
+  static constexpr auto fields();
 };
+
+constexpr auto Options::fields() {
+  return option_fields(
+      option_number("span", &Options::leaf_span, "Entries per leaf", 4u, 1024u),
+      option_number("internal_span", &Options::internal_span, "Pivots per internal node", 4u,
+                    1024u),
+      option_number("cache_bytes", &Options::cache_bytes,
+                    "Internal-node cache per compute node (bench: --cache-mb)", uint64_t{0},
+                    std::numeric_limits<uint64_t>::max())
+          .no_flag(),
+      option_switch("sorted_leaves", &Options::sorted_leaves,
+                    "Sorted leaf entries (off: unsorted, an insert writes one entry)"),
+      option_switch("local_lock_table", &Options::local_lock_table,
+                    "Hierarchical lock: a compute node's local lock table queues its clients and "
+                    "hands the remote lock over (off: every client CASes the remote lock word)"),
+      option_number("handover_max", &Options::handover_max,
+                    "Consecutive local hand-overs before the lock is released", 1u, 1u << 20),
+      option_number("lock_table_slots", &Options::lock_table_slots,
+                    "Local lock table slots per compute node", 1u, 1u << 24),
+      option_switch("write_combining", &Options::write_combining,
+                    "Write-back and unlock in one batch (off: the unlock is a separate round "
+                    "trip)"));
+}
 
 }  // namespace dmrt::sherman

@@ -24,6 +24,7 @@ namespace dmrt::sherman {
 template <Transport T>
 class Tree : public std::enable_shared_from_this<Tree<T>> {
  public:
+  using Options = sherman::Options;
   class Handle;
 
   // Builds an empty tree (one root leaf) and publishes it in the root slot.
@@ -47,6 +48,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
   Handle handle(Client<T>& c) { return Handle(this->shared_from_this(), c); }
 
+  // The Index concept's form: this tree has no pool-wide figures to read, only its own.
+  IndexStats stats(Client<T>&) { return stats(); }
   IndexStats stats() {
     const auto& s = core_.stats();
     return {{"height", static_cast<double>(core_.cached_height()) + 1},
@@ -77,8 +80,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   static const Options& validate(const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("sherman: value_size must be in [1, 1024]");
-    if (o.leaf_span < 4 || o.leaf_span > 1024)
-      throw ConfigError("sherman: leaf_span must be in [4, 1024]");
+    validate_option_fields("sherman", o);  // each field's range (Options::fields())
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("sherman: root_slot out of range");
     return o;
   }
@@ -394,5 +396,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     GlobalAddress held_;  // the leaf lock this handle holds, if any
   };
 };
+
+// The name every index namespace offers (runtime/index.h's Index concept).
+template <Transport T>
+using Index = Tree<T>;
 
 }  // namespace dmrt::sherman

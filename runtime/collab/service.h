@@ -16,6 +16,7 @@
 
 #include "runtime/client.h"
 #include "runtime/collab/ring.h"
+#include "runtime/collab/slots.h"
 #include "runtime/error.h"
 #include "runtime/hash.h"
 #include "runtime/layout.h"
@@ -59,12 +60,12 @@ namespace dmrt::collab {
 //   node, with no ring and no copies: FP-B+-tree's placement.
 struct Options {
   uint32_t payload_words = 7;
-  uint64_t max_tables = 0;        // cap on table ids (0 = as many as the area holds)
-  bool on_memory_node = false;    // baseline placement
-  unsigned vnodes = 64;           // virtual nodes per compute node on the ring
-  unsigned membership_slot = 11;  // root slots on the first memory node
-  unsigned counter_slot = 13;
-  unsigned descriptor_slot = 14;
+  uint64_t max_tables = 0;      // cap on table ids (0 = as many as the area holds)
+  bool on_memory_node = false;  // baseline placement
+  unsigned vnodes = 64;         // virtual nodes per compute node on the ring
+  unsigned membership_slot = kDefaultMembershipSlot;  // root slots on the first memory node
+  unsigned counter_slot = kDefaultCounterSlot;
+  unsigned descriptor_slot = kDefaultDescriptorSlot;
   uint32_t max_epochs = 4096;          // membership changes the log can hold
   uint32_t id_chunk = 64;              // table ids claimed per FAA
   uint32_t liveness_check_every = 64;  // failed lock attempts between membership re-reads

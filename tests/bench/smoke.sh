@@ -154,6 +154,11 @@ if has_index chime; then
   expect 2 "neighborhood above span" --index chime --chime-span 8 --chime-neighborhood 16
   expect 0 "CHIME factor step" --index chime --chime-factor vacancy --workload a
 fi
+if has_index sherman; then
+  # Flags and their ranges come from the index's field list (sherman::Options::fields()).
+  expect 2 "a field out of its range" --index sherman --sherman-span 2
+  expect 0 "a field-list flag" --index sherman --sherman-span 32 --sherman-sorted-leaves on --workload a
+fi
 if has_index dmtree; then
   expect 0 "DMTree baseline, 3 compute nodes" --index dmtree --dmtree-ablation fp-btree --compute-nodes 3 --workload a
 fi

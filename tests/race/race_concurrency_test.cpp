@@ -27,10 +27,10 @@ TEST(RaceConcurrency, ResizingLosesAndDuplicatesNothing) {
   o.value_size = 32;
   o.groups_per_subtable = 16;  // 336 slots a subtable: many splits
   o.initial_global_depth = 0;
-  std::shared_ptr<Index> idx;
+  std::shared_ptr<ShmIndex> idx;
   {
     auto c = client(p, 1000);
-    idx = Index::create(c, o);
+    idx = ShmIndex::create(c, o);
   }
   constexpr unsigned kThreads = 2, kFibers = 8;
   const uint64_t per_writer = 3000 * scale();
@@ -134,10 +134,10 @@ struct SameKeyResult {
 // of it overlap as often as possible; otherwise 2 threads x 8 fibers run through the keys.
 SameKeyResult same_key_inserts(const Options& o, uint64_t keys, bool lockstep = false) {
   auto p = pool();
-  std::shared_ptr<Index> idx;
+  std::shared_ptr<ShmIndex> idx;
   {
     auto c = client(p, 1000);
-    idx = Index::create(c, o);
+    idx = ShmIndex::create(c, o);
   }
   std::vector<std::atomic<uint32_t>> wins(keys);
   std::atomic<uint64_t> arrived{0};

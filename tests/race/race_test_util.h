@@ -14,9 +14,9 @@
 namespace dmrt::race::testing {
 
 using ShmClient = Client<ShmTransport>;
-using Index = RaceIndex<ShmTransport>;
+using ShmIndex = RaceIndex<ShmTransport>;
 
-static_assert(KvHandle<Index::Handle>);
+static_assert(KvHandle<ShmIndex::Handle>);
 
 inline std::shared_ptr<shm::Pool> pool(unsigned memory_nodes = 2,
                                        uint64_t memory_bytes = uint64_t{256} << 20) {
@@ -49,7 +49,7 @@ inline bool value_names_key(const std::string& v, uint64_t key) {
 }
 
 // Copies of each key across every subtable's slots.
-inline std::map<uint64_t, int> copies(Index& idx, ShmClient& c) {
+inline std::map<uint64_t, int> copies(ShmIndex& idx, ShmClient& c) {
   std::map<uint64_t, int> n;
   for (const Item& it : idx.items(c)) ++n[it.key];
   return n;

@@ -30,7 +30,7 @@ TEST_P(RaceSemantics, RandomOpsMatchStdMap) {
   o.groups_per_subtable = sc.groups;
   o.initial_global_depth = sc.initial_depth;
   o.directory_cache = sc.cache;
-  auto idx = Index::create(c, o);
+  auto idx = ShmIndex::create(c, o);
   auto h = idx->handle(c);
   std::map<uint64_t, std::string> model;
   std::mt19937_64 rng(42 + sc.value_size);
@@ -92,7 +92,7 @@ TEST(RaceLimits, OversizeValueThrowsAndChangesNothing) {
   auto c = client(p, 0);
   Options o;
   o.value_size = 100;
-  auto idx = Index::create(c, o);
+  auto idx = ShmIndex::create(c, o);
   auto h = idx->handle(c);
   ASSERT_TRUE(h.insert(7, "seven"));
   std::string big(101, 'x');
@@ -116,18 +116,18 @@ TEST(RaceLimits, AttachSeesTheSameIndex) {
   auto p = pool();
   auto c = client(p, 0);
   Options o;
-  auto idx = Index::create(c, o);
+  auto idx = ShmIndex::create(c, o);
   auto h = idx->handle(c);
   ASSERT_TRUE(h.insert(1, "one"));
   auto c2 = client(p, 1);
-  auto other = Index::attach(c2, o);
+  auto other = ShmIndex::attach(c2, o);
   auto h2 = other->handle(c2);
   std::string out;
   ASSERT_TRUE(h2.search(1, out));
   EXPECT_EQ(out, "one");
   Options wrong = o;
   wrong.groups_per_subtable = 7;
-  EXPECT_THROW(Index::attach(c2, wrong), ConfigError);
+  EXPECT_THROW(ShmIndex::attach(c2, wrong), ConfigError);
 }
 
 // --- 2. round trips per operation
@@ -142,7 +142,7 @@ void check_round_trips(bool cache, uint64_t extra) {
   Options o;
   o.value_size = 64;
   o.directory_cache = cache;
-  auto idx = Index::create(c, o);
+  auto idx = ShmIndex::create(c, o);
   auto h = idx->handle(c);
   std::string out;
   const uint64_t kN = 200;
@@ -198,7 +198,7 @@ TEST(RaceLoadFactor, OneSubtableFillsPast85Percent) {
   Options o;
   o.initial_global_depth = 0;
   o.max_global_depth = 0;  // the first resize trigger throws instead of splitting
-  auto idx = Index::create(c, o);
+  auto idx = ShmIndex::create(c, o);
   auto h = idx->handle(c);
   uint64_t inserted = 0;
   try {
@@ -225,7 +225,7 @@ TEST(RaceStats, ReportsDepthSubtablesAndResizes) {
   Options o;
   o.groups_per_subtable = 8;
   o.initial_global_depth = 1;
-  auto idx = Index::create(c, o);
+  auto idx = ShmIndex::create(c, o);
   auto h = idx->handle(c);
   for (uint64_t k = 0; k < 2000; ++k) ASSERT_TRUE(h.insert(k, "x"));
   auto s = idx->stats(c);
@@ -244,7 +244,7 @@ TEST(RaceFaults, DeleteSkipsCasLeavesTheKey) {
   auto c = client(p, 0);
   Options o;
   o.faults.delete_skips_cas = true;
-  auto idx = Index::create(c, o);
+  auto idx = ShmIndex::create(c, o);
   auto h = idx->handle(c);
   ASSERT_TRUE(h.insert(5, "five"));
   EXPECT_TRUE(h.remove(5));  // reports success ...

@@ -1,13 +1,12 @@
-// `chime`: CHIME, one Tree per compute node; its --chime-* flags come from
-// chime::Options::fields(), plus the factor-analysis step and the hotspot budget in MiB.
+// `chime`: CHIME; its --chime-* flags come from chime::Options::fields(), plus the
+// factor-analysis step and the hotspot budget in MiB.
 #pragma once
 
 #include <string>
 #include <string_view>
 
-#include "bench/adapter.h"
-#include "bench/dm_adapter.h"
-#include "indexes/chime/tree.h"
+#include "bench/spec_flags.h"
+#include "indexes/chime/options.h"
 
 namespace dmrt::bench {
 
@@ -17,16 +16,9 @@ struct ChimeSpec {
   static constexpr std::string_view kSummary =
       "CHIME (SOSP'24): B+ tree with cached internal nodes over hopscotch leaves, speculative "
       "reads";
+  static constexpr bool kLocal = false;
+  static constexpr bool kScan = true;
   using Options = chime::Options;
-  template <Transport T>
-  using Index = chime::Index<T>;
-  // Its internal-node cache and hotspot buffer belong to a compute node.
-  static constexpr bool kPerComputeNode = true;
-
-  template <Transport T>
-  static Options options(const IndexOptions& io) {
-    return tree_options<Options>(io);
-  }
 
   // The CHIME paper's factor analysis (§5.3, Fig. 15) applies its techniques one by one, in
   // this order: hopscotch leaf, vacancy-bitmap piggybacking, leaf-metadata replication,
@@ -71,6 +63,8 @@ struct ChimeSpec {
       if (!factor.empty()) j["factor"] = factor;
     }
   };
+
+  static constexpr auto run = run_chime;  // bench/run_chime.cpp
 };
 
 }  // namespace dmrt::bench

@@ -1,4 +1,4 @@
-// `dmtree`: DMTree, one Tree per compute node; its --dmtree-* flags come from
+// `dmtree`: DMTree; its --dmtree-* flags come from
 // dmtree::Options::fields(), plus the ablation step and the leaf arena capacity.
 #pragma once
 
@@ -8,9 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "bench/adapter.h"
-#include "bench/dm_adapter.h"
-#include "indexes/dmtree/tree.h"
+#include "bench/spec_flags.h"
+#include "indexes/dmtree/options.h"
 
 namespace dmrt::bench {
 
@@ -19,16 +18,9 @@ struct DmtreeSpec {
   static constexpr std::string_view kTitle = "DMTree";
   static constexpr std::string_view kSummary =
       "DMTree (FAST'26): FP-B+-tree with fingerprint tables and leaf locks on compute nodes";
+  static constexpr bool kLocal = false;
+  static constexpr bool kScan = true;
   using Options = dmtree::Options;
-  template <Transport T>
-  using Index = dmtree::Index<T>;
-  // Its cache, combiner and collaborative-service membership belong to a compute node.
-  static constexpr bool kPerComputeNode = true;
-
-  template <Transport T>
-  static Options options(const IndexOptions& io) {
-    return tree_options<Options>(io);
-  }
 
   // The DMTree paper's ablation (§5.4, Fig. 16) starts from the FP-B+-tree (fingerprint tables
   // and leaf locks on the memory node) and adds "RDMA Opt" (scans read only the used slot range),
@@ -73,6 +65,8 @@ struct DmtreeSpec {
       if (!ablation.empty()) j["ablation"] = ablation;
     }
   };
+
+  static constexpr auto run = run_dmtree;  // bench/run_dmtree.cpp
 };
 
 }  // namespace dmrt::bench

@@ -8,124 +8,23 @@
 // A scan is atomic per shard, not across shards (fine for YCSB E, documented in docs/bench.md).
 // With --key-order ordered the shard width follows the expected key space, so records still
 // spread over all shards.
+// Its adapter and implementation: bench/run_ordered_map.cpp.
 #pragma once
 
-#include <algorithm>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <shared_mutex>
-#include <string>
 #include <string_view>
-#include <vector>
 
-#include "runtime/client.h"
-#include "runtime/kv.h"
+#include "bench/spec_flags.h"
 
 namespace dmrt::bench {
 
-class OrderedMapIndex {
- public:
-  static constexpr size_t kShards = 256;
-  struct alignas(64) Shard {
-    mutable std::shared_mutex mu;
-    std::map<Key, std::string> map;
-  };
-
-  // Keys are expected in [1, key_space]; 0 = the full 64-bit space.
-  explicit OrderedMapIndex(uint64_t key_space) : shards_(kShards) {
-    width_ = key_space == 0 ? (~uint64_t{0} / kShards) + 1
-                            : std::max<uint64_t>(1, key_space / kShards + 1);
-  }
-
-  size_t shard_of(Key k) const { return std::min<uint64_t>(k / width_, kShards - 1); }
-  Shard& shard(size_t i) { return shards_[i]; }
-
-  size_t size() const {
-    size_t n = 0;
-    for (const Shard& s : shards_) {
-      std::shared_lock g(s.mu);
-      n += s.map.size();
-    }
-    return n;
-  }
-  size_t largest_shard() const {
-    size_t n = 0;
-    for (const Shard& s : shards_) {
-      std::shared_lock g(s.mu);
-      n = std::max(n, s.map.size());
-    }
-    return n;
-  }
-
- private:
-  std::vector<Shard> shards_;
-  uint64_t width_;
-};
-
-class OrderedMapHandle {
- public:
-  explicit OrderedMapHandle(OrderedMapIndex& idx) : idx_(&idx) {}
-  bool search(Key k, std::string& out) {
-    auto& s = idx_->shard(idx_->shard_of(k));
-    std::shared_lock g(s.mu);
-    auto it = s.map.find(k);
-    if (it == s.map.end()) return false;
-    out = it->second;
-    return true;
-  }
-  bool insert(Key k, std::string_view v) {
-    auto& s = idx_->shard(idx_->shard_of(k));
-    std::unique_lock g(s.mu);
-    return s.map.try_emplace(k, v).second;
-  }
-  bool update(Key k, std::string_view v) {
-    auto& s = idx_->shard(idx_->shard_of(k));
-    std::unique_lock g(s.mu);
-    auto it = s.map.find(k);
-    if (it == s.map.end()) return false;
-    it->second.assign(v);
-    return true;
-  }
-  bool remove(Key k) {
-    auto& s = idx_->shard(idx_->shard_of(k));
-    std::unique_lock g(s.mu);
-    return s.map.erase(k) == 1;
-  }
-  void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
-    rows.clear();
-    for (size_t i = idx_->shard_of(from); i < OrderedMapIndex::kShards && rows.size() < count;
-         ++i) {
-      auto& s = idx_->shard(i);
-      std::shared_lock g(s.mu);
-      for (auto it = s.map.lower_bound(from); it != s.map.end() && rows.size() < count; ++it)
-        rows.emplace_back(it->first, it->second);
-    }
-  }
-
- private:
-  OrderedMapIndex* idx_;
-};
-
-template <Transport T>
-struct OrderedMapAdapter {
+struct OrderedMapSpec {
   static constexpr std::string_view kName = "ordered-map";
   static constexpr std::string_view kSummary =
       "local peer: 256 key-range shards of std::map + shared_mutex in this process (scans)";
   static constexpr bool kLocal = true;
-  using Index = OrderedMapIndex;
-  using Handle = OrderedMapHandle;
+  static constexpr bool kScan = true;
 
-  static std::shared_ptr<Index> create(Client<T>&, const IndexOptions& o) {
-    return std::make_shared<Index>(o.key_space);
-  }
-  static Handle handle(Index& idx, Client<T>&) { return Handle(idx); }
-  static IndexStats stats(Index& idx, Client<T>&) {
-    return {{"size", static_cast<double>(idx.size())},
-            {"shards", static_cast<double>(OrderedMapIndex::kShards)},
-            {"largest_shard", static_cast<double>(idx.largest_shard())}};
-  }
-  static uint64_t cache_bytes(Index&, Handle&) { return 0; }
+  static constexpr auto run = run_ordered_map;  // bench/run_ordered_map.cpp
 };
 
 }  // namespace dmrt::bench

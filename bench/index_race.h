@@ -3,9 +3,8 @@
 
 #include <string_view>
 
-#include "bench/adapter.h"
-#include "bench/dm_adapter.h"
-#include "indexes/race/race.h"
+#include "bench/spec_flags.h"
+#include "indexes/race/options.h"
 
 namespace dmrt::bench {
 
@@ -14,18 +13,9 @@ struct RaceSpec {
   static constexpr std::string_view kTitle = "RACE";
   static constexpr std::string_view kSummary =
       "RACE hashing (ATC'21): one-sided lock-free extendible hashing on memory nodes";
+  static constexpr bool kLocal = false;
+  static constexpr bool kScan = false;
   using Options = race::Options;
-  template <Transport T>
-  using Index = race::Index<T>;
-  static constexpr bool kPerComputeNode = false;  // its directory cache is per handle
-
-  template <Transport T>
-  static Options options(const IndexOptions& io) {
-    Options o;
-    o.value_size = static_cast<decltype(o.value_size)>(io.value_size);
-    o.expected_keys = io.expected_keys;  // pre-sizes the directory
-    return o;
-  }
 
   struct Extras : FlagExtras<Options> {
     std::string check(const Options& o) const {
@@ -34,6 +24,8 @@ struct RaceSpec {
       return {};
     }
   };
+
+  static constexpr auto run = run_race;  // bench/run_race.cpp
 };
 
 }  // namespace dmrt::bench

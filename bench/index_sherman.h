@@ -1,12 +1,11 @@
-// `sherman`: Sherman, one Tree per compute node; its --sherman-* flags come from
+// `sherman`: Sherman; its --sherman-* flags come from
 // sherman::Options::fields().
 #pragma once
 
 #include <string_view>
 
-#include "bench/adapter.h"
-#include "bench/dm_adapter.h"
-#include "indexes/sherman/tree.h"
+#include "bench/spec_flags.h"
+#include "indexes/sherman/options.h"
 
 namespace dmrt::bench {
 
@@ -16,16 +15,11 @@ struct ShermanSpec {
   static constexpr std::string_view kSummary =
       "Sherman (SIGMOD'22): B+ tree with cached internal nodes, whole-leaf reads, hierarchical "
       "locks";
+  static constexpr bool kLocal = false;
+  static constexpr bool kScan = true;
   using Options = sherman::Options;
-  template <Transport T>
-  using Index = sherman::Index<T>;
-  // Its internal-node cache and local lock table belong to a compute node.
-  static constexpr bool kPerComputeNode = true;
 
-  template <Transport T>
-  static Options options(const IndexOptions& io) {
-    return tree_options<Options>(io);
-  }
+  static constexpr auto run = run_sherman;  // bench/run_sherman.cpp
 };
 
 }  // namespace dmrt::bench

@@ -1,74 +1,22 @@
 // Local peer `tbb-hash`: tbb::concurrent_hash_map<uint64_t, std::string> in this process.
 // No verbs at all (round trips stay 0): it shows what one machine's DRAM hash table offers.
+// Its adapter and implementation: bench/run_tbb_hash.cpp.
 #pragma once
 
-#include <oneapi/tbb/concurrent_hash_map.h>
-
-#include <memory>
-#include <string>
 #include <string_view>
 
-#include "runtime/client.h"
-#include "runtime/kv.h"
+#include "bench/spec_flags.h"
 
 namespace dmrt::bench {
 
-class TbbHashIndex {
- public:
-  using Map = tbb::concurrent_hash_map<Key, std::string>;
-  explicit TbbHashIndex(size_t expected) : map_(expected ? expected : 1024) {}
-  Map& map() { return map_; }
-
- private:
-  Map map_;
-};
-
-// Element locks are held only inside one call, never across a fiber switch.
-class TbbHashHandle {
- public:
-  explicit TbbHashHandle(TbbHashIndex& idx) : map_(&idx.map()) {}
-  bool search(Key k, std::string& out) {
-    TbbHashIndex::Map::const_accessor a;
-    if (!map_->find(a, k)) return false;
-    out = a->second;
-    return true;
-  }
-  bool insert(Key k, std::string_view v) {
-    TbbHashIndex::Map::accessor a;
-    if (!map_->insert(a, k)) return false;
-    a->second.assign(v);
-    return true;
-  }
-  bool update(Key k, std::string_view v) {
-    TbbHashIndex::Map::accessor a;
-    if (!map_->find(a, k)) return false;
-    a->second.assign(v);
-    return true;
-  }
-  bool remove(Key k) { return map_->erase(k); }
-
- private:
-  TbbHashIndex::Map* map_;
-};
-
-template <Transport T>
-struct TbbHashAdapter {
+struct TbbHashSpec {
   static constexpr std::string_view kName = "tbb-hash";
   static constexpr std::string_view kSummary =
       "local peer: tbb::concurrent_hash_map in this process (no verbs, no scans)";
   static constexpr bool kLocal = true;
-  using Index = TbbHashIndex;
-  using Handle = TbbHashHandle;
+  static constexpr bool kScan = false;
 
-  static std::shared_ptr<Index> create(Client<T>&, const IndexOptions& o) {
-    return std::make_shared<Index>(o.expected_keys);
-  }
-  static Handle handle(Index& idx, Client<T>&) { return Handle(idx); }
-  static IndexStats stats(Index& idx, Client<T>&) {
-    return {{"size", static_cast<double>(idx.map().size())},
-            {"bucket_count", static_cast<double>(idx.map().bucket_count())}};
-  }
-  static uint64_t cache_bytes(Index&, Handle&) { return 0; }
+  static constexpr auto run = run_tbb_hash;  // bench/run_tbb_hash.cpp
 };
 
 }  // namespace dmrt::bench

@@ -5,15 +5,16 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench/indexes.h"
 #include "bench/options.h"
 #include "bench/run_limits.h"
 #include "bench/run_on.h"
+#include "bench/spec_flags.h"
 #include "bench/verify.h"
 #include "bench/workload.h"
-#include "policies/shm/transport.h"
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/cli.h"
 #endif
@@ -36,13 +37,13 @@ namespace {
 
 std::vector<std::string> index_names() {
   std::vector<std::string> out;
-  for (const auto& i : index_infos<ShmTransport>(IndexList<ShmTransport>{})) out.push_back(i.name);
+  for (const auto& i : index_infos(SpecList{})) out.push_back(i.name);
   return out;
 }
 
 std::string index_help() {
   std::string s = "Index to measure:";
-  for (const auto& i : index_infos<ShmTransport>(IndexList<ShmTransport>{}))
+  for (const auto& i : index_infos(SpecList{}))
     s += "\n  " + i.name + (i.scan ? " [scan]" : "") + ": " + i.summary;
   return s;
 }
@@ -203,7 +204,7 @@ int main_impl(int argc, char** argv) {
   }
 
   if (list) {
-    for (const auto& i : index_infos<ShmTransport>(IndexList<ShmTransport>{}))
+    for (const auto& i : index_infos(SpecList{}))
       std::printf("%s\t%s\t%s\n", i.name.c_str(), i.scan ? "scan" : "-", i.local ? "local" : "-");
     return 0;
   }
@@ -244,19 +245,12 @@ int main_impl(int argc, char** argv) {
   // Output files are opened before the run, so a bad path costs nothing.
   if (std::string err = check_writable(opt); !err.empty()) return usage_error(err);
 
-  // Index flags: only the chosen index's, and only if its adapter applies them.
-  for (const auto& [name, group] : flag_groups) {
-    for (const CLI::Option* o : group->get_options()) {
-      if (o->count() == 0) continue;
-      if (name != opt.index)
+  // Index flags: only the chosen index's.
+  for (const auto& [name, group] : flag_groups)
+    for (const CLI::Option* o : group->get_options())
+      if (o->count() > 0 && name != opt.index)
         return usage_error(o->get_name() + " is a flag of --index " + name + ", not of --index " +
                            opt.index);
-      for (const auto& info : index_infos<ShmTransport>(IndexList<ShmTransport>{}))
-        if (info.name == name && info.ignores_flags)
-          return usage_error(o->get_name() + ": the " + name +
-                             " adapter of this build does not apply its flags yet");
-    }
-  }
   if (std::string err = check_index_flags(opt.index, flags); !err.empty()) return usage_error(err);
 
   if (opt.verify && !verify_available()) {
@@ -280,23 +274,26 @@ int main_impl(int argc, char** argv) {
 #endif
   check_limits(opt, *mix, vmax->count() > 0);
 
-  // The one transport switch: each case instantiates the whole driver for that policy.
-  if (opt.transport == "shm") return run_shm(opt, config, *mix, flags);
+  // The one transport switch; the chosen index's run() (bench/run_NAME.cpp) instantiates the
+  // driver for that transport.
+  TransportKind kind;
+  if (opt.transport == "shm") {
+    kind = TransportKind::shm;
 #if DMRT_TRANSPORT_SIM
-  if (opt.transport == "sim") {
+  } else if (opt.transport == "sim") {
     // Every simulated client is a fiber of one OS thread, in virtual time.
     if (!opt.cluster.empty())
       opt.sim.compute_nodes = static_cast<unsigned>(config.compute_nodes().size());
     opt.compute_nodes = opt.sim.compute_nodes;
     opt.threads = 1;
     opt.fibers = opt.sim.compute_nodes * opt.sim.clients_per_node;
-    return run_sim(opt, config, *mix, flags);
-  }
+    kind = TransportKind::sim;
 #endif
 #if DMRT_TRANSPORT_VERBS
-  if (opt.transport == "verbs") return run_verbs(opt, config, *mix, flags);
+  } else if (opt.transport == "verbs") {
+    kind = TransportKind::verbs;
 #endif
-  if (opt.transport == "sim" || opt.transport == "verbs") {
+  } else if (opt.transport == "sim" || opt.transport == "verbs") {
     std::string built = "shm";
 #if DMRT_TRANSPORT_SIM
     built += ", sim";
@@ -306,8 +303,19 @@ int main_impl(int argc, char** argv) {
 #endif
     return usage_error("transport " + opt.transport +
                        " is not available in this dmrt-bench build (compiled in: " + built + ")");
+  } else {
+    return usage_error("unknown transport " + opt.transport + " (choices: shm, sim, verbs)");
   }
-  return usage_error("unknown transport " + opt.transport + " (choices: shm, sim, verbs)");
+  int rc = kUsage;
+  const bool found = with_spec(opt.index, flags, [&]<class S>(const FlagsOfSpec<S>& f) {
+    const RunRequest request{kind, S::kName, S::kLocal, S::kScan, opt, config, *mix};
+    if constexpr (std::is_same_v<FlagsOfSpec<S>, NoFlags>)
+      rc = S::run(request);
+    else
+      rc = S::run(request, SpecResolver<S>(f));
+  });
+  if (!found) return usage_error("unknown index " + opt.index);
+  return rc;
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 // dmrt-bench's view of an index's option field list (runtime/option_fields.h): one --<index>-*
-// flag per field, the fields given on the command line applied over derived options, and the
-// options an index ran with as JSON.
+// flag per field, and the fields given on the command line applied over derived options.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -19,6 +18,12 @@
 #include "runtime/option_fields.h"
 
 namespace dmrt::bench {
+
+// `--name on|off` bound to `flag`. CLI11 also accepts true/false, yes/no and 1/0.
+inline CLI::Option* add_switch(CLI::App& g, const std::string& name, bool& flag,
+                               const std::string& help) {
+  return g.add_option(name, flag, help)->type_name("on|off")->default_str(flag ? "on" : "off");
+}
 
 // The flags of one index's Options. Only the fields given on the command line are applied, so
 // the bench may derive the others (from --cache-mb, the expected keys, a preset step) first.
@@ -68,13 +73,5 @@ class OptionFlags {
   O values_;
   std::vector<const CLI::Option*> given_;  // per field: its flag, null when it has none
 };
-
-// Every declared field of `o`, by key: the "index_options" of a result.
-template <HasOptionFields O>
-nlohmann::json describe_option_fields(const O& o) {
-  nlohmann::json j = nlohmann::json::object();
-  for_each_field<O>([&](const auto& f) { j[std::string(f.key)] = o.*(f.member); });
-  return j;
-}
 
 }  // namespace dmrt::bench

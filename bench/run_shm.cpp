@@ -1,13 +1,11 @@
-// dmrt-bench on the shm transport: the driver instantiated for every index over shared memory.
-#include "bench/run_impl.h"
+// dmrt-bench's driver on the shm transport, compiled once for every index (each index reaches it
+// through bench/bench_index.h from its own bench/run_NAME.cpp).
+#include "bench/runner.h"
 #include "bench/transports.h"
 #include "policies/shm/transport.h"
 
 namespace dmrt::bench {
 
-int run_shm(const Options& opt, const ClusterConfig& config, const Mix& mix,
-            const IndexFlags& flags) {
-  return run_on<ShmTransport>(opt, config, mix, flags);
-}
+template int run_bench<ShmTransport>(const RunRequest&, const IndexMaker<ShmTransport>&);
 
 }  // namespace dmrt::bench

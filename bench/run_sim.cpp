@@ -1,13 +1,11 @@
-// dmrt-bench on the sim transport: the driver instantiated for every index in virtual time.
-#include "bench/run_impl.h"
+// dmrt-bench's driver on the sim transport, compiled once for every index (each index reaches it
+// through bench/bench_index.h from its own bench/run_NAME.cpp).
+#include "bench/runner.h"
 #include "bench/transports.h"
 #include "policies/sim/transport.h"
 
 namespace dmrt::bench {
 
-int run_sim(const Options& opt, const ClusterConfig& config, const Mix& mix,
-            const IndexFlags& flags) {
-  return run_on<SimTransport>(opt, config, mix, flags);
-}
+template int run_bench<SimTransport>(const RunRequest&, const IndexMaker<SimTransport>&);
 
 }  // namespace dmrt::bench

@@ -1,14 +1,12 @@
-// dmrt-bench on the verbs transport: the driver instantiated for every index over real RDMA.
+// dmrt-bench's driver on the verbs transport, compiled once for every index (each index reaches it
+// through bench/bench_index.h from its own bench/run_NAME.cpp).
 #include "bench/env_verbs.h"
-#include "bench/run_impl.h"
+#include "bench/runner.h"
 #include "bench/transports.h"
 #include "policies/verbs/transport.h"
 
 namespace dmrt::bench {
 
-int run_verbs(const Options& opt, const ClusterConfig& config, const Mix& mix,
-              const IndexFlags& flags) {
-  return run_on<VerbsTransport>(opt, config, mix, flags);
-}
+template int run_bench<VerbsTransport>(const RunRequest&, const IndexMaker<VerbsTransport>&);
 
 }  // namespace dmrt::bench

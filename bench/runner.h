@@ -1,6 +1,7 @@
-// The benchmark driver proper: load and run phases of a YCSB workload over one index adapter and
-// one transport, every client a fiber of the Scheduler, every operation timed and its verbs
-// attributed to its kind.
+// The benchmark driver proper: load and run phases of a YCSB workload over one index (behind
+// bench/bench_index.h) and one transport, every client a fiber of the Scheduler, every operation
+// timed and its verbs attributed to its kind. Compiled once per transport
+// (bench/run_TRANSPORT.cpp).
 #pragma once
 
 #include <unistd.h>
@@ -17,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/indexes.h"
+#include "bench/bench_index.h"
 #include "bench/options.h"
 #include "bench/report.h"
 #include "bench/transports.h"
@@ -73,16 +74,12 @@ class Progress {
   std::thread thread_;
 };
 
-template <Transport T, class A>
+// One run over the index `maker` creates, on transport T.
+template <Transport T>
 class Bench {
  public:
-  using Index = typename A::Index;
-  using Handle = typename A::Handle;
-
-  using Flags = FlagsOf<A>;
-
-  Bench(const Options& opt, const ClusterConfig& config, Mix mix, const Flags& flags)
-      : opt_(opt), mix_(mix), flags_(flags), env_(opt, config) {
+  Bench(const Options& opt, const ClusterConfig& config, Mix mix, const IndexMaker<T>& maker)
+      : opt_(opt), mix_(mix), maker_(maker), env_(opt, config) {
     const ClusterConfig& c = env_.config();
     compute_ = c.compute_nodes();
     if (compute_.empty()) compute_ = c.memory_nodes();  // no compute node: clients live on node 0
@@ -90,7 +87,7 @@ class Bench {
     watch_.reset(new Watchdog::Slot[workers_.size()]);
     if constexpr (kFaultInjection) fault_ = BenchFault::from_env();
 
-    info_.index = std::string(A::kName);
+    info_.index = std::string(maker.name());
     info_.transport = std::string(T::kName);
     info_.workload = opt.workload;
     info_.distribution = opt.distribution;
@@ -104,7 +101,7 @@ class Bench {
     info_.seed = opt.seed;
     info_.memory_nodes = static_cast<unsigned>(c.memory_nodes().size());
     info_.compute_nodes = static_cast<unsigned>(c.compute_nodes().size());
-    info_.local_index = A::kLocal;
+    info_.local_index = maker.local();
   }
 
   // Runs the phases; returns the process exit code (0, or the verifier's verdict).
@@ -132,19 +129,11 @@ class Bench {
     io.compute_nodes = static_cast<unsigned>(compute_.size());
     io.seed = opt_.seed;
 
-    if constexpr (requires { A::describe(io, flags_); })
-      info_.index_options = A::describe(io, flags_);
-    else if constexpr (requires { A::describe(io); })
-      info_.index_options = A::describe(io);
+    info_.index_options = maker_.describe(io);
 
     setup_ = std::make_unique<Client<T>>(
         env_.endpoint(compute_[0], static_cast<uint32_t>(workers_.size())));
-    on_setup_client([&] {
-      if constexpr (CreatesWithFlags<A, T>)
-        index_ = A::create(*setup_, io, flags_);
-      else
-        index_ = A::create(*setup_, io);
-    });
+    on_setup_client([&] { index_ = maker_.create(*setup_, io); });
 
     emit(load_phase());
     if (!mix_.load_only) emit(run_phase());
@@ -161,7 +150,7 @@ class Bench {
  private:
   struct Worker {
     std::unique_ptr<Client<T>> client;
-    std::unique_ptr<Handle> handle;
+    std::unique_ptr<BenchHandle> handle;
     Rng rng{1};
     std::optional<KeyChooser> chooser;
     std::array<KindResult, kOpKinds> acc{};
@@ -189,7 +178,7 @@ class Bench {
       slot->watch = &watch_[id.index];
       slot->client = std::make_unique<Client<T>>(
           env_.endpoint(compute_[id.index % compute_.size()], id.index));
-      slot->handle.reset(new Handle(A::handle(*index_, *slot->client)));
+      slot->handle = index_->handle(*slot->client);
       slot->rng = Rng(opt_.seed * 0x9e3779b97f4a7c15ull + id.index + 1);
       slot->value.reserve(opt_.value_size);
     }
@@ -264,16 +253,13 @@ class Bench {
     }
   }
   void do_scan(Worker& w, uint32_t, Key key, uint32_t count) {
-    if constexpr (kSupportsScan<A>) {
-      timed(w, OpKind::kScan, key, [&] {
-        w.handle->scan(key, count, w.rows);
-        return !w.rows.empty() && w.rows.front().first == key;
-      });
-      if (opt_.verify) w.history.scan(key, count, w.rows, w.t0, w.t1);
-    } else {
-      (void)key, (void)count;
-      throw ConfigError(std::string("index ") + std::string(A::kName) + " does not support scans");
-    }
+    if (!maker_.scan())
+      throw ConfigError("index " + std::string(maker_.name()) + " does not support scans");
+    timed(w, OpKind::kScan, key, [&] {
+      w.handle->scan(key, count, w.rows);
+      return !w.rows.empty() && w.rows.front().first == key;
+    });
+    if (opt_.verify) w.history.scan(key, count, w.rows, w.t0, w.t1);
   }
   // A worker failed: the others stop at their next operation (the scheduler then reports the
   // first failure), so a run ends in bounded time instead of finishing its work around an error.
@@ -324,11 +310,10 @@ class Bench {
     r.pool_bytes_used = env_.pool_bytes_used();
     env_.end_phase(r);
     on_setup_client([&] {
-      r.index_stats = A::stats(*index_, *setup_);
+      r.index_stats = index_->stats(*setup_);
       for (auto& w : workers_)
-        if (w) r.cache_bytes += A::cache_bytes(*index_, *w->handle);
-      if constexpr (requires { A::shared_cache_bytes(*index_); })
-        r.cache_bytes += A::shared_cache_bytes(*index_);  // per compute node, counted once
+        if (w) r.cache_bytes += w->handle->cache_bytes();
+      r.cache_bytes += index_->shared_cache_bytes();  // per compute node, counted once
     });
     return r;
   }
@@ -449,7 +434,7 @@ class Bench {
 
   Options opt_;
   Mix mix_;
-  const Flags& flags_;  // main.cpp's, alive for the whole run
+  const IndexMaker<T>& maker_;  // the index's run(), alive for the whole run
   KeyMap keys_;
   Env<T> env_;
   RunInfo info_;
@@ -458,9 +443,15 @@ class Bench {
   std::unique_ptr<Watchdog::Slot[]> watch_;  // one per worker, for the phase's Watchdog
   BenchFault fault_;                         // test builds: DMRT_BENCH_FAULT
   std::unique_ptr<Client<T>> setup_;
-  std::shared_ptr<Index> index_;
+  std::unique_ptr<BenchIndex<T>> index_;
   uint64_t expected_inserts_ = 0;
   const Scheduler* sched_ = nullptr;  // the running phase's, for its stop flag
 };
+
+template <Transport T>
+int run_bench(const RunRequest& r, const IndexMaker<T>& maker) {
+  Bench<T> bench(r.opt, r.config, r.mix, maker);
+  return bench.run();
+}
 
 }  // namespace dmrt::bench

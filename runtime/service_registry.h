@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -12,6 +13,25 @@
 #include "runtime/service.h"
 
 namespace dmrt {
+
+// Adds `name` (an unsigned in [lo, hi]) to a node program's flag group `g` (CLI11's there). The
+// range check is written here, over whatever `g` is, so that index headers declaring services need
+// not include CLI11, whose header alone costs seconds in every translation unit that includes it.
+template <class G>
+auto add_ranged_flag(G& g, const std::string& name, unsigned& value, const std::string& help,
+                     unsigned lo, unsigned hi) {
+  return g.add_option(name, value, help)
+      ->check([lo, hi](const std::string& s) -> std::string {
+        unsigned long long x = 0;
+        const char* end = s.data() + s.size();
+        auto [p, ec] = std::from_chars(s.data(), end, x);
+        if (ec != std::errc() || p != end || x < lo || x > hi)
+          return "Value " + s + " not in range [" + std::to_string(lo) + " - " +
+                 std::to_string(hi) + "]";
+        return {};
+      })
+      ->capture_default_str();
+}
 
 // What a service registers about itself. `bit` is its bit in a node's services word
 // (layout::kServicesOffset): the node program sets it once the service runs, so that compute nodes

@@ -18,7 +18,7 @@ template <Transport T>
 class Deployment {
  public:
   // Starts `fibers` fibers of `body` homed on `node`; returns what stops them (and re-throws what
-  // a fiber threw). On shm: a shm::ServiceHost; on sim: a sim host (see bench/index_hstore.h).
+  // a fiber threw). On shm: a shm::ServiceHost; on sim: a sim host (see bench/run_hstore.h).
   using Stop = std::function<void()>;
   using HostFactory = std::function<Stop(NodeId node, unsigned fibers, ServiceBody<T> body)>;
 

@@ -2,7 +2,6 @@
 // the hash-table server (`--service hstore-hts`) and the skiplist server (`--service hstore-sls`).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 
 #include "indexes/hstore/hts.h"
@@ -17,18 +16,16 @@ namespace dmrt::hstore {
 // the index places them on this node and that the host started enough fibers for its logs (HTS)
 // or its partitions and query fibers (SLS). Each has its own flags (--hstore-hts-*,
 // --hstore-sls-*), so that either runs alone. A compute node in another process reads their bits
-// on the index's HTS and SLS nodes (bench/index_hstore.h) before it relies on them.
+// on the index's HTS and SLS nodes (bench/run_hstore.h) before it relies on them.
 namespace detail {
 template <class App>
 void add_server_flags(App& app, const std::string& prefix, ServerOptions& so, unsigned& fibers,
                       const char* fibers_help, unsigned min_fibers, unsigned max_fibers) {
-  app.add_option(prefix + "-root-slot", so.root_slot,
-                 "root slot of the first memory node holding the meta (hstore::Options::root_slot)")
-      ->check(CLI::Range(0u, static_cast<unsigned>(layout::kRootSlots - 1)))
-      ->capture_default_str();
-  app.add_option(prefix + "-fibers", fibers, fibers_help)
-      ->check(CLI::Range(min_fibers, max_fibers))
-      ->capture_default_str();
+  add_ranged_flag(
+      app, prefix + "-root-slot", so.root_slot,
+      "root slot of the first memory node holding the meta (hstore::Options::root_slot)", 0u,
+      static_cast<unsigned>(layout::kRootSlots - 1));
+  add_ranged_flag(app, prefix + "-fibers", fibers, fibers_help, min_fibers, max_fibers);
 }
 }  // namespace detail
 

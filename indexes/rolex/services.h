@@ -2,7 +2,6 @@
 // the retraining service (§3.5), `--service rolex`.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 
 #include "indexes/rolex/retrain.h"
@@ -12,7 +11,7 @@
 namespace dmrt::rolex {
 
 // Retrains full model groups on the memory node that holds the index. Compute nodes in other
-// processes read this service's bit on that node (bench/index_rolex.h) and otherwise retrain
+// processes read this service's bit on that node (bench/run_rolex.cpp) and otherwise retrain
 // themselves (Options::compute_retrain_fallback).
 struct RetrainService {
   static constexpr ServiceInfo kInfo{
@@ -22,10 +21,9 @@ struct RetrainService {
 
   template <class App>
   void add_flags(App& app) {
-    app.add_option("--rolex-root-slot", options.root_slot,
-                   "root slot the index publishes its meta in (rolex::Options::root_slot)")
-        ->check(CLI::Range(0u, static_cast<unsigned>(layout::kRootSlots - 1)))
-        ->capture_default_str();
+    add_ranged_flag(app, "--rolex-root-slot", options.root_slot,
+                    "root slot the index publishes its meta in (rolex::Options::root_slot)", 0u,
+                    static_cast<unsigned>(layout::kRootSlots - 1));
   }
   template <Transport T>
   void start(ServiceLauncher<T>& host) const {

@@ -1,4 +1,4 @@
-// The dmrt-bench adapter of HStore (the generic DmAdapter with bench/index_hstore.h's spec)
+// The dmrt-bench adapter of HStore (the generic DmAdapter with bench/run_hstore.h's run spec)
 // compiles and runs on shm and on sim.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "bench/adapter.h"
-#include "bench/index_hstore.h"
+#include "bench/run_hstore.h"
+#include "bench/spec.h"
 #include "policies/sim/cluster.h"
 #include "tests/runtime/test_cluster.h"
 
@@ -15,8 +16,8 @@ namespace {
 
 template <Transport T>
 void exercise(Client<T>& setup, Client<T>& c) {
-  using A = DmAdapter<HStoreSpec, T>;
-  const typename A::Flags flags{};  // none given on a command line: the spec's defaults
+  using A = DmAdapter<HStoreRun, T>;
+  const NoFlagsGiven<hstore::Options> flags;  // none given on a command line
   static_assert(RangeHandle<typename A::Handle>, "HStore offers scans (workload E)");
   IndexOptions io;
   io.value_size = 32;

@@ -4,11 +4,16 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <string>
 
 #include "runtime/error.h"
+#if DMRT_TRANSPORT_VERBS
+#include "policies/verbs/cli.h"
+#endif
 #include "tools/dmrt-node/node.h"
 
 namespace dmrt::node {
@@ -23,6 +28,45 @@ void on_signal(int) {
 bool signalled() {
   return g_signal != 0;
 }
+
+namespace {
+
+// One transport's way of hosting a node: its flags live in `group` (refused with another
+// --transport), `run` runs the node once the command line has been parsed.
+struct Host {
+  std::string transport;
+  CLI::App* group;
+  std::function<int(const NodeArgs&, const Services&)> run;
+};
+
+Host add_shm_host(CLI::App& app) {
+  auto* group = app.add_option_group("shm", "flags of --transport shm");
+  auto pool = std::make_shared<std::string>();
+  group->add_option("--pool", *pool, "name of the shm pool to attach to (shm::Pool::create)");
+  return {"shm", group, [pool](const NodeArgs& args, const Services& registry) {
+            return run_shm(*pool, args, registry);
+          }};
+}
+
+#if DMRT_TRANSPORT_VERBS
+Host add_verbs_host(CLI::App& app) {
+  auto va = std::make_shared<VerbsArgs>();
+  auto* group = app.add_option_group("verbs", "flags of --transport verbs");
+  auto* cluster = group->add_option("--cluster", va->cluster_file, "cluster file (TOML)")
+                      ->check(CLI::ExistingFile);
+  auto* nodes = group->add_option(
+      "--nodes", va->nodes, "the cluster inline: role:size@host:port,... (instead of --cluster)");
+  cluster->excludes(nodes);
+  group->add_option("--stop", va->stop,
+                    "ask the dmrt-node serving host:port to exit, then exit (nothing else runs)");
+  verbs::add_cli_flags(*group, va->opts);
+  return {"verbs", group, [va](const NodeArgs& args, const Services& registry) {
+            return run_verbs(*va, args, registry);
+          }};
+}
+#endif
+
+}  // namespace
 
 }  // namespace dmrt::node
 

@@ -2,7 +2,6 @@
 // services it was asked to run, and the loop that keeps a node up until it is told to stop.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -14,6 +13,9 @@
 #include <vector>
 
 #include "runtime/service_registry.h"
+#if DMRT_TRANSPORT_VERBS
+#include "policies/verbs/device.h"
+#endif
 #include "tools/dmrt-node/echo.h"
 #include "tools/dmrt-node/services.h"
 
@@ -104,16 +106,18 @@ inline int report_stopped(NodeId node, const NodeArgs& args, const EchoCounters&
   return ok ? 0 : 1;
 }
 
-// One transport's way of hosting a node: its flags live in `group` (refused with another
-// --transport), `run` runs the node once the command line has been parsed.
-struct Host {
-  std::string transport;
-  CLI::App* group;
-  std::function<int(const NodeArgs&, const Services&)> run;
+// Each transport's host, run once main.cpp has parsed the command line (whose flags it owns).
+// node_shm.cpp: attaches to the shm pool `pool_name`.
+int run_shm(const std::string& pool_name, const NodeArgs& args, const Services& registry);
+#if DMRT_TRANSPORT_VERBS
+// node_verbs.cpp: the --transport verbs flags.
+struct VerbsArgs {
+  std::string cluster_file;
+  std::string nodes;
+  std::string stop;
+  verbs::Options opts;
 };
-
-// node_verbs.cpp (builds with the verbs transport) and node_shm.cpp.
-Host add_verbs_host(CLI::App& app);
-Host add_shm_host(CLI::App& app);
+int run_verbs(const VerbsArgs& va, const NodeArgs& args, const Services& registry);
+#endif
 
 }  // namespace dmrt::node

@@ -14,8 +14,6 @@
 
 namespace dmrt::node {
 
-namespace {
-
 int run_shm(const std::string& pool_name, const NodeArgs& args, const Services& registry) {
   if (pool_name.empty()) throw ConfigError("--transport shm needs --pool NAME");
   if (args.node < 0) throw ConfigError("--node N is required");
@@ -41,17 +39,6 @@ int run_shm(const std::string& pool_name, const NodeArgs& args, const Services& 
     throw;
   }
   return report_stopped(node, args, echo, launcher.stop_all());
-}
-
-}  // namespace
-
-Host add_shm_host(CLI::App& app) {
-  auto* group = app.add_option_group("shm", "flags of --transport shm");
-  auto pool = std::make_shared<std::string>();
-  group->add_option("--pool", *pool, "name of the shm pool to attach to (shm::Pool::create)");
-  return {"shm", group, [pool](const NodeArgs& args, const Services& registry) {
-            return run_shm(*pool, args, registry);
-          }};
 }
 
 }  // namespace dmrt::node

@@ -6,7 +6,6 @@
 #include <optional>
 #include <string>
 
-#include "policies/verbs/cli.h"
 #include "policies/verbs/cluster.h"
 #include "policies/verbs/service.h"
 #include "runtime/error.h"
@@ -15,15 +14,6 @@
 #include "tools/dmrt-node/node.h"
 
 namespace dmrt::node {
-
-namespace {
-
-struct VerbsArgs {
-  std::string cluster_file;
-  std::string nodes;
-  std::string stop;
-  verbs::Options opts;
-};
 
 int run_verbs(const VerbsArgs& va, const NodeArgs& args, const Services& registry) {
   if (!va.stop.empty()) {
@@ -77,24 +67,6 @@ int run_verbs(const VerbsArgs& va, const NodeArgs& args, const Services& registr
   cluster.request_stop();
   ok = launcher.stop_all();
   return report_stopped(node, args, echo, ok);
-}
-
-}  // namespace
-
-Host add_verbs_host(CLI::App& app) {
-  auto va = std::make_shared<VerbsArgs>();
-  auto* group = app.add_option_group("verbs", "flags of --transport verbs");
-  auto* cluster = group->add_option("--cluster", va->cluster_file, "cluster file (TOML)")
-                      ->check(CLI::ExistingFile);
-  auto* nodes = group->add_option(
-      "--nodes", va->nodes, "the cluster inline: role:size@host:port,... (instead of --cluster)");
-  cluster->excludes(nodes);
-  group->add_option("--stop", va->stop,
-                    "ask the dmrt-node serving host:port to exit, then exit (nothing else runs)");
-  verbs::add_cli_flags(*group, va->opts);
-  return {"verbs", group, [va](const NodeArgs& args, const Services& registry) {
-            return run_verbs(*va, args, registry);
-          }};
 }
 
 }  // namespace dmrt::node

@@ -1,0 +1,16 @@
+// dmrt-bench's HStore: DmAdapter over HStoreRun (bench/run_hstore.h), instantiated for every
+// transport compiled in.
+#include "bench/run_hstore.h"
+#include "bench/entries.h"
+#include "bench/run_index.h"
+
+namespace dmrt::bench {
+
+template <Transport T>
+using HStoreAdapter = DmAdapter<HStoreRun, T>;
+
+int run_hstore(const RunRequest& r, const FlagResolver<hstore::Options>& f) {
+  return run_transports<HStoreAdapter>(r, f);
+}
+
+}  // namespace dmrt::bench

@@ -1,0 +1,132 @@
+// How dmrt-bench runs HStore: its servers deployed as memory-node services on each transport
+// (the run spec of DmAdapter; bench/run_hstore.cpp and tests/hstore/hstore_bench_adapter_test.cpp).
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "bench/adapter.h"
+#include "bench/dm_adapter.h"
+#include "indexes/hstore/deploy.h"
+#include "indexes/hstore/index.h"
+#include "indexes/hstore/services.h"
+#include "policies/shm/service.h"
+#include "runtime/client.h"
+#include "runtime/error.h"
+#include "runtime/services_word.h"
+#if DMRT_TRANSPORT_SIM
+#include "policies/sim/service.h"
+#endif
+#if DMRT_TRANSPORT_VERBS
+#include "policies/verbs/service.h"
+#endif
+
+namespace dmrt::bench {
+
+// How dmrt-bench runs HStore (DmAdapter's run spec, bench/dm_adapter.h).
+struct HStoreRun {
+  using Options = hstore::Options;
+  template <Transport T>
+  using Index = hstore::Index<T>;
+  static constexpr bool kPerComputeNode = false;
+  static constexpr uint64_t kVerbsGraceNs = 1'000'000'000;
+
+  template <Transport T>
+  static Options options(Options o, const IndexOptions& io) {
+    o.expected_keys = std::max<uint64_t>(io.expected_keys, 1024);
+    if (io.value_size > hstore::Record::kMaxValue)
+      throw ConfigError("hstore: --value-size " + std::to_string(io.value_size) +
+                        " exceeds the record limit of " +
+                        std::to_string(hstore::Record::kMaxValue) + " bytes");
+    return o;
+  }
+
+  // The index plus its two servers, homed on memory nodes: on shm each a thread of this process,
+  // on sim fibers in virtual time whose work is charged as the memory node's CPU, on verbs a
+  // thread on the memory node's own Cluster in the one-process mode, or, with --cluster/--nodes,
+  // the dmrt-node serving that memory node (--service hstore-hts / hstore-sls; nothing to stop
+  // here then). HStore cannot run without them (writes and scans are requests to the servers),
+  // so a setup without them is refused.
+  template <Transport T>
+  static Deployed<Index<T>> deploy(Client<T>& setup, const Options& o) {
+    Options ho = o;
+    Deployed<Index<T>> out;
+    hstore::ServerOptions so;
+    // How the servers' fibers are hosted on this transport.
+    typename hstore::Deployment<T>::HostFactory host;
+    if constexpr (std::is_same_v<T, ShmTransport>) {
+      // Non-owning: the bench's environment owns the pool and outlives the index.
+      std::shared_ptr<shm::Pool> pool(std::shared_ptr<void>{}, &setup.endpoint().pool());
+      host = [pool](NodeId node, unsigned fibers, ServiceBody<T> body) ->
+          typename hstore::Deployment<T>::Stop {
+            auto h = std::make_shared<shm::ServiceHost>(pool, node, fibers, std::move(body));
+            return [h] { h->stop(); };
+          };
+#if DMRT_TRANSPORT_SIM
+    } else if constexpr (std::is_same_v<T, SimTransport>) {
+      so.idle_sleep_us = 0;  // a wall-clock sleep would only slow the simulation down
+      auto core = setup.endpoint().core_ptr();
+      // Frozen between the bench's phases, stopped (in virtual time) when the index goes away.
+      host = [core](NodeId node, unsigned fibers, ServiceBody<T> body) ->
+          typename hstore::Deployment<T>::Stop {
+            auto h = std::make_shared<sim::ServiceHost>(core, node, fibers, std::move(body));
+            return [h] { h->stop(); };
+          };
+#endif
+#if DMRT_TRANSPORT_VERBS
+    } else if constexpr (std::is_same_v<T, VerbsTransport>) {
+      verbs::Cluster& self = setup.endpoint().cluster();
+      // A reader slower than grace/2 redoes its read, and the HTS redoes its key check without
+      // bound: under Soft-RoCE on an emulated CPU a loopback READ takes tens of ms, so the HTS
+      // never got past its first key check with the default 50 ms. A longer grace only keeps
+      // replaced records allocated longer.
+      ho.grace_ns = std::max<uint64_t>(ho.grace_ns, kVerbsGraceNs);
+      bool all_here = true;
+      for (NodeId m : setup.memory_nodes()) all_here = all_here && self.colocated(m);
+      if (!all_here) {
+        // --cluster/--nodes: the memory nodes are other processes, whose dmrt-node hosts the
+        // servers (--service hstore-hts / hstore-sls); they pick the index up from its meta.
+        out.index = Index<T>::create(setup, ho);
+        require_remote_servers(setup, out.index->meta());
+        return out;
+      }
+      // One-process mode: the servers run on the memory nodes' own Clusters in this process.
+      host = [&self](NodeId node, unsigned fibers, ServiceBody<T> body) ->
+          typename hstore::Deployment<T>::Stop {
+            auto h = std::make_shared<verbs::ReservedServiceHost>(*self.colocated(node), fibers,
+                                                                  std::move(body));
+            return [h] { h->stop(); };
+          };
+#endif
+    } else {
+      throw ConfigError(std::string("hstore needs memory-node services, and transport ") +
+                        std::string(T::kName) + " has no ServiceHost in dmrt-bench");
+    }
+    out.index = Index<T>::create(setup, ho);
+    auto servers = std::make_shared<hstore::Deployment<T>>(out.index, std::move(host), so);
+    servers->start();
+    out.stop = [servers] { servers->stop(); };
+    return out;
+  }
+
+  // The servers of an index whose memory nodes are other processes: each must advertise its
+  // service on the node the index places it on.
+  template <Transport T>
+  static void require_remote_servers(Client<T>& setup, const hstore::Meta& m) {
+    for (auto [node, info] : {std::pair{m.hts_node, hstore::HtsService::kInfo},
+                              std::pair{m.sls_node, hstore::SlsService::kInfo}}) {
+      if (!(await_services(setup, node) & service_bit(info)))
+        throw ConfigError("hstore: memory node " + std::to_string(node) +
+                          " does not run the service " + std::string(info.name) +
+                          " (start its dmrt-node with --service " + std::string(info.name) +
+                          "; with one memory node give both --service hstore-hts and "
+                          "--service hstore-sls)");
+    }
+  }
+};
+
+}  // namespace dmrt::bench

@@ -1,0 +1,151 @@
+// The run side of one index (included by bench/run_NAME.cpp only): the index's adapter behind
+// the driver's virtual interface (bench/bench_index.h), on every transport compiled in. The
+// driver itself is compiled once per transport elsewhere, so an index's translation unit holds
+// only the index.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "bench/adapter.h"
+#include "bench/bench_index.h"
+#include "bench/index_adapter.h"
+#include "bench/options.h"
+#include "bench/run_on.h"
+#include "bench/spec.h"
+#include "bench/workload.h"
+#include "policies/shm/transport.h"
+#include "runtime/client.h"
+#include "runtime/error.h"
+#include "runtime/kv.h"
+#include "runtime/transport.h"
+#if DMRT_TRANSPORT_SIM
+#include "policies/sim/transport.h"
+#endif
+#if DMRT_TRANSPORT_VERBS
+#include "policies/verbs/transport.h"
+#endif
+
+namespace dmrt::bench {
+
+namespace detail {
+
+template <Transport T, class A>
+class ErasedHandle final : public BenchHandle {
+ public:
+  ErasedHandle(typename A::Index& idx, typename A::Handle h) : idx_(idx), h_(std::move(h)) {}
+  bool search(Key k, std::string& out) override { return h_.search(k, out); }
+  bool insert(Key k, std::string_view v) override { return h_.insert(k, v); }
+  bool update(Key k, std::string_view v) override { return h_.update(k, v); }
+  bool remove(Key k) override { return h_.remove(k); }
+  void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) override {
+    if constexpr (kSupportsScan<A>)
+      h_.scan(from, count, rows);
+    else
+      throw ConfigError("this index does not support scans");  // the driver checks first
+  }
+  uint64_t cache_bytes() override { return A::cache_bytes(idx_, h_); }
+
+ private:
+  typename A::Index& idx_;
+  typename A::Handle h_;
+};
+
+template <Transport T, class A>
+class ErasedIndex final : public BenchIndex<T> {
+ public:
+  explicit ErasedIndex(std::shared_ptr<typename A::Index> idx) : idx_(std::move(idx)) {}
+  std::unique_ptr<BenchHandle> handle(Client<T>& c) override {
+    return std::make_unique<ErasedHandle<T, A>>(*idx_, A::handle(*idx_, c));
+  }
+  IndexStats stats(Client<T>& c) override { return A::stats(*idx_, c); }
+  uint64_t shared_cache_bytes() override {
+    if constexpr (requires { A::shared_cache_bytes(*idx_); })
+      return A::shared_cache_bytes(*idx_);
+    else
+      return 0;
+  }
+
+ private:
+  std::shared_ptr<typename A::Index> idx_;
+};
+
+template <Transport T, class A>
+class ErasedMaker final : public IndexMaker<T> {
+ public:
+  ErasedMaker(std::string_view name, const FlagsOf<A>& flags) : name_(name), flags_(flags) {}
+  std::string_view name() const override { return name_; }
+  bool local() const override { return A::kLocal; }
+  bool scan() const override { return kSupportsScan<A>; }
+  nlohmann::json describe(const IndexOptions& io) const override {
+    if constexpr (requires { A::describe(io, flags_); })
+      return A::describe(io, flags_);
+    else if constexpr (requires { A::describe(io); })
+      return A::describe(io);
+    else
+      return nlohmann::json::object();
+  }
+  std::unique_ptr<BenchIndex<T>> create(Client<T>& setup, const IndexOptions& io) const override {
+    if constexpr (CreatesWithFlags<A, T>)
+      return std::make_unique<ErasedIndex<T, A>>(A::create(setup, io, flags_));
+    else
+      return std::make_unique<ErasedIndex<T, A>>(A::create(setup, io));
+  }
+
+ private:
+  std::string_view name_;
+  const FlagsOf<A>& flags_;  // main.cpp's, alive for the whole run
+};
+
+}  // namespace detail
+
+// Runs adapter A on transport T.
+template <Transport T, class A>
+int run_adapter(const RunRequest& r, const FlagsOf<A>& flags) {
+  static_assert(IndexAdapter<A, T>, "an index adapter does not satisfy IndexAdapter");
+  if (r.local != A::kLocal || r.scan != kSupportsScan<A>)
+    throw std::logic_error("dmrt-bench: the spec of index " + std::string(r.index) +
+                           " (bench/index_NAME.h) disagrees with its adapter on kLocal or kScan");
+  const std::string name(r.index);
+  if constexpr (A::kLocal && T::kName == std::string_view("sim")) {
+    // A local peer runs no verbs, so a virtual-time transport has nothing to charge: its clock
+    // never moves, every phase lasts 0 s, and --verify would see every operation as concurrent
+    // with every other.
+    return usage_error("index " + name +
+                       " is a local peer (no verbs): the simulator has nothing to time; run it on "
+                       "--transport shm");
+  } else {
+    if (r.mix.scan > 0 && !kSupportsScan<A>)
+      return usage_error("index " + name + " does not support scans (workload " + r.opt.workload +
+                         "); use a range index");
+    return run_bench<T>(r, detail::ErasedMaker<T, A>(r.index, flags));
+  }
+}
+
+// Runs the adapter AdapterOf<T> on the transport the request names.
+template <template <Transport> class AdapterOf, class Flags>
+int run_transports(const RunRequest& r, const Flags& flags) {
+  switch (r.transport) {
+    case TransportKind::shm:
+      return run_adapter<ShmTransport, AdapterOf<ShmTransport>>(r, flags);
+    case TransportKind::sim:
+#if DMRT_TRANSPORT_SIM
+      return run_adapter<SimTransport, AdapterOf<SimTransport>>(r, flags);
+#else
+      break;
+#endif
+    case TransportKind::verbs:
+#if DMRT_TRANSPORT_VERBS
+      return run_adapter<VerbsTransport, AdapterOf<VerbsTransport>>(r, flags);
+#else
+      break;
+#endif
+  }
+  return usage_error("transport not compiled into this dmrt-bench");
+}
+
+}  // namespace dmrt::bench

@@ -233,25 +233,30 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       if (!t_->opts_.hopscotch_leaf) return {{0, g().node_words()}};
       return img_.entry_range(home, (home + g().h() - 1) % g().span(), true);
     }
-    void fetch(GlobalAddress a, const std::vector<Segment>& segs) {
+    // Reads `segs` in one batch. With `with_metadata` and replication off (the factor analysis
+    // before its replication step), the leaf's metadata is its header alone: replicas the
+    // segments happen to cover are not relied on, and the header is one more READ in the same
+    // batch unless the segments cover it already (a whole leaf does). Same round trip, one more
+    // verb and 16 B: what replication saves.
+    void fetch(GlobalAddress a, const std::vector<Segment>& segs, bool with_metadata = false) {
       Batch b;
+      bool header = false;
       for (auto s : segs) {
         b.read(a + 8 * s.from, &img_.w[s.from], static_cast<uint32_t>(8 * (s.to - s.from)));
         img_.mark(s);
+        header = header || (s.from == 0 && s.to >= 2);
+      }
+      if (with_metadata && !t_->opts_.metadata_replication) {
+        std::fill(img_.have_r.begin(), img_.have_r.end(), 0);
+        if (!header) b.read(a, &img_.w[0], 16);
+        img_.have_r[0] = 1;
       }
       c_->run(b);
-    }
-    // Leaf metadata as a separate READ when replication is off (the factor-analysis baseline).
-    void fetch_metadata_separately(GlobalAddress a) {
-      std::fill(img_.have_r.begin(), img_.have_r.end(), 0);
-      c_->read(a, &img_.w[0], 16);
-      img_.have_r[0] = 1;
     }
     void read_neighborhood(GlobalAddress a, uint32_t home) {
       for (;;) {
         img_.forget();
-        fetch(a, neighborhood_segments(home));
-        if (!t_->opts_.metadata_replication) fetch_metadata_separately(a);
+        fetch(a, neighborhood_segments(home), true);
         if (img_.consistent(nullptr)) return;
         t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
         c_->pause();
@@ -273,15 +278,36 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     // Masked CAS on the lock bit only: the old word (vacancy bitmap, argmax) comes back free.
-    uint64_t lock_leaf(GlobalAddress a) {
+    // Without hopscotch leaves the whole leaf and its lock word are READ in the same batch,
+    // after the CAS, as Sherman does: the factor analysis's baseline write is Sherman's
+    // [lock + READ leaf] ; [WRITE + unlock]. With hopscotch leaves but no piggybacking the
+    // bitmap is a READ of its own once the lock is held (the round trip piggybacking saves,
+    // §4.2); without it the bitmap bits of the returned word are not used.
+    // `*leaf_read` tells whether the image now holds the whole leaf.
+    uint64_t lock_leaf(GlobalAddress a, bool* leaf_read = nullptr) {
+      const bool with_leaf = !t_->opts_.hopscotch_leaf && leaf_read;
       for (;;) {
-        uint64_t old =
-            c_->masked_cas(lock_addr(a), 0, Geometry::kLock, Geometry::kLock, Geometry::kLock);
+        uint64_t old = 0;
+        Batch b;
+        b.masked_cas(lock_addr(a), 0, Geometry::kLock, Geometry::kLock, Geometry::kLock, &old);
+        if (with_leaf) b.read(a, img_.w.data(), static_cast<uint32_t>(8 * (g().node_words() + 1)));
+        c_->run(b);
         if (!(old & Geometry::kLock)) {
           held_ = a;
           held_word_ = old;
-          if (!t_->opts_.vacancy_piggyback)  // baseline: the bitmap is a separate READ
+          if (with_leaf) {
+            img_.forget();
+            img_.mark({0, g().node_words()});
+            if (!t_->opts_.metadata_replication) {  // the header alone, as in fetch()
+              std::fill(img_.have_r.begin(), img_.have_r.end(), 0);
+              img_.have_r[0] = 1;
+            }
+            if (!t_->opts_.vacancy_piggyback)
+              held_word_ = old = img_.w[g().lock_word()] & ~Geometry::kLock;
+          } else if (!t_->opts_.vacancy_piggyback) {
             held_word_ = old = c_->template read_value<uint64_t>(lock_addr(a)) & ~Geometry::kLock;
+          }
+          if (leaf_read) *leaf_read = with_leaf;
           return old;
         }
         t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
@@ -356,13 +382,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         btree::Located loc = t_->core_.locate(*c_, k);
         GlobalAddress a = loc.leaf;
         for (;;) {
-          uint64_t word = lock_leaf(a);
-          img_.forget();
-          if (op == Op::kInsert)
-            fetch(a, insert_segments(home, word));
-          else
-            fetch(a, neighborhood_segments(home));
-          if (!t_->opts_.metadata_replication) fetch_metadata_separately(a);
+          bool leaf_read = false;
+          uint64_t word = lock_leaf(a, &leaf_read);
+          if (!leaf_read) {
+            img_.forget();
+            fetch(a, op == Op::kInsert ? insert_segments(home, word) : neighborhood_segments(home),
+                  true);
+          }
           GlobalAddress sib = img_.sibling();
           if (loc.from_cache && sib != loc.next) {
             unlock(a, word);

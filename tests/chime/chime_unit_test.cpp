@@ -293,37 +293,86 @@ TEST(ChimeUnit, SpeculativeReadHitsAndMisses) {
   std::printf("chime search after failed speculation: %.2f RTT/op\n", double(d.round_trips) / q);
 }
 
-TEST(ChimeUnit, AblationSwitchesCostWhatThePaperSays) {
-  std::string v;
+// The factor analysis (paper §5.3, Fig. 15) adds CHIME's techniques to Sherman one by one. Each
+// step must cost what the paper's step costs: `none` is Sherman (search: 1 READ of the whole
+// leaf; write: [lock + READ leaf] ; [WRITE + unlock]); hopscotch leaves read a neighborhood plus
+// the leaf header (a second READ in the same round trip) and take the vacancy bitmap with a READ
+// of its own once locked; piggybacking folds that READ into the lock's masked CAS (one round trip
+// less per write, §4.2); replication folds the header READ into the neighborhood READ (one verb
+// less); speculative reads fetch one entry on a hit.
+struct StepCost {
+  double search_rtt, search_verbs, search_bytes, update_rtt, update_verbs;
+};
+
+StepCost measure_step(const char* step) {
+  const int n = std::string(step) == "none"          ? 0
+                : std::string(step) == "hopscotch"   ? 1
+                : std::string(step) == "vacancy"     ? 2
+                : std::string(step) == "replication" ? 3
+                                                     : 4;
+  chime::Options o;
+  o.hopscotch_leaf = n >= 1;
+  o.vacancy_piggyback = n >= 2;
+  o.metadata_replication = n >= 3;
+  o.speculative_read = n >= 4;
+  Warm w(o);
   const size_t q = 500;
-  {  // metadata replication off: leaf metadata is a separate READ
-    auto o = no_spec();
-    o.metadata_replication = false;
-    Warm w(o);
-    auto d = w.measure([&] {
-      for (size_t i = 0; i < q; ++i) w.h->search(key_of_rank(i), v);
-    });
-    EXPECT_EQ(d.round_trips, 2 * q);
-  }
-  {  // vacancy piggybacking off: the vacancy bitmap is a separate READ (update 4 RTT)
-    auto o = no_spec();
-    o.vacancy_piggyback = false;
-    Warm w(o);
-    auto d = w.measure([&] {
-      for (size_t i = 0; i < q; ++i) w.h->update(key_of_rank(i), value_for(key_of_rank(i), 0, 2));
-    });
-    EXPECT_EQ(d.round_trips, 4 * q);
-  }
-  {  // hopscotch leaf off: a search reads the whole leaf
-    auto o = no_spec();
-    o.hopscotch_leaf = false;
-    Warm w(o);
-    auto d = w.measure([&] {
-      for (size_t i = 0; i < q; ++i) w.h->search(key_of_rank(i), v);
-    });
-    EXPECT_EQ(d.round_trips, q);
-    EXPECT_EQ(d.bytes_read, q * 8 * w.t->geometry().node_words());
-  }
+  std::string v;
+  auto d = w.measure([&] {
+    for (size_t i = 0; i < q; ++i) EXPECT_TRUE(w.h->search(key_of_rank(i * 7 % w.n), v));
+  });
+  StepCost c;
+  c.search_rtt = double(d.round_trips) / q;
+  c.search_verbs = double(d.total_verbs()) / q;
+  c.search_bytes = double(d.bytes_read) / q;
+  d = w.measure([&] {
+    for (size_t i = 0; i < q; ++i)
+      EXPECT_TRUE(w.h->update(key_of_rank(i * 7 % w.n), value_for(key_of_rank(i), 0, 2)));
+  });
+  c.update_rtt = double(d.round_trips) / q;
+  c.update_verbs = double(d.total_verbs()) / q;
+  std::printf("chime factor %-11s search %.2f RTT %.2f verbs %7.1f B; update %.2f RTT %.2f verbs\n",
+              step, c.search_rtt, c.search_verbs, c.search_bytes, c.update_rtt, c.update_verbs);
+  return c;
+}
+
+TEST(ChimeUnit, FactorStepsCostWhatThePaperSays) {
+  const StepCost none = measure_step("none"), hop = measure_step("hopscotch"),
+                 vac = measure_step("vacancy"), rep = measure_step("replication"),
+                 all = measure_step("all");
+  Fixture sf;
+  auto st = sherman::Tree<ShmTransport>::create(sf.c, {});
+  // none = Sherman: 1 READ per search, 2 round trips per write.
+  EXPECT_EQ(none.search_rtt, 1.0);
+  EXPECT_EQ(none.search_verbs, 1.0);
+  EXPECT_EQ(none.update_rtt, 2.0);
+  EXPECT_EQ(none.update_verbs, 4.0);  // [CAS + READ leaf] ; [WRITE entry + WRITE lock word]
+  // +hopscotch: a neighborhood and the header, one round trip (a neighborhood that wraps around
+  // the leaf is two READs; one that starts at entry 0 covers the header); writes learn the bitmap
+  // with a READ of their own: lock ; READ bitmap ; [READ range + READ header] ; [WRITE + WRITE].
+  EXPECT_EQ(hop.search_rtt, 1.0);
+  EXPECT_NEAR(hop.search_verbs, 2.0, 0.1);
+  EXPECT_LE(hop.search_bytes * 4, none.search_bytes);
+  EXPECT_EQ(hop.update_rtt, 4.0);
+  EXPECT_NEAR(hop.update_verbs, 6.0, 0.1);
+  // +vacancy: the bitmap rides on the lock's masked CAS: one round trip and one READ less.
+  EXPECT_EQ(vac.search_rtt, 1.0);
+  EXPECT_EQ(vac.search_verbs, hop.search_verbs);
+  EXPECT_EQ(vac.search_bytes, hop.search_bytes);
+  EXPECT_EQ(vac.update_rtt, 3.0);
+  EXPECT_DOUBLE_EQ(vac.update_verbs, hop.update_verbs - 1.0);
+  // +replication: the header comes with the neighborhood: one READ less (the rest are wrapping
+  // neighborhoods, which take two READs in every step).
+  EXPECT_EQ(rep.search_rtt, 1.0);
+  EXPECT_NEAR(rep.search_verbs, 1.0, 0.15);
+  EXPECT_NEAR(vac.search_verbs - rep.search_verbs, 0.9, 0.1);
+  EXPECT_EQ(rep.update_rtt, 3.0);
+  EXPECT_NEAR(vac.update_verbs - rep.update_verbs, 0.9, 0.1);
+  EXPECT_LE(rep.search_bytes, vac.search_bytes);
+  // +speculative read: hot entries are fetched alone (the warm-up made every key hot).
+  EXPECT_LE(all.search_rtt, 1.0 + 0.05);
+  EXPECT_LT(all.search_bytes * 2, rep.search_bytes);
+  EXPECT_EQ(all.update_rtt, 3.0);
 }
 
 TEST(ChimeUnit, SmallerCacheRaisesRoundTripsAndRespectsBudget) {

@@ -17,7 +17,15 @@ struct RaceSpec {
   static constexpr bool kScan = false;
   using Options = race::Options;
 
+  // The bench pre-sizes the directory from the expected keys (no resize during the run) unless
+  // --race-initial-depth is given: then the table starts that small and resizes online, and the
+  // results' index_stats report the resizes and what they cost.
   struct Extras : FlagExtras<Options> {
+    const CLI::Option* initial_depth = nullptr;  // registered by the field list before add()
+    void add(CLI::App& g) { initial_depth = g.get_option("--race-initial-depth"); }
+    void finish(Options& o, const IndexOptions&) const {
+      if (initial_depth && initial_depth->count() > 0) o.expected_keys = 0;
+    }
     std::string check(const Options& o) const {
       if (o.initial_global_depth > o.max_global_depth)
         return "--race-initial-depth must not exceed --race-max-depth";

@@ -92,6 +92,10 @@ class RaceIndex {
     s["subtables"] = static_cast<double>(head[2]);
     s["items"] = static_cast<double>(used);
     s["slots"] = static_cast<double>(slots);
+    // What the splits this object's handles ran cost (attempts that lost a race included).
+    s["resize_round_trips"] = static_cast<double>(resize_cost_->round_trips.load());
+    s["resize_bytes"] =
+        static_cast<double>(resize_cost_->bytes_read.load() + resize_cost_->bytes_written.load());
     return s;
   }
 
@@ -158,6 +162,9 @@ class RaceIndex {
   Options opts_;
   Geometry geo_;
   GlobalAddress dir_;
+  // What subtable splits cost the handles of this object (their verbs are also counted in the
+  // insert that split): shared with the handles, which may outlive it.
+  std::shared_ptr<ResizeCost> resize_cost_ = std::make_shared<ResizeCost>();
 };
 
 // Per client (per fiber): owns the directory cache. Satisfies dmrt::KvHandle.
@@ -165,7 +172,11 @@ template <Transport T>
 class RaceIndex<T>::Handle {
  public:
   Handle(Client<T>& c, const RaceIndex& idx)
-      : c_(&c), opts_(idx.opts_), geo_(idx.geo_), cache_(idx.dir_, idx.opts_.directory_cache) {
+      : c_(&c),
+        opts_(idx.opts_),
+        geo_(idx.geo_),
+        cache_(idx.dir_, idx.opts_.directory_cache),
+        resize_cost_(idx.resize_cost_) {
     cache_.refresh(c);
   }
 
@@ -234,9 +245,11 @@ class RaceIndex<T>::Handle {
       Pos p;
       if (!pick_slot(kh, v, p)) {
         uint64_t h = v.w[0][0];
-        if (!Splitter<T>(*c_, cache_.dir(), geo_, opts_.max_global_depth)
-                 .split(v.table, Header::ld(h), Header::suffix(h)))
-          c_->pause();
+        const VerbCounters before = c_->counters().total;
+        const bool split = Splitter<T>(*c_, cache_.dir(), geo_, opts_.max_global_depth)
+                               .split(v.table, Header::ld(h), Header::suffix(h));
+        resize_cost_->add(c_->counters().total - before);
+        if (!split) c_->pause();
         cache_.refresh(*c_);
         continue;
       }
@@ -689,6 +702,7 @@ class RaceIndex<T>::Handle {
   Options opts_;
   Geometry geo_;
   DirectoryCache<T> cache_;
+  std::shared_ptr<ResizeCost> resize_cost_;
   std::string block_;
   uint64_t picks_ = 0;
 };

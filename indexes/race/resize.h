@@ -1,6 +1,7 @@
 // RACE extendible resizing (paper §3.4.2): lock, new subtable, doubling, per-bucket move 1-2-3.
 #pragma once
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,6 +28,16 @@ namespace dmrt::race {
 //     update/delete won the slot: clean the copy in N and redo the bucket. Then clear `pending`
 //     on N's bucket b, after (3), so anyone who sees it clear sees the move of b complete.
 //  5. Under the root lock: set LD l+1 on S's entries (unlocking S), unlock N's entry.
+// Round trips and bytes spent splitting subtables, summed over the handles of one index object.
+struct ResizeCost {
+  std::atomic<uint64_t> round_trips{0}, bytes_read{0}, bytes_written{0};
+  void add(const VerbCounters& d) {
+    round_trips.fetch_add(d.round_trips, std::memory_order_relaxed);
+    bytes_read.fetch_add(d.bytes_read, std::memory_order_relaxed);
+    bytes_written.fetch_add(d.bytes_written, std::memory_order_relaxed);
+  }
+};
+
 template <Transport T>
 class Splitter {
  public:

@@ -163,6 +163,27 @@ if has_index dmtree; then
   expect 0 "DMTree baseline, 3 compute nodes" --index dmtree --dmtree-ablation fp-btree --compute-nodes 3 --workload a
 fi
 expect 0 "a learned key set" --keyset lognormal --key-order ordered --workload d
+# RACE honours an explicit --race-initial-depth: the load phase resizes the table online and
+# reports the resizes and their cost.
+if has_index race; then
+  "$BENCH" --index race --race-initial-depth 1 --workload load --keys 100000 --quiet \
+    --json "$WORK/race-resize.json" >/dev/null 2>&1 || { echo "FAIL race resize: bench run"; status=1; }
+  python3 - "$WORK/race-resize.json" <<'PY' || status=1
+import json, sys
+j = [json.loads(l) for l in open(sys.argv[1])][-1]
+s, o = j["index_stats"], j["index_options"]
+bad = []
+if o.get("initial_global_depth") != 1 or o.get("expected_keys") != 0:
+    bad.append(f"options {o.get('initial_global_depth')}/{o.get('expected_keys')}")
+if s.get("resizes", 0) < 1 or s.get("global_depth", 0) <= 1 or s.get("resize_round_trips", 0) <= 0:
+    bad.append(f"stats {s}")
+if j["failed_ops"] != 0:
+    bad.append(f"failed_ops {j['failed_ops']}")
+if bad:
+    print("FAIL race resize: " + "; ".join(bad))
+    sys.exit(1)
+PY
+fi
 expect 2 "--history without --verify" --index race --workload a --history "$WORK/h.txt"
 
 # A saved history checks again offline with dmrt-check; one found value changed to one no

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -107,6 +108,11 @@ struct HStoreRun {
                         std::string(T::kName) + " has no ServiceHost in dmrt-bench");
     }
     out.index = Index<T>::create(setup, ho);
+    if (out.index->meta().hts_node == out.index->meta().sls_node)
+      std::fprintf(stderr,
+                   "hstore: one memory node: its hash-table and skiplist servers share node %u "
+                   "(the paper places them on two: --memory-nodes 2)\n",
+                   static_cast<unsigned>(out.index->meta().hts_node));
     auto servers = std::make_shared<hstore::Deployment<T>>(out.index, std::move(host), so);
     servers->start();
     out.stop = [servers] { servers->stop(); };

@@ -48,6 +48,21 @@ Opts tree_options(Opts o, const IndexOptions& io) {
   return o;
 }
 
+// The run spec of the trees (CHIME, Sherman, DMTree): one object per compute node (its
+// internal-node cache, hotspot buffer, local lock table or collaborative-service membership
+// belong to a compute node) and tree_options() for the bench's sizing.
+template <class Opts, template <Transport> class Idx>
+struct TreeRun {
+  using Options = Opts;
+  template <Transport T>
+  using Index = Idx<T>;
+  static constexpr bool kPerComputeNode = true;
+  template <Transport T>
+  static Opts options(Opts o, const IndexOptions& io) {
+    return tree_options(o, io);
+  }
+};
+
 // An index created with its memory-node services: `stop` stops them (empty when none run here).
 template <class I>
 struct Deployed {
@@ -128,6 +143,13 @@ struct DmAdapter {
     else
       return 0;
   }
+};
+
+// DmAdapter over `Run`, as run_transports() (bench/run_index.h) takes an adapter template.
+template <class Run>
+struct DmAdapterFor {
+  template <Transport T>
+  using type = DmAdapter<Run, T>;
 };
 
 }  // namespace dmrt::bench

@@ -1,4 +1,4 @@
-// dmrt-bench's DMTree: how the bench runs it (DmAdapter's run spec, bench/dm_adapter.h),
+// dmrt-bench's DMTree: the generic adapter over the trees' run spec (bench/dm_adapter.h),
 // instantiated for every transport compiled in.
 #include "bench/dm_adapter.h"
 #include "bench/entries.h"
@@ -7,24 +7,8 @@
 
 namespace dmrt::bench {
 
-struct DmtreeRun {
-  using Options = dmtree::Options;
-  template <Transport T>
-  using Index = dmtree::Index<T>;
-  // Its cache, combiner and collaborative-service membership belong to a compute node.
-  static constexpr bool kPerComputeNode = true;
-
-  template <Transport T>
-  static dmtree::Options options(dmtree::Options o, const IndexOptions& io) {
-    return tree_options(o, io);
-  }
-};
-
-template <Transport T>
-using DmtreeAdapter = DmAdapter<DmtreeRun, T>;
-
 int run_dmtree(const RunRequest& r, const FlagResolver<dmtree::Options>& f) {
-  return run_transports<DmtreeAdapter>(r, f);
+  return run_dm<TreeRun<dmtree::Options, dmtree::Index>>(r, f);
 }
 
 }  // namespace dmrt::bench

@@ -6,11 +6,8 @@
 
 namespace dmrt::bench {
 
-template <Transport T>
-using HStoreAdapter = DmAdapter<HStoreRun, T>;
-
 int run_hstore(const RunRequest& r, const FlagResolver<hstore::Options>& f) {
-  return run_transports<HStoreAdapter>(r, f);
+  return run_dm<HStoreRun>(r, f);
 }
 
 }  // namespace dmrt::bench

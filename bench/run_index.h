@@ -13,6 +13,7 @@
 
 #include "bench/adapter.h"
 #include "bench/bench_index.h"
+#include "bench/dm_adapter.h"
 #include "bench/index_adapter.h"
 #include "bench/options.h"
 #include "bench/run_on.h"
@@ -126,26 +127,39 @@ int run_adapter(const RunRequest& r, const FlagsOf<A>& flags) {
   }
 }
 
-// Runs the adapter AdapterOf<T> on the transport the request names.
-template <template <Transport> class AdapterOf, class Flags>
+// Runs the adapter `Of::type<T>` on the transport T the request names.
+template <class Of, class Flags>
 int run_transports(const RunRequest& r, const Flags& flags) {
   switch (r.transport) {
     case TransportKind::shm:
-      return run_adapter<ShmTransport, AdapterOf<ShmTransport>>(r, flags);
+      return run_adapter<ShmTransport, typename Of::template type<ShmTransport>>(r, flags);
     case TransportKind::sim:
 #if DMRT_TRANSPORT_SIM
-      return run_adapter<SimTransport, AdapterOf<SimTransport>>(r, flags);
+      return run_adapter<SimTransport, typename Of::template type<SimTransport>>(r, flags);
 #else
       break;
 #endif
     case TransportKind::verbs:
 #if DMRT_TRANSPORT_VERBS
-      return run_adapter<VerbsTransport, AdapterOf<VerbsTransport>>(r, flags);
+      return run_adapter<VerbsTransport, typename Of::template type<VerbsTransport>>(r, flags);
 #else
       break;
 #endif
   }
   return usage_error("transport not compiled into this dmrt-bench");
+}
+
+// An adapter template (a local peer's) in the form run_transports() takes.
+template <template <Transport> class A>
+struct AdapterTemplate {
+  template <Transport T>
+  using type = A<T>;
+};
+
+// The run entry of a disaggregated-memory index: DmAdapter over its run spec, every transport.
+template <class Run>
+int run_dm(const RunRequest& r, const FlagResolver<typename Run::Options>& f) {
+  return run_transports<DmAdapterFor<Run>>(r, f);
 }
 
 }  // namespace dmrt::bench

@@ -127,7 +127,7 @@ struct OrderedMapAdapter {
 };
 
 int run_ordered_map(const RunRequest& r) {
-  return run_transports<OrderedMapAdapter>(r, NoFlags{});
+  return run_transports<AdapterTemplate<OrderedMapAdapter>>(r, NoFlags{});
 }
 
 }  // namespace dmrt::bench

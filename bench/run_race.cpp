@@ -21,11 +21,8 @@ struct RaceRun {
   }
 };
 
-template <Transport T>
-using RaceAdapter = DmAdapter<RaceRun, T>;
-
 int run_race(const RunRequest& r, const FlagResolver<race::Options>& f) {
-  return run_transports<RaceAdapter>(r, f);
+  return run_dm<RaceRun>(r, f);
 }
 
 }  // namespace dmrt::bench

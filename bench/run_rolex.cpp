@@ -95,11 +95,8 @@ struct RolexRun {
   }
 };
 
-template <Transport T>
-using RolexAdapter = DmAdapter<RolexRun, T>;
-
 int run_rolex(const RunRequest& r, const FlagResolver<rolex::Options>& f) {
-  return run_transports<RolexAdapter>(r, f);
+  return run_dm<RolexRun>(r, f);
 }
 
 }  // namespace dmrt::bench

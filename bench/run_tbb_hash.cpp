@@ -70,7 +70,7 @@ struct TbbHashAdapter {
 };
 
 int run_tbb_hash(const RunRequest& r) {
-  return run_transports<TbbHashAdapter>(r, NoFlags{});
+  return run_transports<AdapterTemplate<TbbHashAdapter>>(r, NoFlags{});
 }
 
 }  // namespace dmrt::bench

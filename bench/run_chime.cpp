@@ -3,7 +3,7 @@
 #include "bench/dm_adapter.h"
 #include "bench/entries.h"
 #include "bench/run_index.h"
-#include "indexes/chime/tree.h"
+#include "indexes/chime/prebuilt.h"
 
 namespace dmrt::bench {
 

@@ -13,7 +13,7 @@
 #include "bench/adapter.h"
 #include "bench/dm_adapter.h"
 #include "indexes/hstore/deploy.h"
-#include "indexes/hstore/index.h"
+#include "indexes/hstore/prebuilt.h"
 #include "indexes/hstore/services.h"
 #include "policies/shm/service.h"
 #include "runtime/client.h"

@@ -3,7 +3,7 @@
 #include "bench/dm_adapter.h"
 #include "bench/entries.h"
 #include "bench/run_index.h"
-#include "indexes/race/race.h"
+#include "indexes/race/prebuilt.h"
 
 namespace dmrt::bench {
 

@@ -8,7 +8,7 @@
 #include "bench/dm_adapter.h"
 #include "bench/entries.h"
 #include "bench/run_index.h"
-#include "indexes/rolex/index.h"
+#include "indexes/rolex/prebuilt.h"
 #include "indexes/rolex/services.h"
 #include "policies/shm/service.h"
 #include "runtime/client.h"

@@ -3,7 +3,7 @@
 #include "bench/dm_adapter.h"
 #include "bench/entries.h"
 #include "bench/run_index.h"
-#include "indexes/sherman/tree.h"
+#include "indexes/sherman/prebuilt.h"
 
 namespace dmrt::bench {
 

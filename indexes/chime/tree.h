@@ -29,7 +29,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   using Options = chime::Options;
   class Handle;
 
-  static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
+  [[gnu::noinline]] static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
     auto t = std::shared_ptr<Tree>(new Tree(c, o));
     LeafImage img(t->geo_);
     for (uint32_t r = 0; r < t->geo_.groups(); ++r) img.set_replica(r, 1, GlobalAddress::null());
@@ -41,7 +41,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     t->leaves_.fetch_add(1);
     return t;
   }
-  static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
+  [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
     auto t = std::shared_ptr<Tree>(new Tree(c, o));
     t->core_.read_root(c);
     return t;
@@ -51,7 +51,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
   // The Index concept's form: this tree has no pool-wide figures to read, only its own.
   IndexStats stats(Client<T>&) { return stats(); }
-  IndexStats stats() {
+  [[gnu::noinline]] IndexStats stats() {
     const auto& s = core_.stats();
     return {{"height", static_cast<double>(core_.cached_height()) + 1},
             {"leaves", static_cast<double>(leaves_.load())},
@@ -114,7 +114,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     Handle(std::shared_ptr<Tree> t, Client<T>& c) : t_(std::move(t)), c_(&c), img_(t_->geo_) {}
 
     // 1 RTT (neighborhood or speculative entry), 2 when a speculation misses.
-    bool search(Key k, std::string& out) {
+    [[gnu::noinline]] bool search(Key k, std::string& out) {
       const Geometry& g = t_->geo_;
       auto [home, fp] = g.home_fp(k);
       for (;;) {
@@ -159,7 +159,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
 
     // General keys: whole leaves along the sibling chain, 1 RTT per leaf.
-    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+    [[gnu::noinline]] void scan(Key from, size_t count,
+                                std::vector<std::pair<Key, std::string>>& rows) {
       rows.clear();
       if (count == 0) return;
       const Geometry& g = t_->geo_;
@@ -363,7 +364,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       return k > mx;
     }
 
-    bool write_op(Key k, std::string_view v, Op op) {
+    [[gnu::noinline]] bool write_op(Key k, std::string_view v, Op op) {
       try {
         return write_op_locking(k, v, op);
       } catch (...) {

@@ -35,7 +35,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   class Handle;
   static constexpr uint64_t kMagic = 0x45455254444d4431ull;  // "1DMDTREE"
 
-  static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
+  [[gnu::noinline]] static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
     validate(o);
     Geometry g(o.leaf_span, o.value_size);
     NodeId mem0 = first_memory_node(c);
@@ -63,7 +63,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   }
 
   // Another compute node joins: attaches to the service (membership epoch+1) with a fresh cache.
-  static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
+  [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
     validate(o);
     Geometry g(o.leaf_span, o.value_size);
     auto svc = collab::Service<T>::attach(c, service_options(o, g, 0));
@@ -80,7 +80,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
   // The Index concept's form: this tree has no pool-wide figures to read, only its own.
   IndexStats stats(Client<T>&) { return stats(); }
-  IndexStats stats() {
+  [[gnu::noinline]] IndexStats stats() {
     const auto& s = core_.stats();
     const auto& v = svc_->stats();
     return {{"height", static_cast<double>(core_.cached_height()) + 1},
@@ -215,7 +215,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
                           std::to_string(t_->home()) + "'s");
     }
 
-    bool search(Key k, std::string& out) {
+    [[gnu::noinline]] bool search(Key k, std::string& out) {
       check_live();
       if (t_->opts_.read_delegation)
         return t_->comb_.run(*c_, k, false, {}, &out, [&](std::string_view, std::string* o) {
@@ -224,7 +224,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       return search_direct(k, out);
     }
     bool insert(Key k, std::string_view v) { return write_op(k, v, Op::kInsert); }
-    bool update(Key k, std::string_view v) {
+    [[gnu::noinline]] bool update(Key k, std::string_view v) {
       check_live();
       if (t_->opts_.write_combining) {
         check_value(v);
@@ -236,7 +236,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
     bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
 
-    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+    [[gnu::noinline]] void scan(Key from, size_t count,
+                                std::vector<std::pair<Key, std::string>>& rows) {
       rows.clear();
       check_live();
       if (count == 0) return;
@@ -458,7 +459,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       }
     }
 
-    bool write_op(Key k, std::string_view v, Op op) {
+    [[gnu::noinline]] bool write_op(Key k, std::string_view v, Op op) {
       try {
         return write_op_locking(k, v, op);
       } catch (...) {

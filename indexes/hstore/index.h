@@ -37,9 +37,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   // Formats the hash table on the HTS node and publishes the meta block. `initial_keys`
   // (distinct) are bulk-loaded: records written to the pool, slots written into the table image;
   // the SLS builds its skiplist from the table when it starts, as in a recovery.
-  static std::shared_ptr<Index> create(Client<T>& c, const Options& o,
-                                       std::span<const Key> initial_keys = {},
-                                       const ValueFn& value_of = nullptr) {
+  [[gnu::noinline]] static std::shared_ptr<Index> create(Client<T>& c, const Options& o,
+                                                         std::span<const Key> initial_keys = {},
+                                                         const ValueFn& value_of = nullptr) {
     validate(o);
     auto mem = c.memory_nodes();
     if (mem.empty()) throw ConfigError("hstore: the cluster has no memory node");
@@ -111,7 +111,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   }
 
   // Joins an index created elsewhere (another compute node or process).
-  static std::shared_ptr<Index> attach(Client<T>& c, const Options& o) {
+  [[gnu::noinline]] static std::shared_ptr<Index> attach(Client<T>& c, const Options& o) {
     Meta m;
     if (!Meta::load(c, o.root_slot, m))
       throw ConfigError("hstore: no index published at root slot " + std::to_string(o.root_slot));
@@ -127,7 +127,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   unsigned sls_fibers() const { return 1 + meta_.partitions + meta_.query_fibers; }
 
   // Compute-node figures (no verbs).
-  IndexStats stats() const {
+  [[gnu::noinline]] IndexStats stats() const {
     IndexStats s;
     s["get_retries"] = double(get_retries_.load());
     s["degraded_gets"] = double(degraded_gets_.load());
@@ -137,7 +137,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     return s;
   }
   // Adds the servers' counters (three reads with `c`).
-  IndexStats stats(Client<T>& c) const {
+  [[gnu::noinline]] IndexStats stats(Client<T>& c) const {
     IndexStats s = stats();
     std::vector<uint64_t> w(meta::kWords), v(kSlsStatsBytes / 8);
     c.read(meta_.addr, w.data(), meta::kBytes);
@@ -279,7 +279,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
     // GET (paper §4.2): READ the bucket (with the status word, same doorbell), then READ the
     // record: 2 round trips; a miss with no signature match is decided by the bucket alone.
-    bool search(Key k, std::string& out) {
+    [[gnu::noinline]] bool search(Key k, std::string& out) {
       Index& x = *x_;
       const Meta& m = x.meta_;
       const KeyHash kh = KeyHash::of(k);
@@ -341,7 +341,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
     // SCAN (paper §4.2): one request to the SLS, which drains its log and answers (key, slot)
     // rows; then the records are READ, `scan_reads_per_trip` per round trip (paper: one each).
-    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+    [[gnu::noinline]] void scan(Key from, size_t count,
+                                std::vector<std::pair<Key, std::string>>& rows) {
       rows.clear();
       if (count == 0) return;
       Index& x = *x_;
@@ -435,7 +436,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
     // PUT/UPDATE/DELETE (paper §3.2, §4.2): store the record first (one WRITE), then one request
     // to the HTS, answered once the SLS has logged the update and the table holds it.
-    bool write(Op op, Key k, std::string_view v) {
+    [[gnu::noinline]] bool write(Op op, Key k, std::string_view v) {
       Index& x = *x_;
       const Meta& m = x.meta_;
       reclaim();

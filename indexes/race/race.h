@@ -36,7 +36,7 @@ class RaceIndex {
 
   // Builds the directory and the first 2^initial_global_depth subtables on the memory nodes and
   // publishes the directory address in the root slot (last, so attachers see a whole index).
-  static std::shared_ptr<RaceIndex> create(Client<T>& c, const Options& o) {
+  [[gnu::noinline]] static std::shared_ptr<RaceIndex> create(Client<T>& c, const Options& o) {
     auto idx = std::shared_ptr<RaceIndex>(new RaceIndex(c, o));
     uint32_t gd = idx->opts_.initial_global_depth;
     GlobalAddress dir = c.alloc_on(idx->opts_.home, Dir::bytes(idx->opts_.max_global_depth), 64);
@@ -55,7 +55,7 @@ class RaceIndex {
   }
 
   // Attaches to an index another client created, knowing only the options.
-  static std::shared_ptr<RaceIndex> attach(Client<T>& c, const Options& o) {
+  [[gnu::noinline]] static std::shared_ptr<RaceIndex> attach(Client<T>& c, const Options& o) {
     auto idx = std::shared_ptr<RaceIndex>(new RaceIndex(c, o));
     uint64_t raw =
         c.template read_value<uint64_t>(layout::root_slot(idx->opts_.home, idx->opts_.root_slot));
@@ -74,7 +74,7 @@ class RaceIndex {
 
   // Reads the whole directory and every subtable: load_factor (occupied / all slots), resizes,
   // global_depth, subtables, items.
-  IndexStats stats(Client<T>& c) {
+  [[gnu::noinline]] IndexStats stats(Client<T>& c) {
     uint64_t head[3];
     c.read(dir_, head, sizeof head);
     uint64_t slots = 0, used = 0;
@@ -182,7 +182,7 @@ class RaceIndex<T>::Handle {
 
   // 2 round trips on a hit: both combined buckets (one batch), then the candidate KV blocks.
   // A miss with no fingerprint match ends after the first.
-  bool search(Key key, std::string& out) {
+  [[gnu::noinline]] bool search(Key key, std::string& out) {
     KeyHash kh = hash(key);
     for (;;) {
       View v;
@@ -206,7 +206,7 @@ class RaceIndex<T>::Handle {
 
   // Insert-if-absent, 3 round trips: buckets + KV block write; tentative slot CAS + re-read of
   // both combined buckets (one batch); the CAS that makes the slot final. See settle_insert.
-  bool insert(Key key, std::string_view value) {
+  [[gnu::noinline]] bool insert(Key key, std::string_view value) {
     KeyHash kh = hash(key);
     uint64_t word = 0;
     GlobalAddress blk = prepare_block(kh, key, value, word);
@@ -283,7 +283,7 @@ class RaceIndex<T>::Handle {
   }
 
   // 3 round trips: buckets + new KV block write; candidate KV blocks; slot CAS.
-  bool update(Key key, std::string_view value) {
+  [[gnu::noinline]] bool update(Key key, std::string_view value) {
     KeyHash kh = hash(key);
     uint64_t word = 0;
     GlobalAddress blk = prepare_block(kh, key, value, word);
@@ -313,7 +313,7 @@ class RaceIndex<T>::Handle {
   }
 
   // 3 round trips: a search, then the slot CAS to empty.
-  bool remove(Key key) {
+  [[gnu::noinline]] bool remove(Key key) {
     KeyHash kh = hash(key);
     for (;;) {
       View v;

@@ -46,9 +46,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
   // Creates the index on the first memory node; bulk loads `sorted_initial_keys` (ascending,
   // distinct) with values value_of(key) (default: the key's 8 bytes).
-  static std::shared_ptr<Index> create(Client<T>& c, const Options& o,
-                                       std::span<const Key> sorted_initial_keys = {},
-                                       ValueFn value_of = nullptr) {
+  [[gnu::noinline]] static std::shared_ptr<Index> create(
+      Client<T>& c, const Options& o, std::span<const Key> sorted_initial_keys = {},
+      ValueFn value_of = nullptr) {
     validate(o);
     auto mem = c.memory_nodes();
     if (mem.empty()) throw ConfigError("rolex: the cluster has no memory node");
@@ -58,7 +58,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   }
 
   // Joins an index created by another compute node or process: fresh model cache.
-  static std::shared_ptr<Index> attach(Client<T>& c, const Options& o) {
+  [[gnu::noinline]] static std::shared_ptr<Index> attach(Client<T>& c, const Options& o) {
     auto mem = c.memory_nodes();
     if (mem.empty()) throw ConfigError("rolex: the cluster has no memory node");
     Remote r;
@@ -74,7 +74,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   Handle handle(Client<T>& c) { return Handle(this->shared_from_this(), c); }
 
   // Compute-node figures (no verbs).
-  IndexStats stats() {
+  [[gnu::noinline]] IndexStats stats() {
     IndexStats s;
     s["model_refreshes"] = double(model_refreshes_.load());
     s["table_refreshes"] = double(table_refreshes_.load());
@@ -93,7 +93,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     return s;
   }
   // Adds the pool-wide counters (a few reads with `c`): retrainings, synonym_leaves, leaves.
-  IndexStats stats(Client<T>& c) {
+  [[gnu::noinline]] IndexStats stats(Client<T>& c) {
     IndexStats s = stats();
     const Remote& r = remote_;
     Meta m;
@@ -362,7 +362,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
    public:
     Handle(std::shared_ptr<Index> idx, Client<T>& c) : x_(std::move(idx)), c_(&c) {}
 
-    bool search(Key k, std::string& out) {
+    [[gnu::noinline]] bool search(Key k, std::string& out) {
       Found f;
       if (!find(k, f)) return false;
       load_value(f.leaf.value(f.pos), x_->opts_.value_size, out);
@@ -374,7 +374,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
     // Up to `count` pairs with key >= from, ascending. Each round is one batch of leaf reads over
     // consecutive chains (validated like a search); per-leaf, not whole-scan, atomicity.
-    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+    [[gnu::noinline]] void scan(Key from, size_t count,
+                                std::vector<std::pair<Key, std::string>>& rows) {
       rows.clear();
       if (count == 0) return;
       Index& x = *x_;
@@ -636,7 +637,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       c_->write(lt_addr(L), &e, 8);
     }
 
-    bool write_op(Op op, Key k, std::string_view val) {
+    [[gnu::noinline]] bool write_op(Op op, Key k, std::string_view val) {
       Index& x = *x_;
       const Remote& r = x.remote_;
       uint32_t vs = x.opts_.value_size;

@@ -28,7 +28,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   class Handle;
 
   // Builds an empty tree (one root leaf) and publishes it in the root slot.
-  static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
+  [[gnu::noinline]] static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
     auto t = std::shared_ptr<Tree>(new Tree(c, o));
     LeafImage img(t->geo_);
     img.set_header(1, 0, 0, true, GlobalAddress::null());
@@ -40,7 +40,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     return t;
   }
   // Joins a tree another process (or compute node) created: fresh cache and lock table.
-  static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
+  [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
     auto t = std::shared_ptr<Tree>(new Tree(c, o));
     t->core_.read_root(c);
     return t;
@@ -50,7 +50,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
   // The Index concept's form: this tree has no pool-wide figures to read, only its own.
   IndexStats stats(Client<T>&) { return stats(); }
-  IndexStats stats() {
+  [[gnu::noinline]] IndexStats stats() {
     const auto& s = core_.stats();
     return {{"height", static_cast<double>(core_.cached_height()) + 1},
             {"leaves", static_cast<double>(leaves_.load())},
@@ -108,7 +108,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
    public:
     Handle(std::shared_ptr<Tree> t, Client<T>& c) : t_(std::move(t)), c_(&c), img_(t_->geo_) {}
 
-    bool search(Key k, std::string& out) {
+    [[gnu::noinline]] bool search(Key k, std::string& out) {
       for (;;) {
         btree::Located loc = t_->core_.locate(*c_, k);
         GlobalAddress a = loc.leaf;
@@ -135,7 +135,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     bool update(Key k, std::string_view v) { return write_op(k, v, Op::kUpdate); }
     bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
 
-    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+    [[gnu::noinline]] void scan(Key from, size_t count,
+                                std::vector<std::pair<Key, std::string>>& rows) {
       rows.clear();
       if (count == 0) return;
       btree::Located loc = t_->core_.locate(*c_, from);
@@ -238,7 +239,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       write_and_unlock(a, b);
     }
 
-    bool write_op(Key k, std::string_view v, Op op) {
+    [[gnu::noinline]] bool write_op(Key k, std::string_view v, Op op) {
       try {
         return write_op_locking(k, v, op);
       } catch (...) {

@@ -3,7 +3,7 @@
 
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
-#include "indexes/chime/tree.h"
+#include "indexes/chime/prebuilt.h"
 
 namespace dmrt {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
-#include "indexes/chime/tree.h"
-#include "indexes/sherman/tree.h"
+#include "indexes/chime/prebuilt.h"
+#include "indexes/sherman/prebuilt.h"
 
 namespace dmrt {
 namespace {

@@ -10,7 +10,7 @@
 #include "../sherman/kv_checks.h"
 #include "check/history.h"
 #include "check/linearizability.h"
-#include "indexes/dmtree/tree.h"
+#include "indexes/dmtree/prebuilt.h"
 
 namespace dmrt {
 namespace {

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "indexes/chime/tree.h"
-#include "indexes/dmtree/tree.h"
-#include "indexes/race/race.h"
-#include "indexes/rolex/index.h"
-#include "indexes/sherman/tree.h"
+#include "indexes/chime/prebuilt.h"
+#include "indexes/dmtree/prebuilt.h"
+#include "indexes/race/prebuilt.h"
+#include "indexes/rolex/prebuilt.h"
+#include "indexes/sherman/prebuilt.h"
 #include "tests/runtime/test_cluster.h"
 
 namespace dmrt::fuzz {

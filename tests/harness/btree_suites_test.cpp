@@ -2,8 +2,8 @@
 // concurrent stress with small leaves (splits all the time), checked for linearizability.
 #include <gtest/gtest.h>
 
-#include "indexes/chime/tree.h"
-#include "indexes/sherman/tree.h"
+#include "indexes/chime/prebuilt.h"
+#include "indexes/sherman/prebuilt.h"
 #include "tests/harness/kv_suites.h"
 #include "tests/runtime/test_cluster.h"
 

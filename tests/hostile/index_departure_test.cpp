@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "indexes/dmtree/tree.h"
+#include "indexes/dmtree/prebuilt.h"
 #include "check/history.h"
 #include "check/linearizability.h"
 #include "runtime/scheduler.h"

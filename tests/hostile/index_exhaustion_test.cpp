@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
-#include "indexes/chime/tree.h"
-#include "indexes/dmtree/tree.h"
-#include "indexes/race/race.h"
-#include "indexes/rolex/index.h"
-#include "indexes/sherman/tree.h"
+#include "indexes/chime/prebuilt.h"
+#include "indexes/dmtree/prebuilt.h"
+#include "indexes/race/prebuilt.h"
+#include "indexes/rolex/prebuilt.h"
+#include "indexes/sherman/prebuilt.h"
 #include "runtime/scheduler.h"
 #include "tests/hstore/hstore_test_util.h"
 #include "tests/runtime/test_cluster.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "indexes/hstore/deploy.h"
-#include "indexes/hstore/index.h"
+#include "indexes/hstore/prebuilt.h"
 #include "policies/sim/cluster.h"
 #include "policies/sim/service.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "indexes/hstore/deploy.h"
-#include "indexes/hstore/index.h"
+#include "indexes/hstore/prebuilt.h"
 #include "policies/shm/service.h"
 #include "tests/runtime/test_cluster.h"
 

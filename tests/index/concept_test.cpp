@@ -2,12 +2,12 @@
 // checked at compile time here, in one small TU, rather than in headers every TU includes.
 #include <gtest/gtest.h>
 
-#include "indexes/chime/tree.h"
-#include "indexes/dmtree/tree.h"
-#include "indexes/hstore/index.h"
-#include "indexes/race/race.h"
-#include "indexes/rolex/index.h"
-#include "indexes/sherman/tree.h"
+#include "indexes/chime/prebuilt.h"
+#include "indexes/dmtree/prebuilt.h"
+#include "indexes/hstore/prebuilt.h"
+#include "indexes/race/prebuilt.h"
+#include "indexes/rolex/prebuilt.h"
+#include "indexes/sherman/prebuilt.h"
 #include "policies/shm/transport.h"
 #include "runtime/index.h"
 #if DMRT_TRANSPORT_SIM

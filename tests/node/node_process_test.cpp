@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "indexes/hstore/index.h"
+#include "indexes/hstore/prebuilt.h"
 #include "indexes/hstore/services.h"
 #include "runtime/layout.h"
 #include "runtime/local_memory.h"

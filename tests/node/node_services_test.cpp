@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "indexes/hstore/index.h"
+#include "indexes/hstore/prebuilt.h"
 #include "policies/shm/service.h"
 #include "runtime/layout.h"
 #include "runtime/local_memory.h"

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "indexes/race/race.h"
+#include "indexes/race/prebuilt.h"
 #include "policies/shm/transport.h"
 #include "runtime/client.h"
 

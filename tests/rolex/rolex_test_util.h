@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "../runtime/test_cluster.h"
-#include "indexes/rolex/index.h"
+#include "indexes/rolex/prebuilt.h"
 
 namespace dmrt::testing {
 

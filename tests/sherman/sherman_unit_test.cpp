@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "../runtime/test_cluster.h"
-#include "indexes/sherman/tree.h"
+#include "indexes/sherman/prebuilt.h"
 #include "kv_checks.h"
 
 namespace dmrt {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "../sherman/kv_checks.h"
-#include "indexes/sherman/tree.h"
+#include "indexes/sherman/prebuilt.h"
 #include "policies/sim/cluster.h"
 #include "small_cluster.h"
 

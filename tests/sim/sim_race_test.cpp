@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "indexes/race/race.h"
+#include "indexes/race/prebuilt.h"
 #include "policies/sim/cluster.h"
 #include "small_cluster.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../sherman/kv_checks.h"
-#include "indexes/rolex/index.h"
+#include "indexes/rolex/prebuilt.h"
 #include "policies/sim/cluster.h"
 #include "policies/sim/report_json.h"
 #include "policies/sim/service.h"

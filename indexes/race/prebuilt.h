@@ -1,0 +1,20 @@
+// RACE on the transports this build compiles, prebuilt once in libdmrt
+// (indexes/race/prebuilt.cpp): include this instead of indexes/race/race.h to link the index rather
+// than compile it again. The entry points are [[gnu::noinline]], so a user's translation unit
+// instantiates none of the index's code (indexes/common/prebuilt.h).
+#pragma once
+
+#include "indexes/common/prebuilt.h"
+#include "indexes/race/race.h"
+
+namespace dmrt {
+
+extern template class race::RaceIndex<ShmTransport>;
+#if DMRT_TRANSPORT_SIM
+extern template class race::RaceIndex<SimTransport>;
+#endif
+#if DMRT_TRANSPORT_VERBS
+extern template class race::RaceIndex<VerbsTransport>;
+#endif
+
+}  // namespace dmrt

@@ -35,7 +35,7 @@ namespace dmrt::bench {
 
 namespace detail {
 
-template <Transport T, class A>
+template <class A>
 class ErasedHandle final : public BenchHandle {
  public:
   ErasedHandle(typename A::Index& idx, typename A::Handle h) : idx_(idx), h_(std::move(h)) {}
@@ -61,7 +61,7 @@ class ErasedIndex final : public BenchIndex<T> {
  public:
   explicit ErasedIndex(std::shared_ptr<typename A::Index> idx) : idx_(std::move(idx)) {}
   std::unique_ptr<BenchHandle> handle(Client<T>& c) override {
-    return std::make_unique<ErasedHandle<T, A>>(*idx_, A::handle(*idx_, c));
+    return std::make_unique<ErasedHandle<A>>(*idx_, A::handle(*idx_, c));
   }
   IndexStats stats(Client<T>& c) override { return A::stats(*idx_, c); }
   uint64_t shared_cache_bytes() override {

@@ -284,9 +284,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // [lock + READ leaf] ; [WRITE + unlock]. With hopscotch leaves but no piggybacking the
     // bitmap is a READ of its own once the lock is held (the round trip piggybacking saves,
     // §4.2); without it the bitmap bits of the returned word are not used.
-    // `*leaf_read` tells whether the image now holds the whole leaf.
-    uint64_t lock_leaf(GlobalAddress a, bool* leaf_read = nullptr) {
-      const bool with_leaf = !t_->opts_.hopscotch_leaf && leaf_read;
+    // `leaf_read` tells whether the image now holds the whole leaf.
+    uint64_t lock_leaf(GlobalAddress a, bool& leaf_read) {
+      const bool with_leaf = !t_->opts_.hopscotch_leaf;
       for (;;) {
         uint64_t old = 0;
         Batch b;
@@ -308,7 +308,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           } else if (!t_->opts_.vacancy_piggyback) {
             held_word_ = old = c_->template read_value<uint64_t>(lock_addr(a)) & ~Geometry::kLock;
           }
-          if (leaf_read) *leaf_read = with_leaf;
+          leaf_read = with_leaf;
           return old;
         }
         t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
@@ -384,7 +384,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         GlobalAddress a = loc.leaf;
         for (;;) {
           bool leaf_read = false;
-          uint64_t word = lock_leaf(a, &leaf_read);
+          uint64_t word = lock_leaf(a, leaf_read);
           if (!leaf_read) {
             img_.forget();
             fetch(a, op == Op::kInsert ? insert_segments(home, word) : neighborhood_segments(home),

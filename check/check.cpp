@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "check/linearizability.h"
+#include "check/report.h"
 #include "check/scans.h"
 #include "check/search.h"
 #include "check/shrink.h"
@@ -36,18 +37,12 @@ const char* to_string(Verdict v) {
 
 namespace {
 
-std::string mib(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
-
 // The budget that left a key undecided, in words (memory first: it says the most about the
 // history).
 std::string unknown_reason(const std::vector<StopReason>& why, const CheckOptions& opt) {
   auto any = [&](StopReason r) { return std::find(why.begin(), why.end(), r) != why.end(); };
   if (any(StopReason::kMemory))
-    return "the memory budget of " + mib(opt.memory_budget_bytes) +
+    return "the memory budget of " + mib_text(opt.memory_budget_bytes) +
            " ran out (raise it, or check the undecided keys alone with dmrt-check --key)";
   if (any(StopReason::kDeadline)) {
     char buf[64];

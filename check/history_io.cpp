@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "check/report.h"
+
 namespace dmrt {
 
 namespace {
@@ -21,10 +23,6 @@ namespace {
 constexpr std::string_view kHeader = "# dmrt history 2";
 constexpr std::string_view kHeaderV1 = "# dmrt history 1";
 constexpr std::string_view kEnd = "# end ";  // "# end N operations"
-
-std::string mib(uint64_t bytes) {
-  return std::to_string(bytes >> 20) + " MiB";
-}
 
 // Lines of a stream, each at most max_line_bytes, at most max_bytes in all. next() is false at
 // the end; complete() says whether the input's last line ended with a newline.
@@ -45,7 +43,7 @@ class LineReader {
       size_t take = nl ? static_cast<const char*>(nl) - start : len_ - pos_;
       if (line.size() + take > limits_.max_line_bytes)
         throw HistoryFormatError("line " + std::to_string(lineno_ + 1) + " is longer than " +
-                                 mib(limits_.max_line_bytes) +
+                                 mib_text(limits_.max_line_bytes) +
                                  ", the cap on one line of a history (not a dmrt history?)");
       line.append(start, take);
       pos_ += take;
@@ -67,7 +65,7 @@ class LineReader {
     pos_ = 0;
     total_ += len_;
     if (total_ > limits_.max_bytes)
-      throw HistoryFormatError("the input is larger than " + mib(limits_.max_bytes) +
+      throw HistoryFormatError("the input is larger than " + mib_text(limits_.max_bytes) +
                                ", the cap on a history file (raise it with --max-history-mb)");
     return len_ > 0;
   }
@@ -237,7 +235,7 @@ History load_history(const std::string& path, const HistoryLimits& limits) {
   if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
       static_cast<uint64_t>(st.st_size) > limits.max_bytes)
     throw HistoryFormatError(path + ": " + std::to_string(st.st_size) + " bytes is more than " +
-                             mib(limits.max_bytes) +
+                             mib_text(limits.max_bytes) +
                              ", the cap on a history file (raise it with --max-history-mb)");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw HistoryFormatError(path + ": cannot open (" + std::strerror(errno) + ")");

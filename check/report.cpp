@@ -19,4 +19,8 @@ int report_check(const CheckResult& res) {
   return res.unknown ? 2 : 1;
 }
 
+std::string mib_text(uint64_t bytes) {
+  return std::to_string(bytes >> 20) + " MiB";
+}
+
 }  // namespace dmrt

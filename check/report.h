@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "check/linearizability.h"
 
@@ -22,5 +23,8 @@ struct CheckBudget {
 // Prints "linearizable: yes|no|unknown", the counts, and (unless yes) the explanation to stdout.
 // Returns the exit code: 0 linearizable, 1 a violation, 2 undecided.
 int report_check(const CheckResult& result);
+
+// A budget or a cap in whole MiB, as the checker's messages print it ("64 MiB").
+std::string mib_text(uint64_t bytes);
 
 }  // namespace dmrt

@@ -7,9 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/hstore/hts.h"
-#include "indexes/hstore/index.h"
-#include "indexes/hstore/sls.h"
+#include "indexes/hstore/prebuilt.h"
 #include "runtime/service.h"
 
 namespace dmrt::hstore {

@@ -4,9 +4,8 @@
 
 #include <string>
 
-#include "indexes/hstore/hts.h"
 #include "indexes/hstore/options.h"
-#include "indexes/hstore/sls.h"
+#include "indexes/hstore/prebuilt.h"
 #include "runtime/layout.h"
 #include "runtime/service_registry.h"
 

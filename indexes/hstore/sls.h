@@ -37,7 +37,8 @@ class SkipListServer {
  public:
   explicit SkipListServer(ServerOptions so = {}) : so_(so) {}
 
-  void run(ServiceContext<T>& ctx) {
+  // The entry point of every fiber of the host (prebuilt in libdmrt: indexes/hstore/prebuilt.h).
+  [[gnu::noinline]] void run(ServiceContext<T>& ctx) {
     if (ctx.fiber() == 0) {
       if (!init(ctx)) return;
       rpc_loop(ctx);

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "indexes/rolex/retrain.h"
+#include "indexes/rolex/prebuilt.h"
 #include "runtime/layout.h"
 #include "runtime/service_registry.h"
 

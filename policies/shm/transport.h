@@ -15,6 +15,7 @@
 #include "runtime/local_memory.h"
 #include "runtime/messaging.h"
 #include "runtime/scheduler.h"
+#include "runtime/client.h"
 #include "runtime/transport.h"
 
 namespace dmrt::shm {
@@ -152,4 +153,6 @@ static_assert(dmrt::Transport<Transport>);
 
 namespace dmrt {
 using ShmTransport = shm::Transport;
+// Instantiated once, in libdmrt (policies/shm/client.cpp).
+extern template class Client<ShmTransport>;
 }

@@ -9,6 +9,7 @@
 #include "policies/shm/pool.h"
 #include "policies/sim/core.h"
 #include "runtime/messaging.h"
+#include "runtime/client.h"
 #include "runtime/transport.h"
 
 namespace dmrt::sim {
@@ -98,4 +99,6 @@ static_assert(dmrt::Transport<Transport>);
 
 namespace dmrt {
 using SimTransport = sim::Transport;
+// Instantiated once, in libdmrt (policies/sim/client.cpp).
+extern template class Client<SimTransport>;
 }

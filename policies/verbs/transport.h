@@ -8,6 +8,7 @@
 
 #include "policies/verbs/cluster.h"
 #include "runtime/messaging.h"
+#include "runtime/client.h"
 #include "runtime/transport.h"
 
 namespace dmrt::verbs {
@@ -61,4 +62,6 @@ static_assert(dmrt::Transport<Transport>);
 
 namespace dmrt {
 using VerbsTransport = verbs::Transport;
+// Instantiated once, in libdmrt (policies/verbs/client.cpp).
+extern template class Client<VerbsTransport>;
 }

@@ -112,7 +112,7 @@ TEST(CheckHistoryFile, LargeInputIsRefusedAtTheSizeCap) {
         << e.what();
   }
   // A regular file over the cap is refused by its size, before it is read.
-  std::string path = testing::TempDir() + "/check_history_big.txt";
+  std::string path = ::testing::TempDir() + "/check_history_big.txt";
   {
     std::ofstream f(path);
     f << big;
@@ -159,7 +159,7 @@ TEST(CheckHistoryFile, DmrtCheckRefusesDevZeroNamingTheCap) {
 TEST(CheckHistoryFile, DmrtCheckReportsATruncatedFileAsTruncated) {
   ASSERT_NE(std::string(check_bin()), "") << "DMRT_CHECK_BIN is not set (meson sets it)";
   std::string text = saved_text();
-  std::string path = testing::TempDir() + "/check_history_cut.txt";
+  std::string path = ::testing::TempDir() + "/check_history_cut.txt";
   {
     std::ofstream f(path);
     f << text.substr(0, text.rfind("# end"));

@@ -2,10 +2,12 @@
 // std::map.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "../sherman/kv_checks.h"
 #include "bench/keysets.h"
@@ -179,6 +181,11 @@ TEST(RolexIndex, DifferentialAgainstStdMapBulkLoadedWithService) {
   }
   for (Key k : keys) ASSERT_TRUE(h.remove(k));  // differential_run starts from empty
   testing::differential_run(h, 30000, 3000, 12);
+  // The run queued groups in CirQ; the service thread retrains them when it gets a core, which on
+  // a loaded machine may be after the run ends. Wait for it (bounded), then stop it.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (idx->stats(c)["retrainings"] == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   host.stop();
   auto s = idx->stats(c);
   std::printf(

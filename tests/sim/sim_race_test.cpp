@@ -15,16 +15,16 @@ namespace {
 
 using Race = race::RaceIndex<SimTransport>;
 
-struct Outcome {
+struct ChurnOutcome {
   uint64_t ops = 0, round_trips = 0;
   std::map<uint64_t, unsigned> copies;  // key -> slots holding it at the end
-  bool operator==(const Outcome&) const = default;
+  bool operator==(const ChurnOutcome&) const = default;
 };
 
 // 32 clients insert and remove the same 4 keys in turn: every insert of a key races with up to
 // 31 others of it. Before inserts waited for a settling claim, the first claimer could wait
 // for ever while the losers kept claiming again (a livelock the round-trip bound catches).
-Outcome hot_key_churn(unsigned ops_per_client, bool same_slot) {
+ChurnOutcome hot_key_churn(unsigned ops_per_client, bool same_slot) {
   Options o = small_test_cluster(4, 8);
   Cluster cluster(o);
   SimClient setup = untimed_setup_client(cluster);
@@ -43,7 +43,7 @@ Outcome hot_key_churn(unsigned ops_per_client, bool same_slot) {
         h.remove(k);
     }
   });
-  Outcome out;
+  ChurnOutcome out;
   out.ops = uint64_t{o.clients()} * ops_per_client;
   out.round_trips = cluster.last_counters().total.round_trips;
   for (const race::Item& it : idx->items(setup)) ++out.copies[it.key];
@@ -51,7 +51,7 @@ Outcome hot_key_churn(unsigned ops_per_client, bool same_slot) {
 }
 
 void check_churn(bool same_slot) {
-  Outcome a = hot_key_churn(200, same_slot);
+  ChurnOutcome a = hot_key_churn(200, same_slot);
   for (const auto& [key, n] : a.copies) EXPECT_EQ(n, 1u) << "key " << key << " stored " << n << "x";
   double per_op = double(a.round_trips) / a.ops;
   std::printf("hot-key churn (same slot for same key %s): %.2f round trips per operation\n",

@@ -16,7 +16,7 @@ namespace dmrt::sim {
 namespace {
 
 // The small model of sim_test.cpp: 20 ns per verb, 0.08 ns per byte, 1 us one way, 100 ns CPU.
-Options model(unsigned compute, unsigned per_node) {
+Options service_model(unsigned compute, unsigned per_node) {
   Options o;
   o.compute_nodes = compute;
   o.clients_per_node = per_node;
@@ -92,7 +92,7 @@ CallRun calls(Options o, unsigned clients, unsigned per_client) {
 }
 
 TEST(SimService, AnswersMessagesWithItsCpuChargedInVirtualTime) {
-  Options o = model(1, 1);
+  Options o = service_model(1, 1);
   CallRun one = calls(o, 1, 1);
   // Request: posted at 0, through the compute NIC (20 ns), 1000 ns on the wire, pushed into the
   // inbox at 1020. The blocked service wakes at 1020, takes it (200 ns), FAAs its counter
@@ -133,7 +133,7 @@ TEST(SimService, AnswersMessagesWithItsCpuChargedInVirtualTime) {
 }
 
 TEST(SimService, AnIdleServiceSleepsInsteadOfPolling) {
-  Options o = model(1, 1);
+  Options o = service_model(1, 1);
   o.service_idle_ns = 1000;  // wake at least every microsecond anyway
   Cluster c(o);
   ServiceHost host(c, 0, 1, counter_service());
@@ -150,7 +150,7 @@ TEST(SimService, AnIdleServiceSleepsInsteadOfPolling) {
 }
 
 TEST(SimService, LocalWritesWakeTheNodesOtherServiceFibers) {
-  Options o = model(1, 1);
+  Options o = service_model(1, 1);
   Cluster c(o);
   uint64_t seen_at = 0;
   ServiceHost host(c, 0, 2, [&](ServiceContext<SimTransport>& ctx) {
@@ -170,7 +170,7 @@ TEST(SimService, LocalWritesWakeTheNodesOtherServiceFibers) {
 }
 
 TEST(SimService, FrozenBetweenRunsResumesWithItsStateAndStopsCleanly) {
-  Options o = model(1, 1);
+  Options o = service_model(1, 1);
   Cluster c(o);
   bool returned = false;
   int starts = 0;
@@ -204,7 +204,7 @@ TEST(SimService, FrozenBetweenRunsResumesWithItsStateAndStopsCleanly) {
 }
 
 TEST(SimService, StartedAndStoppedInsideARun) {
-  Cluster c(model(1, 1));
+  Cluster c(service_model(1, 1));
   uint64_t got = 0;
   c.run([&](SimClient& cl, const WorkerInfo&) {
     ServiceHost host(cl.endpoint().core_ptr(), 0, 1, counter_service());
@@ -217,7 +217,7 @@ TEST(SimService, StartedAndStoppedInsideARun) {
 }
 
 TEST(SimService, FailureInAServiceFiberIsReportedByStop) {
-  Cluster c(model(1, 1));
+  Cluster c(service_model(1, 1));
   ServiceHost host(
       c, 0, 1, [](ServiceContext<SimTransport>&) { throw std::runtime_error("service broke"); });
   c.run([](SimClient& cl, const WorkerInfo&) { cl.endpoint().charge_cpu(100); });
@@ -230,7 +230,7 @@ TEST(SimService, FailureInAServiceFiberIsReportedByStop) {
 }
 
 TEST(SimService, RunsOnlyOnTheThreadItsFibersLiveOn) {
-  Cluster c(model(1, 1));
+  Cluster c(service_model(1, 1));
   ServiceHost host(c, 0, 1, counter_service());
   c.run([](SimClient& cl, const WorkerInfo&) { cl.call(0, 0, 1, {}); });
   std::thread other(
@@ -241,7 +241,7 @@ TEST(SimService, RunsOnlyOnTheThreadItsFibersLiveOn) {
 }
 
 TEST(SimService, WorksUnderASchedulerWithTheClusterHooks) {
-  Cluster c(model(1, 4));
+  Cluster c(service_model(1, 4));
   ServiceHost host(c, 0, 2, counter_service());
   Scheduler s({1, 4});
   for (int phase = 0; phase < 2; ++phase)

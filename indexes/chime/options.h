@@ -23,6 +23,10 @@ struct Options {
   bool vacancy_piggyback = true;     // off: the vacancy bitmap costs a separate READ after locking
   bool metadata_replication = true;  // off: leaf metadata (nv, sibling) costs a separate READ
   bool speculative_read = true;      // hotness-aware speculative single-entry READ
+  // Scans read the leaves the cached level-1 node names in parallel, one round trip per batch
+  // (§3.9: "fetches ... leaf nodes (1 RTT) via parallel READs"); off: one leaf per round trip
+  // along the sibling chain.
+  bool parallel_scan = true;
   unsigned root_slot = root_slots::kChime;  // layout::root_slot on the first memory node
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.
@@ -60,7 +64,10 @@ constexpr auto Options::fields() {
       option_switch("metadata_replication", &Options::metadata_replication,
                     "Leaf metadata replicated per neighborhood (off: a separate metadata READ)"),
       option_switch("speculative_read", &Options::speculative_read,
-                    "Hotness-aware speculative single-entry read with the hotspot buffer"));
+                    "Hotness-aware speculative single-entry read with the hotspot buffer"),
+      option_switch("parallel_scan", &Options::parallel_scan,
+                    "Scans read the leaves a cached internal node names in one round trip (off: "
+                    "one leaf per round trip along the siblings)"));
 }
 
 }  // namespace dmrt::chime

@@ -158,7 +158,12 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     bool update(Key k, std::string_view v) { return write_op(k, v, Op::kUpdate); }
     bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
 
-    // General keys: whole leaves along the sibling chain, 1 RTT per leaf.
+    // Whole leaves (general keys: the keys in range are unknown, notes A12), in key order. With
+    // parallel_scan (§3.9), the leaves that the cached level-1 node names after the first are
+    // read with it in one round trip: enough of them for `count` rows if each holds span/2 live
+    // keys, then another batch if not. A leaf's sibling pointer must name the next leaf of the
+    // batch; where a split put a new leaf between them, the rest of the batch is dropped and the
+    // scan goes on from the sibling, as the sequential scan does.
     [[gnu::noinline]] void scan(Key from, size_t count,
                                 std::vector<std::pair<Key, std::string>>& rows) {
       rows.clear();
@@ -169,23 +174,35 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       bool any = false;
       Key last = 0;
       std::vector<std::pair<Key, uint32_t>> ks;
-      while (a && rows.size() < count) {
-        read_whole_consistent(a);
+      auto take = [&](const LeafImage& img) {
         ks.clear();
         for (uint32_t i = 0; i < g.span(); ++i)
-          if (img_.occupied(i) && !img_.tomb(i) && img_.key(i) >= from &&
-              (!any || img_.key(i) > last))
-            ks.emplace_back(img_.key(i), i);
+          if (img.occupied(i) && !img.tomb(i) && img.key(i) >= from && (!any || img.key(i) > last))
+            ks.emplace_back(img.key(i), i);
         std::sort(ks.begin(), ks.end());
         for (auto& [k, i] : ks) {
           if (rows.size() == count) break;
           std::string v;
-          btree::load_value(img_.value(i), g.value_size(), v);
+          btree::load_value(img.value(i), g.value_size(), v);
           rows.emplace_back(k, std::move(v));
           last = k;
           any = true;
         }
-        a = img_.sibling_of(0);
+      };
+      while (a && rows.size() < count) {
+        plan_scan_batch(a, any ? last : from, count - rows.size());
+        if (scan_plan_.size() == 1) {
+          read_whole_consistent(a);
+          take(img_);
+          a = img_.sibling_of(0);
+          continue;
+        }
+        read_leaves_consistent();
+        for (size_t i = 0; i < scan_plan_.size() && rows.size() < count; ++i) {
+          take(scan_imgs_[i]);
+          a = scan_imgs_[i].sibling_of(0);
+          if (i + 1 < scan_plan_.size() && a != scan_plan_[i + 1]) break;  // a split between
+        }
       }
     }
 
@@ -263,6 +280,67 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         c_->pause();
       }
     }
+    // The leaves a scan reads together: `a`, which holds k or is the leaf right after the one
+    // that does, and the leaves the cached level-1 nodes name after it (crossing into the next
+    // cached node), enough for `want` rows at span/2 live keys per leaf. Just `a` without
+    // parallel_scan, or when no cached node names it.
+    void plan_scan_batch(GlobalAddress a, Key k, size_t want) {
+      scan_plan_.assign(1, a);
+      if (!t_->opts_.parallel_scan) return;
+      const size_t per_leaf = std::max<size_t>(1, g().span() / 2);
+      const size_t leaves = std::min<size_t>((want + per_leaf - 1) / per_leaf, kMaxScanBatch);
+      if (leaves <= 1) return;
+      auto n = t_->core_.cache().find(k, 1);
+      if (!n || n->level != 1) return;
+      size_t p = n->child_pos(k);
+      if (n->child_at(p) != a && n->next_of(p) == a) ++p;  // k is the previous leaf's last key
+      if (p > n->count()) {                                // a starts the next node
+        if (n->hi_inf || !(n = t_->core_.cache().find(n->hi, 1)) || n->level != 1) return;
+        p = 0;
+      }
+      if (n->child_at(p) != a) return;
+      for (;;) {
+        for (size_t q = p + 1; q <= n->count(); ++q) {
+          if (scan_plan_.size() == leaves) return;
+          scan_plan_.push_back(n->child_at(q));
+        }
+        if (scan_plan_.size() == leaves || n->hi_inf) return;
+        const GlobalAddress first = n->sibling_leftmost;
+        if (!(n = t_->core_.cache().find(n->hi, 1)) || n->level != 1 || n->child_at(0) != first)
+          return;
+        scan_plan_.push_back(first);
+        p = 0;
+      }
+    }
+    // Reads the planned leaves whole in one round trip (one batch per memory node, posted
+    // together); a leaf caught locked or torn is read again alone, as read_whole_consistent does.
+    void read_leaves_consistent() {
+      const uint32_t words = g().node_words() + 1;
+      while (scan_imgs_.size() < scan_plan_.size()) scan_imgs_.emplace_back(g());
+      scan_batches_.clear();
+      for (size_t i = 0; i < scan_plan_.size(); ++i) {
+        auto it = std::find_if(scan_batches_.begin(), scan_batches_.end(), [&](const Batch& b) {
+          return b.node() == scan_plan_[i].node() && b.size() < Batch::kMaxVerbs;
+        });
+        if (it == scan_batches_.end()) it = scan_batches_.emplace(scan_batches_.end());
+        scan_imgs_[i].forget();
+        scan_imgs_[i].mark({0, words});
+        it->read(scan_plan_[i], scan_imgs_[i].w.data(), 8 * words);
+      }
+      c_->run(std::span<Batch>(scan_batches_));
+      for (size_t i = 0; i < scan_plan_.size(); ++i) {
+        LeafImage& img = scan_imgs_[i];
+        bool locked = img.w[g().lock_word()] & Geometry::kLock;
+        if (!locked && img.consistent(nullptr) &&
+            (injected(t_->opts_.faults.skip_bitmap_check) || img.all_bitmaps_match()))
+          continue;
+        t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
+        std::swap(img_, img);
+        read_whole_consistent(scan_plan_[i]);
+        std::swap(img_, img);
+      }
+    }
+
     // The lock word is fetched last in the same READ: a writer still holding it may be midway
     // through a hop range, so the image is retried rather than trusted to level 3 alone.
     void read_whole_consistent(GlobalAddress a) {
@@ -598,6 +676,11 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     std::shared_ptr<Tree> t_;
     Client<T>* c_;
     LeafImage img_;
+    // A parallel scan's leaves, images and batches (kept: no allocation per scan once warm).
+    static constexpr size_t kMaxScanBatch = 32;
+    std::vector<GlobalAddress> scan_plan_;
+    std::vector<LeafImage> scan_imgs_;
+    std::vector<Batch> scan_batches_;
     GlobalAddress held_;      // the leaf lock this handle holds, if any
     uint64_t held_word_ = 0;  // its lock word as found when taken (lock bit clear)
   };

@@ -199,6 +199,45 @@ TEST(ChimeUnit, Table1RoundTripsWarmCache) {
               st->geometry().image_bytes());
 }
 
+// §3.9: a scan reads the leaves the cached level-1 nodes name in parallel, one round trip for
+// a YCSB E scan (100 rows, 64-entry leaves at least half full: up to 4 leaves), where the
+// sequential scan pays one per leaf. Both return exactly the keys in order.
+TEST(ChimeUnit, ScansReadTheirLeavesInParallel) {
+  std::vector<Key> sorted;
+  for (size_t i = 0; i < Warm::n; ++i) sorted.push_back(key_of_rank(i));
+  std::sort(sorted.begin(), sorted.end());
+  double rtt[2] = {0, 0}, bytes[2] = {0, 0};
+  uint64_t worst[2] = {0, 0};
+  const size_t scans = 300, count = 100;
+  for (bool parallel : {true, false}) {
+    chime::Options o = no_spec();
+    ASSERT_TRUE(o.parallel_scan);  // the paper's scan is the default
+    o.parallel_scan = parallel;
+    Warm w(o);
+    std::vector<std::pair<Key, std::string>> rows;
+    for (size_t i = 0; i < scans; ++i) {
+      const size_t start = (i * 7919) % (sorted.size() - count);
+      // Half the scans start between two keys.
+      const Key from = sorted[start] - (i % 2);
+      auto d = w.measure([&] { w.h->scan(from, count, rows); });
+      ASSERT_EQ(rows.size(), count);
+      for (size_t r = 0; r < count; ++r) ASSERT_EQ(rows[r].first, sorted[start + r]) << from;
+      rtt[parallel] += double(d.round_trips) / scans;
+      bytes[parallel] += double(d.bytes_read) / scans;
+      worst[parallel] = std::max<uint64_t>(worst[parallel], d.round_trips);
+    }
+  }
+  std::printf(
+      "chime scan(%zu): parallel %.2f RTT (worst %llu), %.0f B; sequential %.2f RTT "
+      "(worst %llu), %.0f B\n",
+      count, rtt[1], (unsigned long long)worst[1], bytes[1], rtt[0], (unsigned long long)worst[0],
+      bytes[0]);
+  EXPECT_LE(rtt[1], 1.1);
+  EXPECT_LE(worst[1], 2u);
+  EXPECT_GE(rtt[0], 2.0);
+  EXPECT_GE(rtt[0], 2 * rtt[1]);
+}
+
 // A scan READ racing a hop-range WRITE may see any mix of old and new entries (each entry is
 // sealed, so entries are the unit of tearing). Every mix the whole-leaf checks accept must hold
 // exactly the keys before or after the insert; a hop that hides or duplicates a key is rejected.

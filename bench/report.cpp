@@ -42,6 +42,7 @@ nlohmann::json per_op_json(const KindResult& k) {
           {"compute_node_verbs", per(k.by_role[1].total_verbs(), n)},
           {"memory_node_round_trips", per(k.by_role[0].round_trips, n)},
           {"compute_node_round_trips", per(k.by_role[1].round_trips, n)},
+          {"local_accesses", per(k.total.local_accesses, n)},
           {"emulated_masked_cas", per(k.total.emulated_masked_cas, n)},
           {"messages", per(k.total.messages, n)}};
 }

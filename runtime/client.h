@@ -82,11 +82,14 @@ class Client {
   // --- batches ---------------------------------------------------------------------------------
   // One batch: one doorbell, one round trip.
   void run(Batch& b) { run(std::span<Batch>(&b, 1)); }
-  // Batches to different nodes in flight together: one round trip in all.
+  // Batches to different nodes in flight together: one round trip in all. A batch to this
+  // client's own node that moves data only is a local access instead (local_access()).
   void run(std::span<Batch> batches) {
-    bool any = false;
+    bool any = false, local = false;
     bool role_touched[2] = {false, false};
-    for (Batch& b : batches) {
+    const NodeId home = ep_.home_node();
+    for (size_t i = 0; i < batches.size(); ++i) {
+      Batch& b = batches[i];
       if (b.empty()) continue;
       NodeId n = b.node();
       if (n >= counters_.by_node.size())
@@ -109,14 +112,23 @@ class Client {
         node.bytes_written += wr;
         role.bytes_written += wr;
       }
+      if (local_access(batches, i, home)) {
+        ++counters_.total.local_accesses;
+        ++node.local_accesses;
+        ++role.local_accesses;
+        local = true;
+        continue;
+      }
       ++node.round_trips;
       role_touched[static_cast<size_t>(r)] = true;
       any = true;
     }
-    if (!any) return;
-    ++counters_.total.round_trips;
-    for (size_t r = 0; r < 2; ++r)
-      if (role_touched[r]) ++counters_.by_role[r].round_trips;
+    if (!any && !local) return;
+    if (any) {
+      ++counters_.total.round_trips;
+      for (size_t r = 0; r < 2; ++r)
+        if (role_touched[r]) ++counters_.by_role[r].round_trips;
+    }
     ep_.execute(batches, counters_);
   }
 

@@ -12,6 +12,7 @@ VerbCounters& VerbCounters::operator+=(const VerbCounters& o) {
   bytes_read += o.bytes_read;
   bytes_written += o.bytes_written;
   round_trips += o.round_trips;
+  local_accesses += o.local_accesses;
   messages += o.messages;
   message_bytes += o.message_bytes;
   return *this;
@@ -24,6 +25,7 @@ VerbCounters& VerbCounters::operator-=(const VerbCounters& o) {
   bytes_read -= o.bytes_read;
   bytes_written -= o.bytes_written;
   round_trips -= o.round_trips;
+  local_accesses -= o.local_accesses;
   messages -= o.messages;
   message_bytes -= o.message_bytes;
   return *this;

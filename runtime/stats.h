@@ -21,7 +21,8 @@ struct VerbCounters {
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
   uint64_t round_trips = 0;
-  uint64_t messages = 0;  // two-sided messages sent
+  uint64_t local_accesses = 0;  // batches served from the client's own node (local_access())
+  uint64_t messages = 0;        // two-sided messages sent
   uint64_t message_bytes = 0;
 
   uint64_t total_verbs() const {

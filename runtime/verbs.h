@@ -97,6 +97,12 @@ class Batch {
   }
 
   NodeId node() const { return verbs_[0].remote.node(); }
+  // Only READs and WRITEs: data moved, no atomic.
+  bool data_only() const {
+    for (size_t i = 0; i < size_; ++i)
+      if (verbs_[i].is_atomic()) return false;
+    return !empty();
+  }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   void clear() { size_ = 0; }
@@ -109,5 +115,19 @@ class Batch {
   std::array<Verb, kMaxVerbs> verbs_;
   size_t size_ = 0;
 };
+
+// A client's access to its own node's memory is local, not a round trip (DMTree reads its
+// fingerprint tables so): batch i of a posted group is performed with the CPU's loads and stores
+// on every transport, and counted as a local access, when it targets the client's home node and
+// moves data only. Atomics keep the network path, where they are atomic with other nodes' verbs;
+// while a group holds an atomic batch to the home node, its other batches to the home node keep
+// the network path too, so that the group's order to that node holds.
+inline bool local_access(std::span<const Batch> group, size_t i, NodeId home) {
+  const Batch& b = group[i];
+  if (b.empty() || b.node() != home || !b.data_only()) return false;
+  for (const Batch& o : group)
+    if (!o.empty() && o.node() == home && !o.data_only()) return false;
+  return true;
+}
 
 }  // namespace dmrt

@@ -433,10 +433,11 @@ void Core::execute(NodeId src, std::span<Batch> batches, Counters& counters, boo
     return;
   }
   validate(batches);  // errors are thrown here, in the caller's fiber, before anything is posted
-  // A service's own memory: applied now, at this fiber's time (every event up to now has run),
-  // and paid in CPU time, which overlaps the remote verbs below.
+  // The node's own memory (a service's every verb to it, a client's local accesses): applied
+  // now, at this fiber's time (every event up to now has run), and paid in CPU time, which
+  // overlaps the remote verbs below.
   uint64_t local_ps = 0;
-  const bool local = service && apply_local(src, batches, counters, local_ps);
+  const bool local = apply_local(src, batches, counters, local_ps, service);
   context* self = context::active();
   Pending p;
   p.batches = batches;
@@ -451,7 +452,7 @@ void Core::execute(NodeId src, std::span<Batch> batches, Counters& counters, boo
   // the other); each then travels to its target independently.
   for (uint32_t bi = 0; bi < batches.size(); ++bi) {
     Batch& b = batches[bi];
-    if (local && b.size() && b.node() == src) continue;  // done above
+    if (local && local_batch(batches, bi, src, service)) continue;  // done above
     for (uint16_t vi = 0; vi < b.size(); ++vi) {
       uint64_t dep = serve(src, t, true, hdr + request_bytes(b[vi]), 0);
       push_event(dep + latency_ps_, &p, bi, vi, kArriveTarget);
@@ -460,7 +461,7 @@ void Core::execute(NodeId src, std::span<Batch> batches, Counters& counters, boo
   }
   if (n == 0) {
     if (local_ps) {
-      svc_[src].cpu_ps += local_ps;
+      if (service) svc_[src].cpu_ps += local_ps;
       sleep_until_ps(t + local_ps);
     }
     return;
@@ -511,13 +512,13 @@ bool Core::receive(NodeId home, uint32_t mailbox, Message& out) {
 // ------------------------------------------------------------------------------------------------
 // memory-node services
 
-bool Core::apply_local(NodeId node, std::span<Batch> batches, Counters& counters,
-                       uint64_t& cpu_ps) {
+bool Core::apply_local(NodeId node, std::span<Batch> batches, Counters& counters, uint64_t& cpu_ps,
+                       bool service) {
   uint64_t verbs = 0, bytes = 0;
   bool wrote = false;
-  for (Batch& b : batches) {
-    if (b.size() == 0 || b.node() != node) continue;
-    for (const Verb& v : b.verbs()) {
+  for (size_t i = 0; i < batches.size(); ++i) {
+    if (!local_batch(batches, i, node, service)) continue;
+    for (const Verb& v : batches[i].verbs()) {
       apply(v, counters);
       ++verbs;
       const bool data = v.kind == VerbKind::kRead || v.kind == VerbKind::kWrite;
@@ -526,8 +527,10 @@ bool Core::apply_local(NodeId node, std::span<Batch> batches, Counters& counters
     }
   }
   if (verbs == 0) return false;
-  svc_[node].local_verbs += verbs;
-  svc_[node].local_bytes += bytes;
+  if (service) {
+    svc_[node].local_verbs += verbs;
+    svc_[node].local_bytes += bytes;
+  }
   if (wrote) note_change(node, now_ps_);  // other service fibers of the node may be waiting
   cpu_ps = access_ps_ + ((bytes * svc_byte_ps_x1024_) >> 10);
   return true;

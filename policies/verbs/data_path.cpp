@@ -1,6 +1,8 @@
 // The verbs data path: posting batches of one-sided verbs on the calling thread's QPs, retiring
 // completions, and the counted READ + CAS loop that stands in for native masked CAS.
 #include <chrono>
+#include <cstring>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -135,17 +137,23 @@ int post_with_raw_wqes(ibv_qp* qp, const ibv_send_wr* wrs, const Batch& b) {
 #endif
 }
 
+// No client's home: every batch takes the network path.
+constexpr NodeId kNoHome = std::numeric_limits<NodeId>::max();
+
 // `ensure(node)` (re)connects the thread's QP to a node before its batch is posted; a template
-// parameter rather than a std::function so that a round trip allocates nothing.
+// parameter rather than a std::function so that a round trip allocates nothing. Batches that are
+// local accesses of a client homed on `home` (runtime/verbs.h) are skipped: the caller did them.
 template <class Ensure>
 void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
-                 std::atomic<uint64_t>& ondemand, Ensure& ensure) {
+                 std::atomic<uint64_t>& ondemand, Ensure& ensure, NodeId home = kNoHome) {
   const ClusterConfig& cfg = cl.config();
   const Device& dev = cl.device();
   size_t total = 0;
   uint64_t bytes = 0;
-  for (Batch& b : batches) {
-    if (b.empty()) continue;
+  auto skip = [&](size_t i) { return batches[i].empty() || local_access(batches, i, home); };
+  for (size_t bi = 0; bi < batches.size(); ++bi) {
+    if (skip(bi)) continue;
+    Batch& b = batches[bi];
     NodeId n = b.node();
     if (n >= cfg.size())
       throw AddressError("verb to node " + std::to_string(n) + ", but the cluster has " +
@@ -228,8 +236,9 @@ void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
   std::string post_error;
   size_t k = 0;
   uint64_t off = 0;
-  for (Batch& b : batches) {
-    if (b.empty()) continue;
+  for (size_t bi = 0; bi < batches.size(); ++bi) {
+    if (skip(bi)) continue;
+    Batch& b = batches[bi];
     NodeId n = b.node();
     try {
       ensure(n);
@@ -312,8 +321,9 @@ void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
   if (!post_error.empty()) throw TransportError(post_error);
   if (!p.error.empty()) throw TransportError(p.error);
   off = 0;
-  for (Batch& b : batches) {
-    for (const Verb& v : b.verbs()) {
+  for (size_t bi = 0; bi < batches.size(); ++bi) {
+    if (skip(bi)) continue;
+    for (const Verb& v : batches[bi].verbs()) {
       uint32_t len = v.is_atomic() ? 8 : v.length;
       if (v.kind == VerbKind::kRead && len) std::memcpy(v.local, buf + off, len);
       if (v.is_atomic() && v.result) {
@@ -340,20 +350,38 @@ void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
     }
     if (!c.qp || c.broken) cl.open_connections(n, {&ts});
   };
+  // Local accesses: this node's own registered region, with the CPU's loads and stores. The
+  // region is in this process (Endpoints are homed on the Cluster's own node).
+  for (size_t bi = 0; bi < batches.size(); ++bi) {
+    if (!local_access(batches, bi, home_)) continue;
+    for (const Verb& v : batches[bi].verbs()) {
+      if (v.remote.offset() + v.length > cl.local_region_bytes() ||
+          v.remote.offset() + v.length < v.length)
+        throw AddressError("verb on " + v.remote.to_string() + " of " + std::to_string(v.length) +
+                           " bytes runs past the node's region of " +
+                           std::to_string(cl.local_region_bytes()) + " bytes");
+      std::byte* mem = cl.local_region() + v.remote.offset();
+      if (v.kind == VerbKind::kRead)
+        std::memcpy(v.local, mem, v.length);
+      else
+        std::memcpy(mem, v.local, v.length);
+    }
+  }
   bool emulate = false;
   if (!cl.native_masked_cas())
     for (Batch& b : batches)
       for (const Verb& v : b.verbs())
         if (v.kind == VerbKind::kMaskedCas) emulate = true;
   if (!emulate) {
-    run_batches(cl, ts, batches, cl.ondemand_regs_, ensure);
+    run_batches(cl, ts, batches, cl.ondemand_regs_, ensure, home_);
     return;
   }
   // Masked CAS without native support: each batch runs in segments; the verbs before a masked
   // CAS are posted together with a READ of its word (RC ordering keeps the batch's order), then
   // CAS attempts follow until the masked compare fails or the CAS wins.
-  for (Batch& b : batches) {
-    if (b.empty()) continue;
+  for (size_t bi = 0; bi < batches.size(); ++bi) {
+    Batch& b = batches[bi];
+    if (b.empty() || local_access(batches, bi, home_)) continue;
     Batch seg;
     for (const Verb& v : b.verbs()) {
       if (v.kind != VerbKind::kMaskedCas) {

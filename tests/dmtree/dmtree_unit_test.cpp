@@ -95,6 +95,7 @@ TEST(DmtreeUnit, WrongHomeNodeIsAClearError) {
 
 struct PerOp {
   uint64_t ops = 0, mem = 0, cmp = 0, mem_rt = 0, collisions = 0, skipped = 0;
+  uint64_t cmp_rt = 0, local = 0;  // compute-node round trips; accesses to the client's own node
   double mem_per_op() const { return ops ? double(mem) / ops : 0; }
   double cmp_per_op() const { return ops ? double(cmp) / ops : 0; }
 };
@@ -118,6 +119,9 @@ PerOp measure(testing::ShmClient& c, H& h, size_t n, uint64_t mem_expected, F op
                    before.role(NodeRole::kCompute).total_verbs();
     uint64_t dc = h.fp_collisions() - coll;
     EXPECT_EQ(mem, mem_expected + dc) << "op " << i;
+    r.cmp_rt += c.counters().role(NodeRole::kCompute).round_trips -
+                before.role(NodeRole::kCompute).round_trips;
+    r.local += c.counters().total.local_accesses - before.total.local_accesses;
     r.ops++;
     r.mem += mem - dc;
     r.cmp += cmp;
@@ -157,13 +161,29 @@ void verb_counts(bool collab, uint64_t search, uint64_t update, uint64_t insert)
       collab ? "collaborative" : "FP-B+-tree baseline", s.mem_per_op(), u.mem_per_op(),
       in.mem_per_op(), s.cmp_per_op(), u.cmp_per_op(), in.cmp_per_op(), (unsigned long)s.collisions,
       (unsigned long)u.collisions, (unsigned long)in.collisions, (unsigned long)in.skipped);
+  std::printf(
+      "  compute-node round trips/op search %.2f update %.2f insert %.2f; local accesses/op "
+      "search %.2f update %.2f insert %.2f\n",
+      double(s.cmp_rt) / s.ops, double(u.cmp_rt) / u.ops, double(in.cmp_rt) / in.ops,
+      double(s.local) / s.ops, double(u.local) / u.ops, double(in.local) / in.ops);
   EXPECT_LT(in.skipped, 60u);
   if (!collab) {
     EXPECT_EQ(s.cmp + u.cmp + in.cmp, 0u);
+    EXPECT_EQ(s.local + u.local + in.local, 0u);
   } else {
     EXPECT_EQ(u.cmp, 3 * u.ops);    // lock CAS + table READ (one round trip), unlock WRITE
     EXPECT_EQ(in.cmp, 3 * in.ops);  // lock CAS + table READ, table WRITE with embedded unlock
     EXPECT_EQ(s.cmp, s.ops);        // the local copy (or the primary) READ
+    // The paper reads fingerprint tables from local memory: a search's table READ is this
+    // node's copy, a local access, never a round trip.
+    EXPECT_EQ(s.local, s.ops);
+    EXPECT_EQ(s.cmp_rt, 0u);
+    // A write's lock CAS + table READ is an atomic, so it keeps the network path even on the
+    // own node (loopback); its unlocking WRITE is local where this node holds the primary.
+    EXPECT_EQ(u.cmp_rt + u.local, 2 * u.ops);
+    EXPECT_EQ(in.cmp_rt + in.local, 2 * in.ops);
+    EXPECT_GT(u.local, 0u);
+    EXPECT_GT(in.local, 0u);
   }
 }
 

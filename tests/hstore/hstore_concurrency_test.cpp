@@ -69,15 +69,22 @@ TEST(HStoreFaults, ReplyBeforeApplyIsReportedAsAViolation) {
   auto o = stress_options();
   hstore::ServerOptions faulty;
   faulty.faults.reply_before_apply = true;
-  HStoreCluster cl(o, faulty);
   harness::StressOptions so;
   so.threads = 2;
   so.fibers = 4;
   so.keys = 16;
   so.ops_per_worker = scaled(1000);
   so.mix = {50, 20, 20, 10, 0};
-  auto out = harness::run_stress(
-      cl.pool, [&](harness::ShmClient& c) { return cl.index->handle(c); }, so);
+  // The early reply opens a window of a few server pauses; a client must read the key inside
+  // it. On a loaded machine a run can miss every window, so up to five runs may be needed.
+  harness::StressOutcome out;
+  for (int run = 0; run < 5; ++run) {
+    HStoreCluster cl(o, faulty);  // a fresh index each time: the history starts empty
+    so.seed = 1 + run;
+    out = harness::run_stress(
+        cl.pool, [&](harness::ShmClient& c) { return cl.index->handle(c); }, so);
+    if (out.result.verdict == Verdict::kViolation) break;
+  }
   EXPECT_EQ(out.result.verdict, Verdict::kViolation) << out.result.explain();
   std::printf("%s", out.result.explain().c_str());
 }

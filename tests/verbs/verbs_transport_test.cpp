@@ -83,7 +83,7 @@ class Verbs : public ::testing::Test {
   }
   // A fresh heap address on memory node n (no allocator: each test owns its offsets).
   static GlobalAddress scratch(NodeId n, uint64_t bytes) {
-    static uint64_t next[2] = {0, 0};
+    static uint64_t next[3] = {0, 0, 0};
     uint64_t heap = layout::heap_start(config_.mailbox);
     GlobalAddress a{n, heap + next[n]};
     next[n] += (bytes + 63) & ~uint64_t{63};
@@ -132,6 +132,33 @@ TEST_F(Verbs, EveryVerb) {
   EXPECT_FALSE(c.native_masked_cas());
   EXPECT_EQ(c.counters().total.emulated_masked_cas, 2u);
   EXPECT_EQ(c.counters().by_node[0].emulated_masked_cas, 2u);
+}
+
+// Data to the client's own node is copied from its registered region (a local access, no round
+// trip); atomics there loop back through the NIC, and they and the local copies see each other.
+TEST_F(Verbs, OwnNodeDataIsALocalAccessAndAtomicsLoopBack) {
+  verbs::Cluster::ThreadBinding bind(*compute_, 0);
+  VClient c(compute_->endpoint(2, 0));
+  GlobalAddress a = scratch(2, 64);
+  const VerbCounters before = c.counters().total;
+  uint64_t v = 7, r = 0;
+  c.write(a, &v, 8);
+  c.read(a, &r, 8);
+  EXPECT_EQ(r, 7u);
+  EXPECT_EQ(c.faa(a, 1), 7u);                // the NIC sees the local WRITE
+  EXPECT_EQ(c.read_value<uint64_t>(a), 8u);  // the local READ sees the NIC's FAA
+  VerbCounters d = c.counters().total - before;
+  EXPECT_EQ(d.local_accesses, 3u);
+  EXPECT_EQ(d.round_trips, 1u);
+  // With an atomic to the own node in the group, its READ stays on the QP, ordered after it.
+  Batch b[2];
+  b[0].faa(a, 1, nullptr);
+  b[1].read(a, &r, 8);
+  c.run(std::span<Batch>(b, 2));
+  EXPECT_EQ(r, 9u);
+  d = c.counters().total - before;
+  EXPECT_EQ(d.local_accesses, 3u);
+  EXPECT_EQ(d.round_trips, 2u);
 }
 
 TEST_F(Verbs, BatchIsOrderedAndBatchesToTwoNodesRunTogether) {

@@ -146,7 +146,12 @@ case "$cmd" in
       failed=$((failed + 1))
     fi
     # The verbs transport for real: Soft-RoCE inside a qemu VM, running the release build's binaries.
-    if [ -x build/tests/verbs/verbs_unit ]; then
+    # A build with the verbs transport has tests/verbs/; its tests must then run (a renamed or
+    # missing program is a failure, never a silent skip).
+    if [ -d build/tests/verbs ] && [ ! -x build/tests/verbs/verbs_tests ]; then
+      echo "dmrt: build/tests/verbs/verbs_tests is missing: the VM stage cannot run" >&2
+      failed=$((failed + 1))
+    elif [ -x build/tests/verbs/verbs_tests ]; then
       echo "== verbs in a Soft-RoCE VM" >&2
       vm_log=$(mktemp)
       tests/vm/run.sh --build build 2>&1 | tee "$vm_log" >&2 || true

@@ -6,7 +6,7 @@
 #   tests/vm/run.sh [--build DIR] [--cmd 'shell command'] ...
 #     --build DIR   meson build dir with -Dtransports=...,verbs (default: build-verbs)
 #     --cmd CMD     run CMD as one more test (may repeat); without any --cmd the verbs suite runs:
-#                   verbs_unit (GoogleTest), the two-process dmrt-node test and dmrt-bench runs
+#                   verbs_tests' transport tests (GoogleTest), the two-process dmrt-node test and dmrt-bench runs
 #     --no-default  run only the --cmd tests
 #   env: VM_LIMIT (s, default 900), VM_SMP (2), VM_MEM (2G), KPKG (kernel package; default what
 #        linux-image-amd64 depends on), VM_CACHE (default tests/vm/cache), VM_TIMEOUT_EXP (ACK
@@ -93,7 +93,7 @@ fi
 
 # 4. the script the guest runs (chrooted into the host's /)
 if [ "$DEFAULT" = 1 ]; then
-  [ -x "$BUILD/tests/verbs/verbs_unit" ] || {
+  [ -x "$BUILD/tests/verbs/verbs_tests" ] || {
     echo "run.sh: $BUILD has no verbs tests; build it first:" >&2
     echo "  meson setup build-verbs -Dtransports=shm,sim,verbs -Dbench=false && ninja -C build-verbs" >&2
     exit 1; }
@@ -104,7 +104,7 @@ if [ "$DEFAULT" = 1 ]; then
   # So every program here gets a 4.3 s ACK timeout; the counters are printed at the end.
   VERBS_ARGS="--timeout-exp ${VM_TIMEOUT_EXP:-20}"
   NODE=$BUILD/tools/dmrt-node/dmrt-node
-  DEFAULT_CMDS=("$BUILD/tests/verbs/verbs_unit --gtest_color=no"
+  DEFAULT_CMDS=("$BUILD/tests/verbs/verbs_tests --only=verbs_transport_test.cpp --gtest_color=no"
         "VERBS_ARGS='$VERBS_ARGS' $ROOT/tests/verbs/two_process.sh $NODE $BUILD/tests/verbs/verbs_remote_check")
   # dmrt-bench on Soft-RoCE: RACE across two processes (dmrt-node + dmrt-bench), ROLEX across two
   # processes with its retraining service on dmrt-node, HStore across two processes with both

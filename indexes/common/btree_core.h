@@ -48,8 +48,15 @@ struct CoreStats {
 template <Transport T>
 class BTreeCore {
  public:
-  BTreeCore(GlobalAddress root_slot, uint32_t fanout, uint64_t cache_bytes, LocalLockTable* llt)
-      : root_slot_(root_slot), fanout_(fanout), cache_(cache_bytes), llt_(llt) {
+  // `cached_levels`: internal levels kept in the compute-side cache, from the bottom (level 1);
+  // 0 = all of them. DMTree caches the bottom level only, as its paper does.
+  BTreeCore(GlobalAddress root_slot, uint32_t fanout, uint64_t cache_bytes, LocalLockTable* llt,
+            unsigned cached_levels = 0)
+      : root_slot_(root_slot),
+        fanout_(fanout),
+        cache_(cache_bytes),
+        llt_(llt),
+        cached_levels_(cached_levels) {
     if (fanout < 4 || fanout > 1024)
       throw ConfigError("internal node fanout must be in [4, 1024], got " + std::to_string(fanout));
   }
@@ -109,7 +116,7 @@ class BTreeCore {
           break;
         }
         if (n.lo == 0 && !n.hi_inf && n.sibling) refresh_root_if(c, n);
-        cache_.put(n);
+        admit(n);
         size_t p = n.child_pos(k);
         if (n.level == 1) return {n.child_at(p), n.next_of(p), false, nullptr};
         cur = n.child_at(p);
@@ -138,7 +145,7 @@ class BTreeCore {
         cur = n.sibling;
         continue;
       }
-      cache_.put(n);
+      admit(n);
       cur = n.child_at(n.child_pos(k));
       --lvl;
     }
@@ -182,7 +189,7 @@ class BTreeCore {
           RootWord nw{static_cast<uint8_t>(level), r.addr};
           if (c.cas(root_slot_, rw.raw(), nw.raw()) == rw.raw()) {
             remember_root(nw);
-            cache_.put(r);
+            admit(r);
             stats_.root_grows.fetch_add(1, std::memory_order_relaxed);
             return;
           }
@@ -216,7 +223,7 @@ class BTreeCore {
         if (n.count() <= fanout_) {
           held.dismiss();
           write_whole(c, n, true);
-          cache_.put(n);
+          admit(n);
           return;
         }
         // Split: right half to a new node, written first so it is complete before it is reachable.
@@ -242,8 +249,8 @@ class BTreeCore {
         write_whole(c, r, false);
         held.dismiss();
         write_whole(c, n, true);
-        cache_.put(r);
-        cache_.put(n);
+        admit(r);
+        admit(n);
         stats_.internal_splits.fetch_add(1, std::memory_order_relaxed);
         sep = pivot;
         right = r.addr;
@@ -344,10 +351,16 @@ class BTreeCore {
     finish(c, n.addr, b);
   }
 
+  // Every node read or written goes through here into the cache, if its level is cached.
+  void admit(const InternalNode& n) {
+    if (cached_levels_ == 0 || n.level <= cached_levels_) cache_.put(n);
+  }
+
   GlobalAddress root_slot_;
   uint32_t fanout_;
   NodeCache cache_;
   LocalLockTable* llt_;
+  unsigned cached_levels_;
   std::atomic<uint64_t> root_raw_{0};
   CoreStats stats_;
 };

@@ -12,6 +12,9 @@ namespace dmrt::dmtree {
 struct Options {
   uint32_t value_size = 8;                    // bytes per value (stored inline, zero-padded)
   uint64_t cache_bytes = uint64_t{64} << 20;  // private internal-node cache per compute node
+  // The private cache holds bottom-level internal nodes only, indexed locally by key (§3.2.1); off:
+  // every internal level, as Sherman's and CHIME's caches do.
+  bool bottom_level_cache = true;
   // Collaborative design (§3.2-3.3): fingerprint tables and leaf locks on compute nodes, owned by
   // consistent hashing, with cached copies. false = the FP-B+-tree baseline: the same tables and
   // lock words, all on the memory node.
@@ -68,6 +71,9 @@ constexpr auto Options::fields() {
       option_number("cache_bytes", &Options::cache_bytes,
                     "Internal-node cache per compute node (bench: --cache-mb)", uint64_t{0}, kMax)
           .no_flag(),
+      option_switch("bottom_level_cache", &Options::bottom_level_cache,
+                    "The internal-node cache holds the bottom level only, as the paper's does "
+                    "(off: every level)"),
       option_number("vnodes", &Options::vnodes,
                     "Virtual nodes per compute node on the ownership ring", 1u, 4096u),
       option_number("combiner_slots", &Options::combiner_slots,

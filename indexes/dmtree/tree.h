@@ -118,7 +118,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         svc_(std::move(svc)),
         llt_(4096, 8),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
-              &llt_),
+              &llt_, o.bottom_level_cache ? 1 : 0),
         comb_(o.combiner_slots, o.batch_limit) {}
 
   static void validate(const Options& o) {

@@ -83,6 +83,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     s["model_misses"] = double(model_misses_.load());
     s["full_slt_waits"] = double(full_slt_waits_.load());
     s["compute_retrainings"] = double(compute_retrains_.load());
+    s["unlinked_leaves"] = double(unlinked_leaves_.load());
     s["cache_bytes"] = double(cache_bytes());
     s["groups"] = double(remote_.meta.groups);
     uint64_t models = 0, cached = 0;
@@ -354,7 +355,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   mutable std::array<std::mutex, 64> stripes_;
   std::atomic<uint64_t> cache_bytes_{0};
   std::atomic<uint64_t> model_refreshes_{0}, table_refreshes_{0}, read_retries_{0},
-      lock_retries_{0}, model_misses_{0}, full_slt_waits_{0}, compute_retrains_{0};
+      lock_retries_{0}, model_misses_{0}, full_slt_waits_{0}, compute_retrains_{0},
+      unlinked_leaves_{0};
 
  public:
   // Per-client handle: one fiber's operations. All verbs are one-sided.
@@ -677,6 +679,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
             std::copy(vw.begin(), vw.end(), L.leaves[at].value(pos));
           else
             L.leaves[at].erase_at(pos);
+          if (op == Op::kRemove && at > 0 && L.leaves[at].count() == 0 &&
+              x.opts_.unlink_empty_synonyms)
+            return unlink(L, at);
           L.leaves[at].seal();
           uint64_t e = L.lt;
           Batch b;
@@ -724,6 +729,36 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         }
         return split_insert(L, t, k, vw, leafno, static_cast<uint32_t>(slot));
       }
+    }
+
+    // A delete emptied synonym leaf `at` (§3.4 delete: "linking L5 to L7"): its predecessor in
+    // the chain now links to its successor, in the predecessor leaf's `next` field and in the
+    // predecessor's table entry (the LT entry, written with the unlock, or its SLT entry). One
+    // batch with the unlock, so the delete keeps its round trips. `slot_use` does not change; a
+    // reader whose cached SLT still holds the leaf reads the predecessor's new `next` and resyncs
+    // (README, "Reads are validated"). The leaf is written empty first and never reused (A19).
+    bool unlink(Locked& L, size_t at) {
+      const Remote& r = x_->remote_;
+      const size_t pred = at - 1;
+      const uint32_t succ = L.links[at].next;
+      Leaf& emptied = L.leaves[at];
+      emptied.seal();
+      Leaf& pl = L.leaves[pred];
+      pl.set_next(succ);
+      pl.seal();
+      uint64_t lt = L.lt, pred_entry = 0;
+      if (pred == 0)
+        lt = entry::with_next(lt, succ);
+      else
+        pred_entry = entry::with_next(L.slt[L.links[pred].slot], succ);
+      Batch b;
+      b.write(r.leaf(L.links[at].leaf), emptied.data(), r.geo.bytes());
+      b.write(r.leaf(L.links[pred].leaf), pl.data(), r.geo.bytes());
+      if (pred != 0) b.write(L.v->addr + kSltOffset + 8 * L.links[pred].slot, &pred_entry, 8);
+      b.write(lt_addr(L), &lt, 8);  // unlock
+      c_->run(b);
+      x_->unlinked_leaves_.fetch_add(1, std::memory_order_relaxed);
+      return true;
     }
 
     bool split_insert(Locked& L, size_t t, Key k, const std::vector<uint64_t>& vw, uint64_t leafno,

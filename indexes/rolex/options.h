@@ -29,6 +29,9 @@ struct Options {
   // Searches read every chain of L_range in their one batch, as the paper's do (§3.4; off: only the
   // owner chain that the cached boundaries name, about a quarter of the bytes).
   bool read_whole_range = true;
+  // A delete that empties a synonym leaf unlinks it from its chain, as the paper's does (§3.4);
+  // off: empty synonyms stay linked until the next retraining drops them.
+  bool unlink_empty_synonyms = true;
   bool compute_retrain_fallback =
       false;  // a compute node retrains a full group itself when no
               // memory-node service has done so (no service: sim, tests)
@@ -72,6 +75,9 @@ constexpr auto Options::fields() {
       option_switch("read_whole_range", &Options::read_whole_range,
                     "Searches read every chain of the model's error range, as the paper does "
                     "(off: only the owner chain the cached boundaries name)"),
+      option_switch("unlink_empty_synonyms", &Options::unlink_empty_synonyms,
+                    "A delete that empties a synonym leaf unlinks it from its chain (off: it "
+                    "stays until the next retraining)"),
       option_switch("compute_retrain_fallback", &Options::compute_retrain_fallback,
                     "A compute node retrains a full group itself when no memory-node service "
                     "does (the bench decides from the transport)")

@@ -185,6 +185,49 @@ TEST(RolexIndex, DefaultSearchReadsTheErrorRange) {
   }
 }
 
+// §3.4 delete: a delete that empties a synonym leaf unlinks it ("linking L5 to L7") in the same
+// batch as the unlock. A second compute node whose cached tables still hold the leaf finds its
+// predecessor's new link, resyncs, and answers right.
+TEST(RolexIndex, DeletesUnlinkEmptiedSynonymLeaves) {
+  auto pool = testing::small_pool(1, 1, uint64_t{128} << 20);
+  auto c = testing::make_client(pool, 0);
+  auto c2 = testing::make_client(pool, 1);
+  std::vector<Key> keys;
+  for (Key k = 1; k <= 4000; ++k) keys.push_back(k * 1000);
+  rolex::Options o;
+  ASSERT_TRUE(o.unlink_empty_synonyms);  // the paper's delete is the default
+  auto idx = RIndex::create(c, o, keys);
+  auto other = RIndex::attach(c2, o);
+  auto h = idx->handle(c);
+  auto h2 = other->handle(c2);
+  std::string out;
+  // Full leaves: 40 keys between two bulk keys make synonym leaves in one chain.
+  std::vector<Key> extra;
+  for (Key k = 2'000'001; k <= 2'000'040; ++k) {
+    ASSERT_TRUE(h.insert(k, "x"));
+    extra.push_back(k);
+  }
+  for (Key k : extra) ASSERT_TRUE(h2.search(k, out));  // node 2 caches the long chain
+  const double refreshes = other->stats()["table_refreshes"];
+  uint64_t rtt = 0;
+  const double own = idx->stats()["table_refreshes"];
+  for (Key k : extra) rtt += testing::rtts(c, [&] { ASSERT_TRUE(h.remove(k)); });
+  // Unlinking rides in the unlock's batch: 4 round trips per delete, plus, as after a split, a
+  // table refresh (re-read, redo: 2) when this node's next delete meets its own stale chain.
+  const double own_refreshes = idx->stats()["table_refreshes"] - own;
+  EXPECT_EQ(rtt, 4 * extra.size() + 2 * static_cast<uint64_t>(own_refreshes));
+  EXPECT_LE(own_refreshes, idx->stats()["unlinked_leaves"]);
+  EXPECT_GT(idx->stats()["unlinked_leaves"], 0);
+  for (Key k : extra) EXPECT_FALSE(h2.search(k, out)) << k;
+  for (Key k : keys) ASSERT_TRUE(h2.search(k, out)) << k;
+  EXPECT_GT(other->stats()["table_refreshes"], refreshes);  // the stale chain was detected
+  std::printf("unlinked %.0f synonym leaves; the stale node resynced %.0f times\n",
+              idx->stats()["unlinked_leaves"], other->stats()["table_refreshes"] - refreshes);
+  // The chain takes inserts again after the unlinks.
+  for (Key k : extra) ASSERT_TRUE(h2.insert(k, "y"));
+  for (Key k : extra) ASSERT_TRUE(h.search(k, out) && out.substr(0, 1) == "y") << k;
+}
+
 TEST(RolexIndex, DifferentialAgainstStdMapEmptyStart) {
   auto pool = testing::small_pool(1, 1, uint64_t{256} << 20);
   auto c = testing::make_client(pool, 0);

@@ -504,7 +504,10 @@ class HashTableServer {
     if (early) {
       for (size_t i = 0; i < b.reqs.size(); ++i)
         reply(ctx, b.reqs[i], b.outs[i].code, b.outs[i].old);
-      for (int i = 0; i < 8; ++i) ctx.client().pause();
+      // Hold the window open long enough (transport time) for a client on another thread to
+      // read the old value, even on a loaded machine.
+      const uint64_t until = ctx.client().now_ns() + 200'000;
+      while (ctx.client().now_ns() < until) ctx.client().pause();
     }
     if (apply) {
       size_t effects = 0, stall_at = ~size_t{0};

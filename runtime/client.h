@@ -112,7 +112,8 @@ class Client {
         node.bytes_written += wr;
         role.bytes_written += wr;
       }
-      if (local_access(batches, i, home)) {
+      b.set_local(local_access(batches, i, home));
+      if (b.local()) {
         ++counters_.total.local_accesses;
         ++node.local_accesses;
         ++role.local_accesses;

@@ -105,7 +105,14 @@ class Batch {
   }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  void clear() { size_ = 0; }
+  void clear() {
+    size_ = 0;
+    local_ = false;
+  }
+  // Set by Client::run for every batch it posts (local_access() below): the transports perform a
+  // local batch with the CPU instead of the network path.
+  bool local() const { return local_; }
+  void set_local(bool l) { local_ = l; }
   std::span<Verb> verbs() { return {verbs_.data(), size_}; }
   std::span<const Verb> verbs() const { return {verbs_.data(), size_}; }
   Verb& operator[](size_t i) { return verbs_[i]; }
@@ -114,14 +121,16 @@ class Batch {
  private:
   std::array<Verb, kMaxVerbs> verbs_;
   size_t size_ = 0;
+  bool local_ = false;
 };
 
 // A client's access to its own node's memory is local, not a round trip (DMTree reads its
 // fingerprint tables so): batch i of a posted group is performed with the CPU's loads and stores
 // on every transport, and counted as a local access, when it targets the client's home node and
-// moves data only. Atomics keep the network path, where they are atomic with other nodes' verbs;
-// while a group holds an atomic batch to the home node, its other batches to the home node keep
-// the network path too, so that the group's order to that node holds.
+// moves data only. Client::run decides once per batch and marks it (Batch::local()). Atomics keep
+// the network path, where they are atomic with other nodes' verbs; while a group holds an atomic
+// batch to the home node, its other batches to the home node keep the network path too, so that the
+// group's order to that node holds.
 inline bool local_access(std::span<const Batch> group, size_t i, NodeId home) {
   const Batch& b = group[i];
   if (b.empty() || b.node() != home || !b.data_only()) return false;

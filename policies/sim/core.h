@@ -166,11 +166,11 @@ class Core {
   // else sets `cpu_ps` to the CPU time they cost.
   bool apply_local(NodeId node, std::span<Batch> batches, Counters& counters, uint64_t& cpu_ps,
                    bool service);
-  // Whether batch i of a service's (every verb to its node) or a client's (local_access())
+  // Whether batch i of a service's (every verb to its node) or a client's (marked by Client::run)
   // group is applied locally.
   static bool local_batch(std::span<const Batch> batches, size_t i, NodeId node, bool service) {
     if (service) return batches[i].size() && batches[i].node() == node;
-    return local_access(batches, i, node);
+    return batches[i].local();
   }
   // A write, atomic or message reached `node` at time t: wakes the services blocked on it.
   void note_change(NodeId node, uint64_t t) {

@@ -2,7 +2,6 @@
 // completions, and the counted READ + CAS loop that stands in for native masked CAS.
 #include <chrono>
 #include <cstring>
-#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -137,20 +136,17 @@ int post_with_raw_wqes(ibv_qp* qp, const ibv_send_wr* wrs, const Batch& b) {
 #endif
 }
 
-// No client's home: every batch takes the network path.
-constexpr NodeId kNoHome = std::numeric_limits<NodeId>::max();
-
 // `ensure(node)` (re)connects the thread's QP to a node before its batch is posted; a template
-// parameter rather than a std::function so that a round trip allocates nothing. Batches that are
-// local accesses of a client homed on `home` (runtime/verbs.h) are skipped: the caller did them.
+// parameter rather than a std::function so that a round trip allocates nothing. Batches Client
+// marked local (runtime/verbs.h) are skipped: the caller did them.
 template <class Ensure>
 void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
-                 std::atomic<uint64_t>& ondemand, Ensure& ensure, NodeId home = kNoHome) {
+                 std::atomic<uint64_t>& ondemand, Ensure& ensure) {
   const ClusterConfig& cfg = cl.config();
   const Device& dev = cl.device();
   size_t total = 0;
   uint64_t bytes = 0;
-  auto skip = [&](size_t i) { return batches[i].empty() || local_access(batches, i, home); };
+  auto skip = [&](size_t i) { return batches[i].empty() || batches[i].local(); };
   for (size_t bi = 0; bi < batches.size(); ++bi) {
     if (skip(bi)) continue;
     Batch& b = batches[bi];
@@ -353,7 +349,7 @@ void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
   // Local accesses: this node's own registered region, with the CPU's loads and stores. The
   // region is in this process (Endpoints are homed on the Cluster's own node).
   for (size_t bi = 0; bi < batches.size(); ++bi) {
-    if (!local_access(batches, bi, home_)) continue;
+    if (!batches[bi].local()) continue;
     for (const Verb& v : batches[bi].verbs()) {
       if (v.remote.offset() + v.length > cl.local_region_bytes() ||
           v.remote.offset() + v.length < v.length)
@@ -361,6 +357,7 @@ void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
                            " bytes runs past the node's region of " +
                            std::to_string(cl.local_region_bytes()) + " bytes");
       std::byte* mem = cl.local_region() + v.remote.offset();
+      if (v.length == 0) continue;
       if (v.kind == VerbKind::kRead)
         std::memcpy(v.local, mem, v.length);
       else
@@ -373,7 +370,7 @@ void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
       for (const Verb& v : b.verbs())
         if (v.kind == VerbKind::kMaskedCas) emulate = true;
   if (!emulate) {
-    run_batches(cl, ts, batches, cl.ondemand_regs_, ensure, home_);
+    run_batches(cl, ts, batches, cl.ondemand_regs_, ensure);
     return;
   }
   // Masked CAS without native support: each batch runs in segments; the verbs before a masked
@@ -381,7 +378,7 @@ void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
   // CAS attempts follow until the masked compare fails or the CAS wins.
   for (size_t bi = 0; bi < batches.size(); ++bi) {
     Batch& b = batches[bi];
-    if (b.empty() || local_access(batches, bi, home_)) continue;
+    if (b.empty() || b.local()) continue;
     Batch seg;
     for (const Verb& v : b.verbs()) {
       if (v.kind != VerbKind::kMaskedCas) {

@@ -3,12 +3,8 @@
 
 namespace dmrt {
 
-template class chime::Tree<ShmTransport>;
-#if DMRT_TRANSPORT_SIM
-template class chime::Tree<SimTransport>;
-#endif
-#if DMRT_TRANSPORT_VERBS
-template class chime::Tree<VerbsTransport>;
-#endif
+#define DMRT_CHIME_INSTANTIATE(T) template class chime::Tree<T>;
+DMRT_FOR_EACH_TRANSPORT(DMRT_CHIME_INSTANTIATE)
+#undef DMRT_CHIME_INSTANTIATE
 
 }  // namespace dmrt

@@ -9,12 +9,8 @@
 
 namespace dmrt {
 
-extern template class chime::Tree<ShmTransport>;
-#if DMRT_TRANSPORT_SIM
-extern template class chime::Tree<SimTransport>;
-#endif
-#if DMRT_TRANSPORT_VERBS
-extern template class chime::Tree<VerbsTransport>;
-#endif
+#define DMRT_CHIME_EXTERN(T) extern template class chime::Tree<T>;
+DMRT_FOR_EACH_TRANSPORT(DMRT_CHIME_EXTERN)
+#undef DMRT_CHIME_EXTERN
 
 }  // namespace dmrt

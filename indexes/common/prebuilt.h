@@ -5,6 +5,8 @@
 // so a translation unit that includes prebuilt.h compiles none of the index's code and links it
 // instead. Tests and the bench include the prebuilt headers. A program on a transport of its own
 // includes the index header and instantiates the index itself, as before.
+// DMRT_FOR_EACH_TRANSPORT(X) expands X(T) for each transport T of the build: the one list of them
+// that the prebuilt files share.
 #pragma once
 
 #include "policies/shm/transport.h"
@@ -14,3 +16,15 @@
 #if DMRT_TRANSPORT_VERBS
 #include "policies/verbs/transport.h"
 #endif
+
+#if DMRT_TRANSPORT_SIM
+#define DMRT_PREBUILT_SIM_(X) X(SimTransport)
+#else
+#define DMRT_PREBUILT_SIM_(X)
+#endif
+#if DMRT_TRANSPORT_VERBS
+#define DMRT_PREBUILT_VERBS_(X) X(VerbsTransport)
+#else
+#define DMRT_PREBUILT_VERBS_(X)
+#endif
+#define DMRT_FOR_EACH_TRANSPORT(X) X(ShmTransport) DMRT_PREBUILT_SIM_(X) DMRT_PREBUILT_VERBS_(X)

@@ -3,12 +3,8 @@
 
 namespace dmrt {
 
-template class dmtree::Tree<ShmTransport>;
-#if DMRT_TRANSPORT_SIM
-template class dmtree::Tree<SimTransport>;
-#endif
-#if DMRT_TRANSPORT_VERBS
-template class dmtree::Tree<VerbsTransport>;
-#endif
+#define DMRT_DMTREE_INSTANTIATE(T) template class dmtree::Tree<T>;
+DMRT_FOR_EACH_TRANSPORT(DMRT_DMTREE_INSTANTIATE)
+#undef DMRT_DMTREE_INSTANTIATE
 
 }  // namespace dmrt

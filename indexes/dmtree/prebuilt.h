@@ -9,12 +9,8 @@
 
 namespace dmrt {
 
-extern template class dmtree::Tree<ShmTransport>;
-#if DMRT_TRANSPORT_SIM
-extern template class dmtree::Tree<SimTransport>;
-#endif
-#if DMRT_TRANSPORT_VERBS
-extern template class dmtree::Tree<VerbsTransport>;
-#endif
+#define DMRT_DMTREE_EXTERN(T) extern template class dmtree::Tree<T>;
+DMRT_FOR_EACH_TRANSPORT(DMRT_DMTREE_EXTERN)
+#undef DMRT_DMTREE_EXTERN
 
 }  // namespace dmrt

@@ -4,18 +4,11 @@
 
 namespace dmrt {
 
-template class hstore::Index<ShmTransport>;
-template class hstore::HashTableServer<ShmTransport>;
-template class hstore::SkipListServer<ShmTransport>;
-#if DMRT_TRANSPORT_SIM
-template class hstore::Index<SimTransport>;
-template class hstore::HashTableServer<SimTransport>;
-template class hstore::SkipListServer<SimTransport>;
-#endif
-#if DMRT_TRANSPORT_VERBS
-template class hstore::Index<VerbsTransport>;
-template class hstore::HashTableServer<VerbsTransport>;
-template class hstore::SkipListServer<VerbsTransport>;
-#endif
+#define DMRT_HSTORE_INSTANTIATE(T)           \
+  template class hstore::Index<T>;           \
+  template class hstore::HashTableServer<T>; \
+  template class hstore::SkipListServer<T>;
+DMRT_FOR_EACH_TRANSPORT(DMRT_HSTORE_INSTANTIATE)
+#undef DMRT_HSTORE_INSTANTIATE
 
 }  // namespace dmrt

@@ -12,18 +12,11 @@
 
 namespace dmrt {
 
-extern template class hstore::Index<ShmTransport>;
-extern template class hstore::HashTableServer<ShmTransport>;
-extern template class hstore::SkipListServer<ShmTransport>;
-#if DMRT_TRANSPORT_SIM
-extern template class hstore::Index<SimTransport>;
-extern template class hstore::HashTableServer<SimTransport>;
-extern template class hstore::SkipListServer<SimTransport>;
-#endif
-#if DMRT_TRANSPORT_VERBS
-extern template class hstore::Index<VerbsTransport>;
-extern template class hstore::HashTableServer<VerbsTransport>;
-extern template class hstore::SkipListServer<VerbsTransport>;
-#endif
+#define DMRT_HSTORE_EXTERN(T)                       \
+  extern template class hstore::Index<T>;           \
+  extern template class hstore::HashTableServer<T>; \
+  extern template class hstore::SkipListServer<T>;
+DMRT_FOR_EACH_TRANSPORT(DMRT_HSTORE_EXTERN)
+#undef DMRT_HSTORE_EXTERN
 
 }  // namespace dmrt

@@ -3,12 +3,8 @@
 
 namespace dmrt {
 
-template class race::RaceIndex<ShmTransport>;
-#if DMRT_TRANSPORT_SIM
-template class race::RaceIndex<SimTransport>;
-#endif
-#if DMRT_TRANSPORT_VERBS
-template class race::RaceIndex<VerbsTransport>;
-#endif
+#define DMRT_RACE_INSTANTIATE(T) template class race::RaceIndex<T>;
+DMRT_FOR_EACH_TRANSPORT(DMRT_RACE_INSTANTIATE)
+#undef DMRT_RACE_INSTANTIATE
 
 }  // namespace dmrt

@@ -9,12 +9,8 @@
 
 namespace dmrt {
 
-extern template class race::RaceIndex<ShmTransport>;
-#if DMRT_TRANSPORT_SIM
-extern template class race::RaceIndex<SimTransport>;
-#endif
-#if DMRT_TRANSPORT_VERBS
-extern template class race::RaceIndex<VerbsTransport>;
-#endif
+#define DMRT_RACE_EXTERN(T) extern template class race::RaceIndex<T>;
+DMRT_FOR_EACH_TRANSPORT(DMRT_RACE_EXTERN)
+#undef DMRT_RACE_EXTERN
 
 }  // namespace dmrt

@@ -3,18 +3,10 @@
 
 namespace dmrt {
 
-template class rolex::Index<ShmTransport>;
-template void rolex::retrain_service<ShmTransport>(ServiceContext<ShmTransport>&,
-                                                   rolex::ServiceOptions);
-#if DMRT_TRANSPORT_SIM
-template class rolex::Index<SimTransport>;
-template void rolex::retrain_service<SimTransport>(ServiceContext<SimTransport>&,
-                                                   rolex::ServiceOptions);
-#endif
-#if DMRT_TRANSPORT_VERBS
-template class rolex::Index<VerbsTransport>;
-template void rolex::retrain_service<VerbsTransport>(ServiceContext<VerbsTransport>&,
-                                                     rolex::ServiceOptions);
-#endif
+#define DMRT_ROLEX_INSTANTIATE(T) \
+  template class rolex::Index<T>; \
+  template void rolex::retrain_service<T>(ServiceContext<T>&, rolex::ServiceOptions);
+DMRT_FOR_EACH_TRANSPORT(DMRT_ROLEX_INSTANTIATE)
+#undef DMRT_ROLEX_INSTANTIATE
 
 }  // namespace dmrt

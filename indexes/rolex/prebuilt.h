@@ -10,18 +10,10 @@
 
 namespace dmrt {
 
-extern template class rolex::Index<ShmTransport>;
-extern template void rolex::retrain_service<ShmTransport>(ServiceContext<ShmTransport>&,
-                                                          rolex::ServiceOptions);
-#if DMRT_TRANSPORT_SIM
-extern template class rolex::Index<SimTransport>;
-extern template void rolex::retrain_service<SimTransport>(ServiceContext<SimTransport>&,
-                                                          rolex::ServiceOptions);
-#endif
-#if DMRT_TRANSPORT_VERBS
-extern template class rolex::Index<VerbsTransport>;
-extern template void rolex::retrain_service<VerbsTransport>(ServiceContext<VerbsTransport>&,
-                                                            rolex::ServiceOptions);
-#endif
+#define DMRT_ROLEX_EXTERN(T)             \
+  extern template class rolex::Index<T>; \
+  extern template void rolex::retrain_service<T>(ServiceContext<T>&, rolex::ServiceOptions);
+DMRT_FOR_EACH_TRANSPORT(DMRT_ROLEX_EXTERN)
+#undef DMRT_ROLEX_EXTERN
 
 }  // namespace dmrt

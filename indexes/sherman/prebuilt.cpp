@@ -3,12 +3,8 @@
 
 namespace dmrt {
 
-template class sherman::Tree<ShmTransport>;
-#if DMRT_TRANSPORT_SIM
-template class sherman::Tree<SimTransport>;
-#endif
-#if DMRT_TRANSPORT_VERBS
-template class sherman::Tree<VerbsTransport>;
-#endif
+#define DMRT_SHERMAN_INSTANTIATE(T) template class sherman::Tree<T>;
+DMRT_FOR_EACH_TRANSPORT(DMRT_SHERMAN_INSTANTIATE)
+#undef DMRT_SHERMAN_INSTANTIATE
 
 }  // namespace dmrt

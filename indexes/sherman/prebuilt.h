@@ -9,12 +9,8 @@
 
 namespace dmrt {
 
-extern template class sherman::Tree<ShmTransport>;
-#if DMRT_TRANSPORT_SIM
-extern template class sherman::Tree<SimTransport>;
-#endif
-#if DMRT_TRANSPORT_VERBS
-extern template class sherman::Tree<VerbsTransport>;
-#endif
+#define DMRT_SHERMAN_EXTERN(T) extern template class sherman::Tree<T>;
+DMRT_FOR_EACH_TRANSPORT(DMRT_SHERMAN_EXTERN)
+#undef DMRT_SHERMAN_EXTERN
 
 }  // namespace dmrt

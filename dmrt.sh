@@ -3,6 +3,7 @@
 #   ./dmrt.sh bench [dmrt-bench flags...]   main benchmark on the default (shm) transport
 #   ./dmrt.sh test                          release tests, ASan/UBSan and TSan runs, then the
 #                                           verbs tests inside a Soft-RoCE VM (tests/vm/run.sh)
+#   ./dmrt.sh repro [FIGURE...] [--fresh]   the papers' figures on sim (bench/repro/README.md)
 # Each configuration is built once into build/, build-asan/, build-tsan/ and reused.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -11,6 +12,8 @@ packages=(meson ninja-build g++ pkg-config libboost-fiber-dev libboost-context-d
           libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libfmt-dev libxxhash-dev
           libtomlplusplus-dev libtbb-dev libibverbs-dev ibverbs-providers
           libsodium-dev)
+# Only for `repro`: the figures' plots.
+repro_packages=(python3 python3-matplotlib)
 
 install_missing() {
   local missing=()
@@ -169,8 +172,17 @@ case "$cmd" in
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
     ;;
+  repro)
+    packages+=("${repro_packages[@]}")
+    install_missing
+    targets=(bench/dmrt-bench)
+    configure build -Dtransports=shm,sim,verbs
+    targets=()
+    # Debian's interpreter, which has python3-matplotlib (not whatever python3 is first on PATH).
+    exec /usr/bin/python3 bench/repro/run.py --bench build/bench/dmrt-bench "$@"
+    ;;
   *)
-    sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""Runs the paper-figure specs of bench/repro/specs through dmrt-bench and writes, per figure, a
+CSV, a PNG (dmrt's curves with the paper's ratios beside them), and a markdown table that
+docs/results.md embeds between `<!-- repro:ID -->` and `<!-- /repro:ID -->`.
+
+Spec format: bench/repro/README.md. Each dmrt-bench run is kept as JSON under --raw (one file per
+distinct command line), so a rerun only runs what changed; --fresh runs everything again.
+"""
+import argparse
+import concurrent.futures
+import csv
+import hashlib
+import json
+import os
+import pathlib
+import re
+import shlex
+import subprocess
+import sys
+import time
+import tomllib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TOLERANCE = 0.35  # issue 16: a pair's ratio within 35% of the paper's
+
+
+def load_spec(path):
+    with open(path, "rb") as f:
+        spec = tomllib.load(f)
+    spec.setdefault("id", path.stem)
+    for key in ("title", "source", "series", "panels"):
+        if key not in spec:
+            sys.exit(f"{path}: missing '{key}'")
+    spec.setdefault("flags", {})
+    spec.setdefault("metric", "throughput_mops")
+    spec.setdefault("metric_label", "throughput (Mops)")
+    x = spec.get("x")
+    if x is not None and not ("flag" in x and "values" in x):
+        sys.exit(f"{path}: x needs 'flag' and 'values'")
+    names = {s["name"] for s in spec["series"]}
+    for p in spec["panels"]:
+        for r in p.get("paper", []):
+            if r["a"] not in names or r["b"] not in names:
+                sys.exit(f"{path}: paper ratio {r['a']}/{r['b']} names a series the spec lacks")
+    return spec
+
+
+def x_values(spec):
+    x = spec.get("x")
+    return x["values"] if x else [None]
+
+
+def command(spec, series, panel, x, bench, quick):
+    flags = {"transport": spec.get("transport", "sim")}
+    flags.update(spec["flags"])
+    flags.update(panel.get("flags", {}))
+    flags.update(series.get("flags", {}))
+    if x is not None:
+        flags[spec["x"]["flag"]] = x
+    if quick:  # a smoke run of the pipeline, not a result
+        for k in ("keys", "ops"):
+            if k in flags:
+                flags[k] = max(1000, int(flags[k]) // 20)
+    args = [str(bench)]
+    for k, v in flags.items():
+        if isinstance(v, bool):
+            v = "on" if v else "off"
+        args += [f"--{k}", str(v)]
+    # sim: an operation's wall-clock time grows with the whole simulation, so the stall watchdog
+    # (wall-clock seconds per operation) gets a bound that only a real hang reaches.
+    return args + ["--quiet", "--stall-seconds", "1800"]
+
+
+def phase_of(spec, panel, series):
+    flags = {**spec["flags"], **panel.get("flags", {}), **series.get("flags", {})}
+    return spec.get("phase") or ("load" if flags.get("workload") == "load" else "run")
+
+
+def dig(obj, dotted):
+    for part in dotted.split("."):
+        if not isinstance(obj, dict) or part not in obj:
+            return None
+        obj = obj[part]
+    return obj
+
+
+def run_one(args, raw_dir, fresh):
+    key = hashlib.sha1(" ".join(args[1:]).encode()).hexdigest()[:16]
+    out = raw_dir / f"{key}.json"
+    if out.exists() and not fresh:
+        return out, 0.0, True
+    tmp = out.with_suffix(".part")
+    tmp.unlink(missing_ok=True)
+    t0 = time.monotonic()
+    r = subprocess.run(args + ["--json", str(tmp)], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"exit {r.returncode}: {shlex.join(args)}\n{r.stderr[-2000:]}")
+    tmp.rename(out)
+    return out, time.monotonic() - t0, False
+
+
+def phase_line(path, phase):
+    for line in path.read_text().splitlines():
+        d = json.loads(line)
+        if d.get("phase") == phase:
+            return d
+    raise RuntimeError(f"{path}: no '{phase}' phase")
+
+
+def bottleneck(d):
+    sim = d.get("sim") or {}
+    rep = sim.get("report") if isinstance(sim, dict) else None
+    b = (rep or sim).get("bottleneck") if isinstance(rep or sim, dict) else None
+    return b if isinstance(b, str) else ""
+
+
+def fmt(v):
+    if v is None:
+        return "–"
+    return f"{v:.3g}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def run_spec(spec, a):
+    raw_dir = a.raw / spec["id"]
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    jobs = []
+    for panel in spec["panels"]:
+        for series in spec["series"]:
+            if panel["name"] in series.get("skip_panels", []):
+                continue
+            for x in x_values(spec):
+                jobs.append((panel, series, x, command(spec, series, panel, x, a.bench, a.quick)))
+    rows, failures = [], []
+    t0 = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        futures = {pool.submit(run_one, cmd, raw_dir, a.fresh): (p, s, x, cmd) for p, s, x, cmd in jobs}
+        for done, fut in enumerate(concurrent.futures.as_completed(futures), 1):
+            panel, series, x, cmd = futures[fut]
+            try:
+                path, secs, cached = fut.result()
+                d = phase_line(path, phase_of(spec, panel, series))
+            except RuntimeError as e:  # report it, run the other points, fail at the end
+                failures.append(str(e))
+                print(f"  [{done}/{len(jobs)}] FAILED: {e}", file=sys.stderr)
+                continue
+            rows.append({
+                "panel": panel["name"], "series": series["name"], "x": x,
+                "value": dig(d, panel.get("metric", spec["metric"])),
+                "throughput_mops": d.get("throughput_mops"),
+                "p50_us": dig(d, "latency_us.p50"), "p99_us": dig(d, "latency_us.p99"),
+                "round_trips": dig(d, "per_op.round_trips"),
+                "bytes_read": dig(d, "per_op.bytes_read"),
+                "bytes_written": dig(d, "per_op.bytes_written"),
+                "bottleneck": bottleneck(d),
+                "command": shlex.join(["dmrt-bench"] + cmd[1:]),
+            })
+            note = "cached" if cached else f"{secs:.0f} s"
+            print(f"  [{done}/{len(jobs)}] {panel['name']} {series['name']} x={x}: "
+                  f"{fmt(rows[-1]['value'])} ({note})", file=sys.stderr)
+    order = {(p["name"], s["name"], x): i for i, (p, s, x, _) in enumerate(jobs)}
+    rows.sort(key=lambda r: order[(r["panel"], r["series"], r["x"])])
+    print(f"{spec['id']}: {len(rows)} runs in {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    return rows, failures
+
+
+def value(rows, panel, series, x):
+    for r in rows:
+        if r["panel"] == panel and r["series"] == series and r["x"] == x:
+            return r["value"]
+    return None
+
+
+def comparisons(spec, rows):
+    """Each of the paper's ratios beside dmrt's at the same point."""
+    out = []
+    last_x = x_values(spec)[-1]
+    for panel in spec["panels"]:
+        for r in panel.get("paper", []):
+            x = r.get("x", last_x)
+            va, vb = value(rows, panel["name"], r["a"], x), value(rows, panel["name"], r["b"], x)
+            ours = va / vb if va and vb else None
+            lo, hi = (r["ratio"], r["ratio"]) if not isinstance(r["ratio"], list) else r["ratio"]
+            # against a range (the text's "4.5-5.2x"), the distance to its nearer end
+            agreement = ours / min(max(ours, lo), hi) if ours else None
+            ok = agreement is not None and abs(agreement - 1) <= TOLERANCE
+            out.append({"panel": panel["name"], "pair": f"{r['a']} / {r['b']}", "x": x,
+                        "dmrt": ours, "paper_lo": lo, "paper_hi": hi,
+                        "paper": f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}",
+                        "agreement": agreement, "within": ok, "note": r.get("note", "")})
+    return out
+
+
+def write_csv(spec, rows, out_dir):
+    path = out_dir / f"{spec['id']}.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def plot(spec, rows, comps, out_dir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = spec["panels"]
+    has_ratio = any(c["dmrt"] is not None for c in comps)
+    nrow = 2 if has_ratio else 1
+    fig, axes = plt.subplots(nrow, len(panels), figsize=(3.6 * len(panels), 3.2 * nrow),
+                             squeeze=False)
+    xs = x_values(spec)
+    for i, panel in enumerate(panels):
+        ax = axes[0][i]
+        names = [s["name"] for s in spec["series"] if panel["name"] not in s.get("skip_panels", [])]
+        if xs == [None]:
+            vals = [value(rows, panel["name"], n, None) or 0 for n in names]
+            ax.bar(names, vals, color=[f"C{k}" for k in range(len(names))])
+            ax.tick_params(axis="x", labelrotation=30)
+        else:
+            for k, n in enumerate(names):
+                ax.plot(xs, [value(rows, panel["name"], n, x) for x in xs], marker="o",
+                        color=f"C{k}", label=n)
+            ax.set_xlabel(spec["x"].get("label", spec["x"]["flag"]))
+            if spec["x"].get("log"):
+                ax.set_xscale("log", base=2)
+        ax.set_title(panel["name"])
+        ax.set_ylabel(panel.get("metric_label", spec["metric_label"]))
+        ax.set_ylim(bottom=0)
+        if i == 0 and xs != [None]:
+            ax.legend(fontsize="small")
+        if has_ratio:
+            rax = axes[1][i]
+            pc = [c for c in comps if c["panel"] == panel["name"]]
+            labels = [c["pair"] + (f" @{c['x']}" if c["x"] is not None else "") for c in pc]
+            pos = list(range(len(pc)))
+            rax.barh([p - 0.2 for p in pos], [c["dmrt"] or 0 for c in pc], 0.4, label="dmrt (sim)")
+            rax.barh([p + 0.2 for p in pos], [(c["paper_lo"] + c["paper_hi"]) / 2 for c in pc], 0.4,
+                     xerr=[(c["paper_hi"] - c["paper_lo"]) / 2 for c in pc], label="paper")
+            rax.set_yticks(pos, labels, fontsize="x-small")
+            rax.invert_yaxis()
+            rax.set_xlabel("ratio")
+            if i == 0:
+                rax.legend(fontsize="small")
+    fig.suptitle(spec["title"], fontsize="medium")
+    fig.tight_layout()
+    path = out_dir / f"{spec['id']}.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def markdown(spec, rows, comps, png):
+    xs = x_values(spec)
+    lines = [f"**{spec['title']}** ({spec['source']}). "
+             f"Regenerate: `./dmrt.sh repro {spec['id']}`."]
+    if spec.get("scaled"):
+        lines.append(f"Scaled down: {spec['scaled']}")
+    lines.append("")
+    if png:
+        lines += [f"![{spec['id']}](results/{png.name})", ""]
+    for panel in spec["panels"]:
+        names = [s["name"] for s in spec["series"] if panel["name"] not in s.get("skip_panels", [])]
+        head = spec["x"].get("label", spec["x"]["flag"]) if xs != [None] else ""
+        label = panel.get("metric_label", spec["metric_label"])
+        lines.append(f"| {panel['name']}: {label} | " +
+                     " | ".join(str(x) if x is not None else "" for x in xs) + " |")
+        lines.append("|---|" + "---|" * len(xs))
+        for n in names:
+            lines.append(f"| {n} | " + " | ".join(fmt(value(rows, panel["name"], n, x)) for x in xs) + " |")
+        if head:
+            lines.append(f"\n(columns: {head})")
+        lines.append("")
+    if comps:
+        lines.append("| panel | pair | at | dmrt | paper | dmrt / paper | within 35% | note |")
+        lines.append("|---|---|---|---|---|---|---|---|")
+        for c in comps:
+            lines.append(f"| {c['panel']} | {c['pair']} | {c['x'] if c['x'] is not None else ''} | "
+                         f"{fmt(c['dmrt'])}x | {c['paper']}x | {fmt(c['agreement'])} | "
+                         f"{'yes' if c['within'] else '**no**'} | {c['note']} |")
+        lines.append("")
+    sample = rows[-1]["command"]
+    lines.append(f"One point's command: `{sample}`")
+    return "\n".join(lines) + "\n"
+
+
+def embed(results_md, spec_id, text):
+    if not results_md.exists():
+        return False
+    doc = results_md.read_text()
+    pat = re.compile(rf"(<!-- repro:{re.escape(spec_id)} -->\n).*?(<!-- /repro:{re.escape(spec_id)} -->)",
+                     re.S)
+    if not pat.search(doc):
+        return False
+    results_md.write_text(pat.sub(lambda m: m.group(1) + text + m.group(2), doc))
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("specs", nargs="*", help="spec ids or files (default: every spec)")
+    ap.add_argument("--bench", type=pathlib.Path, default=ROOT / "build/bench/dmrt-bench")
+    ap.add_argument("--out", type=pathlib.Path, default=ROOT / "docs/results")
+    ap.add_argument("--raw", type=pathlib.Path, default=ROOT / "build/repro")
+    ap.add_argument("--results-md", type=pathlib.Path, default=ROOT / "docs/results.md")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--fresh", action="store_true", help="run every point again")
+    ap.add_argument("--quick", action="store_true",
+                    help="keys and ops / 20: checks the pipeline, not a result (no docs update)")
+    ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args()
+
+    spec_dir = ROOT / "bench/repro/specs"
+    paths = sorted(spec_dir.glob("*.toml"))
+    if a.specs:
+        paths = [pathlib.Path(s) if s.endswith(".toml") else spec_dir / f"{s}.toml" for s in a.specs]
+    specs = [load_spec(p) for p in paths]
+    if a.list:
+        for s in specs:
+            print(f"{s['id']}: {s['title']}")
+        return 0
+    if not a.bench.exists():
+        sys.exit(f"{a.bench}: not built (ninja -C build bench/dmrt-bench)")
+    if a.quick:
+        a.out = a.raw / "quick"
+        a.results_md = a.out / "results.md"
+    a.out.mkdir(parents=True, exist_ok=True)
+    misses, failed = 0, []
+    for spec in specs:
+        print(f"{spec['id']}: {spec['title']}", file=sys.stderr)
+        rows, failures = run_spec(spec, a)
+        if failures:  # no partial figure in the docs
+            failed.append(spec["id"])
+            continue
+        comps = comparisons(spec, rows)
+        write_csv(spec, rows, a.out)
+        png = None if a.no_plot else plot(spec, rows, comps, a.out)
+        text = markdown(spec, rows, comps, png)
+        (a.out / f"{spec['id']}.md").write_text(text)
+        if not a.quick and not embed(a.results_md, spec["id"], text):
+            print(f"  note: {a.results_md} has no block for {spec['id']}", file=sys.stderr)
+        for c in comps:
+            misses += not c["within"]
+            print(f"  {c['panel']} {c['pair']}: dmrt {fmt(c['dmrt'])}x, paper {c['paper']}x"
+                  f"{'' if c['within'] else '  (outside 35%)'}", file=sys.stderr)
+    print(f"{len(specs)} figures; {misses} paper ratios outside 35%", file=sys.stderr)
+    if failed:
+        print(f"failed runs in: {' '.join(failed)} (their outputs were not written)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -39,6 +39,20 @@ TEST(RolexPlr, EveryTrainingPointWithinEpsilon) {
         std::printf("plr: %zu keys uniform eps 16 -> %zu segments\n", keys.size(), segs.size());
     }
   }
+  // Regression: a segment whose extreme lines end up parallel (one feasible line) was answered
+  // with a line 14 positions off (sequential keys with gaps, 200,000 keys, eps 4).
+  {
+    auto keys = bench::make_keyset(bench::KeyDist::kSequentialGaps, 200000, 22);
+    std::vector<double> labels(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) labels[i] = double(i);
+    auto segs = rolex::train_plr(keys, labels, 4, 16);
+    size_t s = 0, bad = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      while (s + 1 < segs.size() && segs[s + 1].first_key <= keys[i]) ++s;
+      if (std::fabs(segs[s].predict(keys[i]) - labels[i]) > 4 + 1e-3) ++bad;
+    }
+    EXPECT_EQ(bad, 0u);
+  }
   // A straight line is one segment.
   std::vector<Key> k;
   std::vector<double> l;

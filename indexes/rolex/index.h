@@ -708,6 +708,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           fresh_slt = true;
           continue;
         }
+        bool all_match = L.links.size() == read.size();  // the common case: nothing to redo
+        for (size_t i = 0; all_match && i < read.size(); ++i)
+          all_match = read[i].leaf == L.links[i].leaf && leaf_matches(L.leaves[i], L.links[i]);
+        if (all_match) return;
         // Keep the images read for the same leaves, in chain order.
         std::vector<Leaf> images(L.links.size(), Leaf(r.geo));
         std::vector<bool> have(L.links.size(), false);

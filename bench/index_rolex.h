@@ -1,5 +1,5 @@
 // `rolex`: ROLEX learned index (FAST'23), with its memory-node retraining service
-// (bench/run_rolex.cpp); its --rolex-* flags come from rolex::Options::fields().
+// (bench/run_rolex.h); its --rolex-* flags come from rolex::Options::fields().
 #pragma once
 
 #include <array>
@@ -24,7 +24,7 @@ struct RolexSpec {
   // retraining starts at 128 SLT slots (2^7). A load by inserts (--rolex-bulk-load off) lands
   // every key in a synonym leaf of groups trained on nothing; --rolex-retrain-threshold 16 then
   // keeps its searches at a few leaves instead of ~90 (the setting measured before bulk loads).
-  // initial_groups follows the expected keys (RolexRun::options, bench/run_rolex.cpp).
+  // initial_groups follows the expected keys (RolexRun::options, bench/run_rolex.h).
   static constexpr std::array<std::string_view, 1> kDerivedDefaults{"initial_groups"};
 
   static constexpr auto run = run_rolex;  // bench/run_rolex.cpp

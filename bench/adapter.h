@@ -4,8 +4,20 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "runtime/kv.h"
 
 namespace dmrt::bench {
+
+// The load phase's records, for an index that bulk loads them when it is created (an adapter's
+// bulk_loads(); bench/runner.h) instead of taking them as inserts.
+struct BulkLoad {
+  std::span<const Key> keys;                 // ascending, distinct
+  std::function<std::string(Key)> value_of;  // the value the load gives each key
+};
 
 // What every index is told; each adapter maps the fields its index understands.
 struct IndexOptions {
@@ -16,6 +28,7 @@ struct IndexOptions {
   unsigned clients = 1;        // threads x fibers
   unsigned compute_nodes = 1;  // clients are homed round-robin over these
   uint64_t seed = 1;
+  const BulkLoad* bulk_load = nullptr;  // create() loads these (only when the adapter bulk loads)
 };
 
 // The flags of an adapter that has none.

@@ -60,6 +60,9 @@ class IndexMaker {
   // "index_options" of the results (an empty object when the index has none).
   virtual nlohmann::json describe(const IndexOptions&) const = 0;
   virtual std::unique_ptr<BenchIndex<T>> create(Client<T>& setup, const IndexOptions&) const = 0;
+  // The index bulk loads the load phase's keys at create() (IndexOptions::bulk_load) instead of
+  // taking them as inserts.
+  virtual bool bulk_loads(const IndexOptions&) const { return false; }
 };
 
 // Runs the request's phases on transport T; returns the exit code. Defined in bench/runner.h and

@@ -34,8 +34,11 @@ namespace dmrt::bench {
 //       how the bench's sizing maps onto its defaults (the spec's shown()), before the flags
 //       given are applied
 // Optional:
-//   template <Transport T> static Deployed<Index<T>> deploy(Client<T>&, const Options&);
-//       creates the index with the memory-node services it needs
+//   template <Transport T> static Deployed<Index<T>> deploy(Client<T>&, const Options&
+//                                                           [, const IndexOptions&]);
+//       creates the index with the memory-node services it needs (and the bulk load, if any)
+//   static bool bulk_loads(const Options&);
+//       the load phase's keys are bulk loaded at creation (IndexOptions::bulk_load)
 //   template <Transport T> static void describe(nlohmann::json&, const Options&);
 //       transport-specific additions to "index_options"
 
@@ -101,6 +104,10 @@ struct DmAdapter {
     if constexpr (kPerNode) {
       out->index = std::make_unique<PerComputeNode<T, Idx, Opts>>(o);
       out->index->create_first(setup);
+    } else if constexpr (requires { Run::template deploy<T>(setup, o, io); }) {
+      Deployed<Idx> d = Run::template deploy<T>(setup, o, io);
+      out->index = std::move(d.index);
+      out->stop = std::move(d.stop);
     } else if constexpr (requires { Run::template deploy<T>(setup, o); }) {
       Deployed<Idx> d = Run::template deploy<T>(setup, o);
       out->index = std::move(d.index);
@@ -109,6 +116,12 @@ struct DmAdapter {
       out->index = Idx::create(setup, o);
     }
     return out;
+  }
+  static bool bulk_loads(const IndexOptions& io, const Flags& f) {
+    if constexpr (requires(const Opts& o) { Run::bulk_loads(o); })
+      return Run::bulk_loads(f.resolve(Run::template options<T>(f.defaults(), io), io));
+    else
+      return false;
   }
   static nlohmann::json describe(const IndexOptions& io, const Flags& f) {
     const Opts o = f.resolve(Run::template options<T>(f.defaults(), io), io);

@@ -90,6 +90,12 @@ class ErasedMaker final : public IndexMaker<T> {
     else
       return nlohmann::json::object();
   }
+  bool bulk_loads(const IndexOptions& io) const override {
+    if constexpr (requires { A::bulk_loads(io, flags_); })
+      return A::bulk_loads(io, flags_);
+    else
+      return false;
+  }
   std::unique_ptr<BenchIndex<T>> create(Client<T>& setup, const IndexOptions& io) const override {
     if constexpr (CreatesWithFlags<A, T>)
       return std::make_unique<ErasedIndex<T, A>>(A::create(setup, io, flags_));

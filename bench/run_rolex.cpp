@@ -1,99 +1,10 @@
-// dmrt-bench's ROLEX: how the bench runs it (DmAdapter's run spec, bench/dm_adapter.h),
-// instantiated for every transport compiled in.
-#include <algorithm>
-#include <cstdint>
-#include <memory>
-#include <type_traits>
-
-#include "bench/dm_adapter.h"
+// dmrt-bench's ROLEX: DmAdapter over RolexRun (bench/run_rolex.h), instantiated for every
+// transport compiled in.
+#include "bench/run_rolex.h"
 #include "bench/entries.h"
 #include "bench/run_index.h"
-#include "indexes/rolex/prebuilt.h"
-#include "indexes/rolex/services.h"
-#include "policies/shm/service.h"
-#include "runtime/client.h"
-#include "runtime/service.h"
-#include "runtime/services_word.h"
-#if DMRT_TRANSPORT_SIM
-#include "policies/sim/service.h"
-#endif
 
 namespace dmrt::bench {
-
-struct RolexRun {
-  using Options = rolex::Options;
-  template <Transport T>
-  using Index = rolex::Index<T>;
-  static constexpr bool kPerComputeNode = false;  // its model cache is per handle
-
-  // Transports on which the bench hosts the retraining service itself: on shm a thread, on sim a
-  // service fiber in virtual time whose work is charged as the memory node's CPU (so retraining
-  // is off the compute clients' path, as in the paper). On the others the memory node is another
-  // process: it retrains if its dmrt-node runs `--service rolex`, else the compute client that
-  // meets a full synonym table retrains the group itself (Options::compute_retrain_fallback).
-  template <Transport T>
-  static constexpr bool kHostsService = std::is_same_v<T, ShmTransport>
-#if DMRT_TRANSPORT_SIM
-                                        || std::is_same_v<T, SimTransport>
-#endif
-      ;
-
-  template <Transport T>
-  static Options options(Options o, const IndexOptions& io) {
-    o.value_size = static_cast<uint32_t>(io.value_size);
-    o.expected_keys = io.expected_keys;
-    o.key_space = io.key_space ? io.key_space + 1 : 0;
-    // Loads arrive as inserts: pre-cut the key space into groups of ~1000 expected keys each,
-    // so retraining a group stays as cheap as the paper's ~1,465 keys per model.
-    o.initial_groups = static_cast<uint32_t>(
-        std::max<uint64_t>(1, std::min<uint64_t>(io.expected_keys / 1000, 1u << 20)));
-    if constexpr (!kHostsService<T>) {
-      o.compute_retrain_fallback = true;
-      o.full_slt_wait_ns = 0;
-    }
-    return o;
-  }
-  // "auto": deploy() reads the memory node's services word (dmrt-node --service rolex).
-  template <Transport T>
-  static void describe(nlohmann::json& j, const Options&) {
-    if constexpr (!kHostsService<T>) j["compute_retrain_fallback"] = "auto";
-  }
-
-  template <Transport T>
-  static Deployed<Index<T>> deploy(Client<T>& setup, const Options& ro) {
-    Deployed<Index<T>> out;
-    const NodeId node = setup.memory_nodes().front();
-    rolex::ServiceOptions so;
-    so.root_slot = ro.root_slot;
-    if constexpr (std::is_same_v<T, ShmTransport>) {
-      // Non-owning: the bench's environment owns the pool and outlives the index.
-      std::shared_ptr<shm::Pool> pool(std::shared_ptr<void>{}, &setup.endpoint().pool());
-      out.index = Index<T>::create(setup, ro);
-      auto host = std::make_shared<shm::ServiceHost>(
-          pool, node, 1,
-          [so](ServiceContext<ShmTransport>& ctx) { rolex::retrain_service(ctx, so); });
-      out.stop = [host] { host->stop(); };
-#if DMRT_TRANSPORT_SIM
-    } else if constexpr (std::is_same_v<T, SimTransport>) {
-      out.index = Index<T>::create(setup, ro);
-      so.idle_sleep_us = 0;  // a wall-clock sleep would only slow the simulation down
-      // Frozen between the bench's phases, stopped (in virtual time) when the index goes away.
-      auto host = std::make_shared<sim::ServiceHost>(
-          setup.endpoint().core_ptr(), node, 1,
-          [so](ServiceContext<SimTransport>& ctx) { rolex::retrain_service(ctx, so); });
-      out.stop = [host] { host->stop(); };
-#endif
-    } else {
-      Options here = ro;
-      if (await_services(setup, node) & service_bit(rolex::RetrainService::kInfo)) {
-        here.compute_retrain_fallback = false;
-        here.full_slt_wait_ns = Options{}.full_slt_wait_ns;
-      }
-      out.index = Index<T>::create(setup, here);
-    }
-    return out;
-  }
-};
 
 int run_rolex(const RunRequest& r, const FlagResolver<rolex::Options>& f) {
   return run_dm<RolexRun>(r, f);

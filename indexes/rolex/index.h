@@ -19,6 +19,7 @@
 #include "indexes/rolex/options.h"
 #include "indexes/rolex/remote.h"
 #include "indexes/rolex/retrain.h"
+#include "indexes/rolex/upper.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
 #include "runtime/kv.h"
@@ -66,9 +67,21 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       throw ConfigError("rolex: no index published at root slot " + std::to_string(o.root_slot));
     auto idx = std::shared_ptr<Index>(new Index(o, r));
     idx->group_keys_.resize(r.meta.groups);
-    c.read(r.group_key(0), idx->group_keys_.data(), static_cast<uint32_t>(r.meta.groups * 8));
+    read_words(c, r.group_key(0), idx->group_keys_);
+    uint64_t upper_words = c.template read_value<uint64_t>(GlobalAddress::from_raw(r.meta.upper));
+    std::vector<uint64_t> upper(upper_words);
+    read_words(c, GlobalAddress::from_raw(r.meta.upper), upper);
+    if (upper_words < 2 || !UpperModels::parse(upper.data(), idx->upper_))
+      throw TransportError("rolex: bad upper models object");
     idx->views_.resize(r.meta.groups);
     return idx;
+  }
+
+  template <class W>
+  static void read_words(Client<T>& c, GlobalAddress a, std::vector<W>& w) {
+    for (size_t off = 0; off < w.size(); off += 1 << 13)
+      c.read(a + off * 8, w.data() + off,
+             static_cast<uint32_t>(std::min<size_t>(1 << 13, w.size() - off) * 8));
   }
 
   Handle handle(Client<T>& c) { return Handle(this->shared_from_this(), c); }
@@ -84,8 +97,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     s["full_slt_waits"] = double(full_slt_waits_.load());
     s["compute_retrainings"] = double(compute_retrains_.load());
     s["unlinked_leaves"] = double(unlinked_leaves_.load());
+    s["locked_table_reads"] = double(locked_table_reads_.load());
     s["cache_bytes"] = double(cache_bytes());
     s["groups"] = double(remote_.meta.groups);
+    s["upper_levels"] = double(upper_.levels.size());
+    s["upper_models"] = double(upper_.segments());
+    s["upper_misses"] = double(upper_misses_.load());
     uint64_t models = 0, cached = 0;
     for (size_t g = 0; g < views_.size(); ++g)
       if (auto v = get_view(g)) models += v->m.segments.size(), ++cached;
@@ -114,9 +131,13 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     return s;
   }
   uint64_t cache_bytes() const {
-    return cache_bytes_.load(std::memory_order_relaxed) + group_keys_.size() * 8;
+    return cache_bytes_.load(std::memory_order_relaxed) + group_keys_.size() * 8 +
+           (opts_.upper_models ? upper_.bytes() : 0);
   }
   const Remote& remote() const { return remote_; }
+  // The cached upper level: the groups' smallest keys and the models trained over them.
+  const std::vector<Key>& group_keys() const { return group_keys_; }
+  const UpperModels& upper_models() const { return upper_; }
   const Options& options() const { return opts_; }
 
  private:
@@ -132,12 +153,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     // Each field's range (Options::fields()); retrain_threshold stops below the last SLT slot.
     static_assert(kSltSlots - 2 == 254, "rolex::Options::fields() bounds retrain_threshold");
     validate_option_fields("rolex", o);
-    if (o.group_leaves == 0) throw ConfigError("rolex: group_leaves must be > 0");
     if (!(o.fill > 0 && o.fill <= 1.0)) throw ConfigError("rolex: fill must be in (0, 1]");
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("rolex: root_slot out of range");
   }
 
-  // Bulk load: pack keys into leaves, cut groups of group_leaves leaves, train each group.
+  // Bulk load: pack keys into leaves, cut groups (at the PLR's segments, or every group_leaves
+  // leaves), train each group's model and the upper models over the groups' smallest keys.
   static void build(Client<T>& c, NodeId node, const Options& o, std::span<const Key> keys,
                     const ValueFn& value_of) {
     for (size_t i = 0; i < keys.size(); ++i) {
@@ -163,6 +184,26 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         leaf_keys.emplace_back();
         group_span.push_back({gi, gi + 1});
       }
+    } else if (o.plr_groups) {
+      // The paper's bottom models are the segments of a PLR over the sorted keys (labels: the
+      // positions the packing gives them). A group starts at the leaf holding a segment's first
+      // key; its own model is trained afterwards on its own positions (1..k segments, A11).
+      std::vector<Key> all;
+      std::vector<double> labels;
+      for (size_t l = 0; l < leaf_keys.size(); ++l)
+        for (size_t s = 0; s < leaf_keys[l].size(); ++s) {
+          all.push_back(leaf_keys[l][s]);
+          labels.push_back(double(l) * o.leaf_slots + double(s));
+        }
+      std::vector<size_t> starts{0};
+      for (const Segment& seg : train_plr(all, labels, o.epsilon, o.leaf_slots))
+        if (seg.leaf_lo > starts.back()) starts.push_back(seg.leaf_lo);
+      starts.push_back(leaf_keys.size());
+      for (size_t i = 0; i + 1 < starts.size(); ++i)
+        for (size_t l = starts[i]; l < starts[i + 1]; l += o.max_group_leaves) {
+          group_lo.push_back(group_lo.empty() ? 0 : leaf_keys[l].front());
+          group_span.push_back({l, std::min(starts[i + 1], l + o.max_group_leaves)});
+        }
     } else {
       for (size_t l = 0; l < leaf_keys.size(); l += o.group_leaves) {
         group_lo.push_back(group_lo.empty() ? 0 : leaf_keys[l].front());
@@ -183,6 +224,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     GlobalAddress gtable = c.alloc_on(node, groups * 8, 64);
     GlobalAddress cirq = c.alloc_on(node, 64 + 8ull * o.cirq_slots, 64);
     GlobalAddress meta_addr = c.alloc_on(node, sizeof(Meta), 64);
+    const std::vector<uint64_t> upper = UpperModels::train(group_lo, o.epsilon).serialize();
+    GlobalAddress upper_addr = c.alloc_on(node, upper.size() * 8, 64);
+    write_words(c, upper_addr, upper);
     uint64_t hdr[2] = {need, total};
     c.write(region, hdr, 16);
     std::vector<uint64_t> zeros(64 / 8 + o.cirq_slots, 0);
@@ -201,9 +245,13 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     m.leaf_slots = o.leaf_slots;
     m.epsilon = o.epsilon;
     m.retrain_threshold = o.retrain_threshold;
-    // Leaves.
+    m.upper = upper_addr.raw();
+    // Leaves: numbered in key order, so they are contiguous in the region; written 64 KiB at a
+    // time.
     Leaf leaf(geo);
     std::vector<uint64_t> val((geo.vwords()), 0);
+    const size_t per_write = std::max<size_t>(1, (size_t{1} << 16) / geo.bytes());
+    std::vector<uint64_t> run;
     for (size_t l = 0; l < leaf_keys.size(); ++l) {
       leaf.clear();
       for (Key k : leaf_keys[l]) {
@@ -212,7 +260,13 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         leaf.insert_at(leaf.count(), k, val.data());
       }
       leaf.seal();
-      c.write(leaf_address(region, geo.bytes(), l), leaf.data(), geo.bytes());
+      run.insert(run.end(), leaf.data(), leaf.data() + geo.words());
+      if ((l + 1) % per_write == 0 || l + 1 == leaf_keys.size()) {
+        const size_t first = l + 1 - run.size() / geo.words();
+        c.write(leaf_address(region, geo.bytes(), first), run.data(),
+                static_cast<uint32_t>(run.size() * 8));
+        run.clear();
+      }
     }
     // Models.
     std::vector<uint64_t> ptrs(groups);
@@ -229,15 +283,22 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       for (size_t l = b; l < e; ++l) mi.lt.push_back(entry::make(l, 0));
       std::vector<uint64_t> w = mi.serialize();
       GlobalAddress a = c.alloc_on(node, w.size() * 8, 64);
-      for (size_t off = 0; off < w.size(); off += 1 << 13)
-        c.write(a + off * 8, w.data() + off,
-                static_cast<uint32_t>(std::min<size_t>(1 << 13, w.size() - off) * 8));
+      write_words(c, a, w);
       ptrs[g] = a.raw();
     }
+    // Training is the compute node's CPU (the paper's 0.28 us per key covers training and
+    // placing the data); a transport whose clock needs telling (sim) is told, as for retraining.
+    detail::charge_training(c, leaf_keys, ServiceOptions{}.train_ns_per_key);
     c.write(gtable, ptrs.data(), static_cast<uint32_t>(groups * 8));
     c.write(meta_addr, &m, sizeof(m));
     uint64_t raw = meta_addr.raw();
     c.write(layout::root_slot(node, o.root_slot), &raw, 8);  // publish last
+  }
+
+  static void write_words(Client<T>& c, GlobalAddress a, const std::vector<uint64_t>& w) {
+    for (size_t off = 0; off < w.size(); off += 1 << 13)
+      c.write(a + off * 8, w.data() + off,
+              static_cast<uint32_t>(std::min<size_t>(1 << 13, w.size() - off) * 8));
   }
 
   // ---- per-compute-node model cache ----------------------------------------------------------
@@ -252,7 +313,16 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     cache_bytes_.fetch_add(v->bytes() - old, std::memory_order_relaxed);
     views_[g] = std::move(v);
   }
-  size_t group_of(Key k) const {
+  // The group of k: the last whose smallest key is <= k. The upper models bound the search to
+  // their error window (a miss falls back to the full search, counted); the ablation searches
+  // all group keys.
+  size_t group_of(Key k) {
+    if (opts_.upper_models) {
+      uint64_t misses = 0;
+      size_t g = upper_.locate(group_keys_, k, opts_.epsilon, misses);
+      if (misses) upper_misses_.fetch_add(misses, std::memory_order_relaxed);
+      return g;
+    }
     auto it = std::upper_bound(group_keys_.begin(), group_keys_.end(), k);
     return it == group_keys_.begin() ? 0 : static_cast<size_t>(it - group_keys_.begin() - 1);
   }
@@ -350,13 +420,14 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
   Options opts_;
   Remote remote_;
-  std::vector<Key> group_keys_;
+  std::vector<Key> group_keys_;  // the groups' smallest keys (the bottom models' first keys)
+  UpperModels upper_;
   std::vector<std::shared_ptr<const View>> views_;
   mutable std::array<std::mutex, 64> stripes_;
   std::atomic<uint64_t> cache_bytes_{0};
   std::atomic<uint64_t> model_refreshes_{0}, table_refreshes_{0}, read_retries_{0},
       lock_retries_{0}, model_misses_{0}, full_slt_waits_{0}, compute_retrains_{0},
-      unlinked_leaves_{0};
+      unlinked_leaves_{0}, upper_misses_{0}, locked_table_reads_{0};
 
  public:
   // Per-client handle: one fiber's operations. All verbs are one-sided.
@@ -535,7 +606,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       }
     }
 
-    // A locked chain: LT entry (as locked), its links from a fresh SLT, and fresh leaf images.
+    // A locked chain: LT entry (as locked), its links, fresh leaf images, and the SLT the links
+    // were walked through (the cached one, corrected by what the leaves say, or a fresh read).
     struct Locked {
       uint64_t g = 0, j = 0;
       std::shared_ptr<const View> v;
@@ -546,10 +618,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     };
 
     // Lock the owner chain of k (paper: CAS the trained leaf's LT entry; then re-read the chain).
-    // combine_lock_and_read posts CAS + SLT read + leaf reads in one batch (A16).
+    // combine_lock_and_read posts the CAS and the reads in one batch (A16). The reads are the
+    // chain's leaves as the cached tables name them, plus the 2 KiB SLT with read_slt_under_lock.
     void lock_chain(Key k, Locked& L) {
       Index& x = *x_;
       const Remote& r = x.remote_;
+      const bool with_slt = x.opts_.read_slt_under_lock;
       L.g = x.group_of(k);
       std::vector<ChainLink> cached;
       for (;;) {
@@ -563,18 +637,19 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         }
         uint64_t expect = entry::unlocked(v->m.lt[L.j]);
         GlobalAddress lt_addr = v->addr + kLtOffset + 8 * L.j;
-        L.slt.assign(kSltSlots, 0);
+        L.slt = v->m.slt;
         L.leaves.assign(cached.size(), Leaf(r.geo));
+        auto post_reads = [&](MultiBatch& mb) {
+          if (with_slt) mb.read(v->addr + kSltOffset, L.slt.data(), kSltSlots * 8);
+          for (size_t i = 0; i < cached.size(); ++i)
+            mb.read(r.leaf(cached[i].leaf), L.leaves[i].data(), r.geo.bytes());
+        };
         uint64_t old = 0;
         bool got = false;
         for (int spins = 0;; ++spins) {
           MultiBatch mb;
           mb.cas(lt_addr, expect, expect | entry::kLock, &old);
-          if (x.opts_.combine_lock_and_read) {
-            mb.read(v->addr + kSltOffset, L.slt.data(), kSltSlots * 8);
-            for (size_t i = 0; i < cached.size(); ++i)
-              mb.read(r.leaf(cached[i].leaf), L.leaves[i].data(), r.geo.bytes());
-          }
+          if (x.opts_.combine_lock_and_read) post_reads(mb);
           mb.run(*c_);
           if (old == expect) {
             got = true;
@@ -597,39 +672,80 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         L.lt = expect;
         if (!x.opts_.combine_lock_and_read) {
           MultiBatch mb;
-          mb.read(v->addr + kSltOffset, L.slt.data(), kSltSlots * 8);
-          for (size_t i = 0; i < cached.size(); ++i)
-            mb.read(r.leaf(cached[i].leaf), L.leaves[i].data(), r.geo.bytes());
+          post_reads(mb);
           mb.run(*c_);
         }
-        // Under the lock the chain is stable: its true shape is LT entry + fresh SLT.
-        if (!walk_chain(L.lt, L.slt.data(), L.links)) {
-          unlock(L);  // errors under the lock release it: peers must not wait for it forever
-          throw TransportError("rolex: locked chain has an unwritten SLT entry");
-        }
-        bool same = L.links.size() == cached.size();
-        for (size_t i = 0; same && i < cached.size(); ++i)
-          same = cached[i].leaf == L.links[i].leaf && cached[i].next == L.links[i].next;
-        bool ok = same;
-        for (size_t i = 0; ok && i < L.leaves.size(); ++i)
-          ok = leaf_matches(L.leaves[i], L.links[i]);
-        for (int rr = 0; !ok;
-             ++rr) {  // another writer changed the chain since our tables, or a stale read
-          if (rr > 100000) {
-            unlock(L);
-            throw TransportError("rolex: locked chain never validates");
-          }
-          L.leaves.assign(L.links.size(), Leaf(r.geo));
-          MultiBatch mb;
-          for (size_t i = 0; i < L.links.size(); ++i)
-            mb.read(r.leaf(L.links[i].leaf), L.leaves[i].data(), r.geo.bytes());
-          mb.run(*c_);
-          ok = true;
-          for (size_t i = 0; ok && i < L.leaves.size(); ++i)
-            ok = leaf_matches(L.leaves[i], L.links[i]);
-          if (!ok) x.read_retries_.fetch_add(1, std::memory_order_relaxed);
-        }
+        settle_chain(L, cached, with_slt);
         return;
+      }
+    }
+
+    // Under the lock the chain is stable, and its true shape is: the LT entry (known exactly from
+    // the CAS), then for each link the SLT entry's leaf number (fixed once the entry is written:
+    // only its `next` ever changes) and the successor slot, which the leaf's own `next` field
+    // repeats. So the leaves read for the cached chain either agree with it (the common case: no
+    // more reads) or tell where it is stale. A successor slot the cached SLT already holds is
+    // followed without a read; an unknown one costs one round trip for the SLT
+    // (`locked_table_reads`), then one for the leaves not yet read. `read` names the leaves whose
+    // images L.leaves holds.
+    void settle_chain(Locked& L, std::vector<ChainLink> read, bool fresh_slt) {
+      Index& x = *x_;
+      const Remote& r = x.remote_;
+      for (int rr = 0;; ++rr) {
+        if (rr > 100000) {
+          unlock(L);  // errors under the lock release it: peers must not wait for it forever
+          throw TransportError("rolex: locked chain never validates");
+        }
+        if (!walk_chain(L.lt, L.slt.data(), L.links)) {
+          if (fresh_slt) {
+            unlock(L);
+            throw TransportError("rolex: locked chain has an unwritten SLT entry");
+          }
+          MultiBatch mb;
+          mb.read(L.v->addr + kSltOffset, L.slt.data(), kSltSlots * 8);
+          mb.run(*c_);
+          x.locked_table_reads_.fetch_add(1, std::memory_order_relaxed);
+          fresh_slt = true;
+          continue;
+        }
+        bool all_match = L.links.size() == read.size();  // the common case: nothing to redo
+        for (size_t i = 0; all_match && i < read.size(); ++i)
+          all_match = read[i].leaf == L.links[i].leaf && leaf_matches(L.leaves[i], L.links[i]);
+        if (all_match) return;
+        // Keep the images read for the same leaves, in chain order.
+        std::vector<Leaf> images(L.links.size(), Leaf(r.geo));
+        std::vector<bool> have(L.links.size(), false);
+        bool corrected = false, retry = false;
+        for (size_t i = 0; i < L.links.size(); ++i) {
+          for (size_t q = 0; q < read.size(); ++q)
+            if (read[q].leaf == L.links[i].leaf) {
+              have[i] = L.leaves[q].valid();
+              retry |= !have[i];  // torn: read it again
+              if (have[i]) images[i] = L.leaves[q];
+              break;
+            }
+          if (!have[i] || images[i].next() == L.links[i].next) continue;
+          if (fresh_slt || i == 0) {  // the entry is known: the image is stale, re-read it
+            have[i] = false;
+            retry = true;
+            continue;
+          }
+          // The leaf knows its successor; the cached SLT entry (i > 0) does not.
+          L.slt[L.links[i].slot] = entry::with_next(L.slt[L.links[i].slot], images[i].next());
+          corrected = true;
+          break;
+        }
+        if (corrected) continue;
+        std::vector<size_t> need;
+        for (size_t i = 0; i < L.links.size(); ++i)
+          if (!have[i]) need.push_back(i);
+        L.leaves = std::move(images);
+        read = L.links;
+        if (need.empty()) return;
+        if (retry) x.read_retries_.fetch_add(1, std::memory_order_relaxed);
+        MultiBatch mb;
+        for (size_t i : need) mb.read(r.leaf(L.links[i].leaf), L.leaves[i].data(), r.geo.bytes());
+        mb.run(*c_);
       }
     }
 

@@ -59,7 +59,7 @@ inline uint64_t unlocked(uint64_t e) {
 // ---- meta block (pointed to by layout::root_slot(node, options.root_slot)) ----------------------
 struct Meta {
   uint64_t magic = 0;
-  uint64_t groups = 0;       // model groups (fixed at creation; the upper level)
+  uint64_t groups = 0;       // model groups (fixed at creation)
   uint64_t group_keys = 0;   // raw address: groups x 8B smallest key of each group (immutable)
   uint64_t group_table = 0;  // raw address: groups x 8B model pointers (swapped on retraining)
   uint64_t leaf_region = 0;  // raw address: [alloc_num][total_leaves][pad..64][leaf 0][leaf 1]...
@@ -71,7 +71,7 @@ struct Meta {
   uint64_t retrainings = 0;
   uint64_t synonym_leaves = 0;
   uint64_t retrain_requests = 0;
-  uint64_t pad[1] = {};
+  uint64_t upper = 0;  // raw address: the upper models over group_keys (upper.h; immutable)
 };
 static_assert(sizeof(Meta) == 128);
 inline constexpr uint64_t kMetaRetrainings = offsetof(Meta, retrainings);

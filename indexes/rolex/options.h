@@ -11,11 +11,16 @@
 namespace dmrt::rolex {
 
 struct Options {
-  uint32_t value_size = 8;     // bytes per value, stored inline in the leaf (zero-padded)
-  uint32_t epsilon = 16;       // PLR error bound (positions); paper default 16
-  uint32_t leaf_slots = 16;    // delta: pairs per fixed-size leaf; paper default 16
-  uint32_t group_leaves = 64;  // bulk load: trained leaves per model group (bottom model + LT/SLT)
-  double fill = 1.0;           // bulk load: fraction of each leaf filled at training time
+  uint32_t value_size = 8;   // bytes per value, stored inline in the leaf (zero-padded)
+  uint32_t epsilon = 16;     // PLR error bound (positions); paper default 16
+  uint32_t leaf_slots = 16;  // delta: pairs per fixed-size leaf; paper default 16
+  // Bulk load: model groups (bottom model + LT/SLT) start at the segments of a PLR trained over
+  // all keys, as the paper's models do (§3.2); a segment longer than max_group_leaves leaves is
+  // cut (bounds the cost of retraining a group). Off: a group every group_leaves leaves.
+  bool plr_groups = true;
+  uint32_t max_group_leaves = 256;
+  uint32_t group_leaves = 64;        // bulk load without plr_groups: trained leaves per model group
+  double fill = 1.0;                 // bulk load: fraction of each leaf filled at training time
   uint32_t retrain_threshold = 128;  // SLT slots used when the group is queued for retraining (2^7)
   uint64_t max_leaves = 0;      // leaf region capacity (FAA-allocated leaves); 0 = sized from keys
   uint64_t expected_keys = 0;   // sizing hint for max_leaves (keys the index will hold at most)
@@ -29,9 +34,20 @@ struct Options {
   // Searches read every chain of L_range in their one batch, as the paper's do (§3.4; off: only the
   // owner chain that the cached boundaries name, about a quarter of the bytes).
   bool read_whole_range = true;
+  // A key's group is found through upper models trained over the groups' smallest keys, with a
+  // search bounded by their error (§3.2, PGM-style levels); off: a binary search of all group keys.
+  bool upper_models = true;
+  // Under the lock a writer reads its chain's leaves (named by the cached tables; a leaf whose
+  // `next` disagrees costs one more round trip for the table), as the paper's does (§3.4); on:
+  // it also reads the whole 2 KiB synonym table with them.
+  bool read_slt_under_lock = false;
   // A delete that empties a synonym leaf unlinks it from its chain, as the paper's does (§3.4);
   // off: empty synonyms stay linked until the next retraining drops them.
   bool unlink_empty_synonyms = true;
+  // dmrt-bench only: the load phase bulk loads its keys (create with the keys: leaves packed,
+  // models trained), as the paper loads before its workloads; off: it inserts them one by one
+  // into an index of initial_groups empty groups.
+  bool bulk_load = true;
   bool compute_retrain_fallback =
       false;  // a compute node retrains a full group itself when no
               // memory-node service has done so (no service: sim, tests)
@@ -59,6 +75,20 @@ constexpr auto Options::fields() {
                     1u, 254u),
       option_number("cirq_slots", &Options::cirq_slots, "Retraining queue (CirQ) entries", 1u,
                     1u << 24),
+      option_number("max_group_leaves", &Options::max_group_leaves,
+                    "Bulk load: most trained leaves in a model group cut at the PLR's segments", 1u,
+                    1u << 24),
+      option_number("group_leaves", &Options::group_leaves,
+                    "Bulk load without PLR groups: trained leaves per model group", 1u, 1u << 24),
+      option_switch("plr_groups", &Options::plr_groups,
+                    "Bulk load cuts model groups at the segments of a PLR over all keys, as the "
+                    "paper's models (off: every group_leaves leaves)"),
+      option_switch("upper_models", &Options::upper_models,
+                    "Find a key's model group through upper models trained over the groups' "
+                    "smallest keys (off: a binary search of all group keys)"),
+      option_switch("read_slt_under_lock", &Options::read_slt_under_lock,
+                    "Writers read the whole 2 KiB synonym table with their chain under the lock "
+                    "(off: the chain's leaves only, as the paper)"),
       option_number("initial_groups", &Options::initial_groups,
                     "Model groups the empty index starts with, splitting the key space evenly "
                     "(bench default: one per ~1000 expected keys)",
@@ -78,6 +108,9 @@ constexpr auto Options::fields() {
       option_switch("unlink_empty_synonyms", &Options::unlink_empty_synonyms,
                     "A delete that empties a synonym leaf unlinks it from its chain (off: it "
                     "stays until the next retraining)"),
+      option_switch("bulk_load", &Options::bulk_load,
+                    "dmrt-bench: the load phase bulk loads its keys and trains the models (off: "
+                    "inserts them into evenly cut empty groups)"),
       option_switch("compute_retrain_fallback", &Options::compute_retrain_fallback,
                     "A compute node retrains a full group itself when no memory-node service "
                     "does (the bench decides from the transport)")

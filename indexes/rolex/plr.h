@@ -27,8 +27,9 @@ struct Segment {
 // cannot join the current segment within +-epsilon (the caller then finish()es the segment and
 // starts a new one with that point). The feasible lines of a segment form a convex region bounded
 // by the upper hull of (x, y - eps) and the lower hull of (x, y + eps); we keep both hulls and the
-// two extreme lines (min and max slope) that pass through them, and answer with the line through
-// the extreme lines' intersection whose slope is their mean (the parallelogram's bisector).
+// two extreme lines (min and max slope) that pass through them, and answer with their mean: the
+// line through their intersection whose slope is their mean (the parallelogram's bisector), or,
+// when they are parallel, the one feasible line.
 class OptimalPlr {
  public:
   explicit OptimalPlr(double epsilon) : eps_(epsilon) {}
@@ -115,20 +116,14 @@ class OptimalPlr {
       s.intercept = static_cast<double>(first_y_);
     } else {
       long double s1 = slope(rect_[0], rect_[2]), s2 = slope(rect_[1], rect_[3]);
-      // Intersection of the two extreme lines (parallel: take rect_[0]'s line shifted to the
-      // middle).
-      long double ix, iy;
-      long double den = s1 - s2;
-      if (den == 0) {
-        ix = rect_[0].x;
-        iy = (rect_[0].y + rect_[1].y) / 2;
-      } else {
-        ix = (rect_[1].y - rect_[0].y + s1 * rect_[0].x - s2 * rect_[1].x) / den;
-        iy = rect_[0].y + s1 * (ix - rect_[0].x);
-      }
+      // The mean of the two extreme lines (slope and intercept): at every x it lies between
+      // them, so it is feasible (the constraints are linear). Through their intersection when
+      // they cross; when they are parallel (one feasible line) it is that line, with no
+      // intersection to compute.
       long double sl = (s1 + s2) / 2;
+      long double b1 = rect_[0].y - s1 * rect_[0].x, b2 = rect_[1].y - s2 * rect_[1].x;
       s.slope = static_cast<double>(sl);
-      s.intercept = static_cast<double>(iy - sl * ix);
+      s.intercept = static_cast<double>((b1 + b2) / 2);
     }
     n_ = 0;
     return s;

@@ -11,7 +11,7 @@
 namespace dmrt::rolex {
 
 // Retrains full model groups on the memory node that holds the index. Compute nodes in other
-// processes read this service's bit on that node (bench/run_rolex.cpp) and otherwise retrain
+// processes read this service's bit on that node (bench/run_rolex.h) and otherwise retrain
 // themselves (Options::compute_retrain_fallback).
 struct RetrainService {
   static constexpr ServiceInfo kInfo{

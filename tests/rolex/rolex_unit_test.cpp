@@ -39,6 +39,20 @@ TEST(RolexPlr, EveryTrainingPointWithinEpsilon) {
         std::printf("plr: %zu keys uniform eps 16 -> %zu segments\n", keys.size(), segs.size());
     }
   }
+  // Regression: a segment whose extreme lines end up parallel (one feasible line) was answered
+  // with a line 14 positions off (sequential keys with gaps, 200,000 keys, eps 4).
+  {
+    auto keys = bench::make_keyset(bench::KeyDist::kSequentialGaps, 200000, 22);
+    std::vector<double> labels(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) labels[i] = double(i);
+    auto segs = rolex::train_plr(keys, labels, 4, 16);
+    size_t s = 0, bad = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      while (s + 1 < segs.size() && segs[s + 1].first_key <= keys[i]) ++s;
+      if (std::fabs(segs[s].predict(keys[i]) - labels[i]) > 4 + 1e-3) ++bad;
+    }
+    EXPECT_EQ(bad, 0u);
+  }
   // A straight line is one segment.
   std::vector<Key> k;
   std::vector<double> l;
@@ -85,6 +99,76 @@ TEST(RolexIndex, BulkLoadThenSearchEveryKeyInOneRoundTrip) {
       "%.0f\n",
       s["groups"], s["models"], s["leaves"], s["cache_bytes"], s["model_misses"]);
   EXPECT_EQ(s["model_misses"], 0);
+}
+
+// §3.2: the groups (bottom models) are cut at the segments of a PLR over the bulk-loaded keys,
+// and the upper models trained over the groups' smallest keys find every key's group inside their
+// error window, on each synthetic key set: no fallback search. Figures at 100,000 keys, eps 16:
+// about 1,000 keys per group (the paper's Table 1: ~980 per model).
+TEST(RolexUpper, TrainedUpperModelsLocateEveryBulkLoadedKey) {
+  for (auto dist : {bench::KeyDist::kUniform, bench::KeyDist::kNormal, bench::KeyDist::kLognormal,
+                    bench::KeyDist::kSequentialGaps}) {
+    auto pool = testing::small_pool(1, 1, uint64_t{128} << 20);
+    auto c = testing::make_client(pool, 0);
+    auto keys = bench::make_keyset(dist, 100000, 21);
+    rolex::Options o;
+    ASSERT_TRUE(o.plr_groups && o.upper_models);  // the paper's models are the default
+    auto idx = RIndex::create(c, o, keys);
+    const auto& gk = idx->group_keys();
+    const auto& up = idx->upper_models();
+    ASSERT_FALSE(up.levels.empty());
+    ASSERT_EQ(up.levels.back().size(), 1u);
+    uint64_t misses = 0;
+    for (Key k : keys)
+      for (Key q : {k, k + 1}) {  // a key and an absent key after it
+        size_t want = static_cast<size_t>(std::upper_bound(gk.begin(), gk.end(), q) - gk.begin());
+        ASSERT_EQ(up.locate(gk, q, o.epsilon, misses), want - 1) << q;
+      }
+    EXPECT_EQ(misses, 0u) << bench::key_dist_name(dist);
+    // Through the index: every key found in one round trip, no fallback in either model level.
+    auto h = idx->handle(c);
+    std::string out;
+    for (size_t i = 0; i < keys.size(); i += 7) ASSERT_TRUE(h.search(keys[i], out));
+    auto s = idx->stats(c);
+    EXPECT_EQ(s["upper_misses"], 0);
+    EXPECT_EQ(s["model_misses"], 0);
+    // Groups cut at the PLR's segments: one segment each, but for the keys of the leaf a
+    // segment starts in, which go with it (a second segment at most), and cuts of segments
+    // longer than max_group_leaves.
+    const double per_group = keys.size() / s["groups"];
+    std::printf("%s: %.0f groups (%.0f keys each), %.0f models, upper %zu levels / %zu models\n",
+                std::string(bench::key_dist_name(dist)).c_str(), s["groups"], per_group,
+                s["models"], up.levels.size(), up.segments());
+    EXPECT_GE(per_group, 500);
+    EXPECT_LE(per_group, 16.0 * o.max_group_leaves);
+    EXPECT_LE(s["models"], 2 * s["groups"]);
+  }
+}
+
+// The upper models are PGM-style levels: with many group keys and a small error there are several
+// levels, and each level's window holds the position it must find, for every key of each key set
+// and every absent key after one.
+TEST(RolexUpper, MultiLevelUpperModelsLocateWithinTheirErrorWindows) {
+  for (auto dist : {bench::KeyDist::kUniform, bench::KeyDist::kNormal, bench::KeyDist::kLognormal,
+                    bench::KeyDist::kSequentialGaps}) {
+    auto gk = bench::make_keyset(dist, 200000, 22);
+    gk.front() = 0;  // the first group starts at key 0, as a bulk load's does
+    auto up = rolex::UpperModels::train(gk, 4);
+    EXPECT_GE(up.levels.size(), 3u) << bench::key_dist_name(dist);
+    ASSERT_EQ(up.levels.back().size(), 1u);
+    rolex::UpperModels parsed;
+    ASSERT_TRUE(rolex::UpperModels::parse(up.serialize().data(), parsed));
+    ASSERT_EQ(parsed.segments(), up.segments());
+    uint64_t misses = 0;
+    for (size_t i = 0; i < gk.size(); ++i)
+      for (Key q : {gk[i], gk[i] + 1}) {  // seqgaps: gk[i] + 1 may be gk[i + 1]
+        size_t want = i + (i + 1 < gk.size() && gk[i + 1] == q);
+        ASSERT_EQ(parsed.locate(gk, q, 4, misses), want) << q;
+      }
+    EXPECT_EQ(misses, 0u) << bench::key_dist_name(dist);
+    std::printf("%s: 200000 group keys, eps 4: %zu levels, %zu upper models\n",
+                std::string(bench::key_dist_name(dist)).c_str(), up.levels.size(), up.segments());
+  }
 }
 
 // Paper step lists with warm models: search 1; insert/update/delete 4 (fetch, CAS, re-read,
@@ -183,6 +267,92 @@ TEST(RolexIndex, DefaultSearchReadsTheErrorRange) {
       EXPECT_GE(bytes, searches * (3 * leaf_bytes + 16));  // 3.5x the owner chain's bytes
     }
   }
+}
+
+// §3.4 write path: under the lock the paper's writer reads its chain's leaves; the ablation also
+// reads the whole SLT (2 KiB) with them. Same round trips; the SLT's bytes on every write.
+TEST(RolexIndex, WritePathReadsTheChainUnderTheLock) {
+  std::vector<Key> keys;
+  for (Key k = 1; k <= 16000; ++k) keys.push_back(k * 1000);
+  const uint64_t leaf_bytes = 16 + 16 * (8 + 8);
+  uint64_t ins_bytes[2] = {}, upd_bytes[2] = {}, search_bytes[2] = {};
+  const uint64_t n = 500;
+  for (bool slt : {false, true}) {
+    auto pool = testing::small_pool(1, 1, uint64_t{128} << 20);
+    auto c = testing::make_client(pool, 0);
+    rolex::Options o;
+    ASSERT_FALSE(o.read_slt_under_lock);  // the paper's write path is the default
+    o.read_slt_under_lock = slt;
+    o.fill = 0.5;  // room in every leaf: no synonym leaves
+    auto idx = RIndex::create(c, o, keys);
+    auto h = idx->handle(c);
+    std::string out;
+    for (Key k : keys) h.search(k, out);  // warm
+    uint64_t rtt = 0;
+    auto bytes = [&](auto&& f) {
+      const uint64_t b = c.counters().total.bytes_read;
+      rtt += testing::rtts(c, f);
+      return c.counters().total.bytes_read - b;
+    };
+    for (uint64_t i = 0; i < n; ++i) {
+      Key k = keys[i * 31] + 1;
+      search_bytes[slt] += bytes([&] { ASSERT_FALSE(h.search(k, out)); });
+      ins_bytes[slt] += bytes([&] { ASSERT_TRUE(h.insert(k, "v")); });
+      upd_bytes[slt] += bytes([&] { ASSERT_TRUE(h.update(k, "w")); });
+    }
+    EXPECT_EQ(rtt, n * (1 + 4 + 4));
+    EXPECT_EQ(idx->stats()["locked_table_reads"], 0);
+    std::printf("read_slt_under_lock=%d: insert %.1f B, update %.1f B read (search %.1f B)\n", slt,
+                double(ins_bytes[slt]) / n, double(upd_bytes[slt]) / n,
+                double(search_bytes[slt]) / n);
+  }
+  // The fetch reads what the search reads; the lock's CAS returns 8 B; then one leaf (and the
+  // SLT with the ablation).
+  EXPECT_EQ(ins_bytes[0], search_bytes[0] + n * (8 + leaf_bytes));
+  EXPECT_EQ(ins_bytes[1], ins_bytes[0] + n * 2048);
+  EXPECT_EQ(upd_bytes[1], upd_bytes[0] + n * 2048);
+}
+
+// Under the lock the chain's leaves correct a stale cache: a leaf's `next` names its successor, and
+// a successor the cached SLT already holds costs nothing more; one it does not costs one round
+// trip for the SLT and one for the new leaves. Node A writes without a fetch (so it locks with
+// whatever it cached) after node B grew, then shortened, the chain.
+TEST(RolexIndex, LockedWriterFollowsTheLeavesOfAStaleChain) {
+  auto pool = testing::small_pool(1, 1, uint64_t{128} << 20);
+  auto c = testing::make_client(pool, 0);
+  auto c2 = testing::make_client(pool, 1);
+  std::vector<Key> keys;
+  for (Key k = 1; k <= 4000; ++k) keys.push_back(k * 1000);
+  rolex::Options o;
+  o.fetch_before_lock = false;
+  auto a = RIndex::create(c, o, keys);
+  auto b = RIndex::attach(c2, rolex::Options{});
+  auto ha = a->handle(c);
+  auto hb = b->handle(c2);
+  std::string out;
+  for (Key k : keys) ha.search(k, out);  // A caches every chain: one leaf each
+  // B: 2,000,000 ends a full leaf; 40 keys after it make three synonym leaves (16, 16, 8 keys).
+  for (Key k = 2'000'001; k <= 2'000'040; ++k) ASSERT_TRUE(hb.insert(k, "b"));
+  // A's cached chain is one leaf; the LT entry's CAS fails once (its next moved), the leaves
+  // name slots A has not cached: the SLT (+1), the new leaves (+1), then the write.
+  uint64_t rtt = testing::rtts(c, [&] { ASSERT_TRUE(ha.insert(2'000'041, "a")); });
+  EXPECT_EQ(a->stats()["locked_table_reads"], 1);
+  EXPECT_EQ(rtt, 6u);  // CAS (fails), CAS, leaves, SLT, new leaves, write + unlock
+  ASSERT_TRUE(hb.search(2'000'041, out));
+  EXPECT_EQ(out.substr(0, 1), "a");
+  // A caches the three synonyms; B empties the middle one, which it unlinks.
+  for (Key k = 2'000'001; k <= 2'000'041; ++k) ASSERT_TRUE(ha.search(k, out));
+  for (Key k = 2'000'017; k <= 2'000'032; ++k) ASSERT_TRUE(hb.remove(k));
+  ASSERT_EQ(b->stats()["unlinked_leaves"], 1);
+  // A's cached SLT still links the emptied leaf; the leaf before it names the one after it,
+  // which A holds: no more reads (CAS, leaves, write + unlock).
+  rtt = testing::rtts(c, [&] { ASSERT_TRUE(ha.update(2'000'035, "A")); });
+  EXPECT_EQ(rtt, 3u);
+  EXPECT_EQ(a->stats()["locked_table_reads"], 1);
+  ASSERT_TRUE(hb.search(2'000'035, out));
+  EXPECT_EQ(out.substr(0, 1), "A");
+  for (Key k = 2'000'017; k <= 2'000'032; ++k) EXPECT_FALSE(ha.search(k, out));
+  for (Key k : keys) ASSERT_TRUE(ha.search(k, out));
 }
 
 // §3.4 delete: a delete that empties a synonym leaf unlinks it ("linking L5 to L7") in the same

@@ -107,7 +107,8 @@ if [ "$DEFAULT" = 1 ]; then
   DEFAULT_CMDS=("$BUILD/tests/verbs/verbs_tests --only=verbs_transport_test.cpp --gtest_color=no"
         "VERBS_ARGS='$VERBS_ARGS' $ROOT/tests/verbs/two_process.sh $NODE $BUILD/tests/verbs/verbs_remote_check")
   # dmrt-bench on Soft-RoCE: RACE across two processes (dmrt-node + dmrt-bench), ROLEX across two
-  # processes with its retraining service on dmrt-node, HStore across two processes with both
+  # processes with its retraining service on dmrt-node (retraining at 16 synonyms: workload A
+  # loads by inserts, E bulk loads and retrains from its inserts), HStore across two processes with both
   # its servers on dmrt-node, and the other range indexes in one process (memory node served
   # in-process; HStore also so, for scans on two memory nodes so that the HTS ships to an SLS on
   # another node); each history checked. Sizes are small.
@@ -116,8 +117,8 @@ if [ "$DEFAULT" = 1 ]; then
     TWO="BENCH_TIMEOUT=300 VERBS_ARGS='$VERBS_ARGS' $ROOT/tests/verbs/bench_two_process.sh $NODE $BUILD/bench/dmrt-bench --threads 2 --fibers 4 --verify"
     DEFAULT_CMDS+=(
       "$TWO --index race --workload a --keys 2000 --ops 20000"
-      "EXPECT_NODE_RETRAINS=1 NODE_ARGS='--service rolex' $TWO --index rolex --workload a --keys 2000 --ops 10000"
-      "EXPECT_NODE_RETRAINS=1 NODE_ARGS='--service rolex' $TWO --index rolex --workload e --keys 2000 --ops 4000"
+      "EXPECT_NODE_RETRAINS=1 NODE_ARGS='--service rolex' $TWO --index rolex --workload a --keys 2000 --ops 10000 --rolex-bulk-load off --rolex-retrain-threshold 16"
+      "EXPECT_NODE_RETRAINS=1 NODE_ARGS='--service rolex' $TWO --index rolex --workload e --keys 2000 --ops 4000 --rolex-retrain-threshold 16"
       "NODE_ARGS='--service hstore-hts --service hstore-sls' $TWO --index hstore --workload a --keys 2000 --ops 4000"
       "NODE_ARGS='--service hstore-hts --service hstore-sls' $TWO --index hstore --workload e --keys 2000 --ops 4000"
       "$B --index chime --workload a --keys 2000 --ops 10000"

@@ -53,6 +53,10 @@ class Endpoint {
 
 struct Transport {
   static constexpr std::string_view kName = "verbs";
+  // The papers' assumption, not a promise of the InfiniBand specification: a NIC reads and
+  // writes host memory in whole 64-byte PCIe cache lines. A local access (memcpy from the own
+  // node's region) is not covered; the trees keep their leaves on memory nodes.
+  static constexpr bool kLineAtomic = true;
   using Endpoint = verbs::Endpoint;
 };
 

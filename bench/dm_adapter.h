@@ -62,7 +62,8 @@ struct TreeRun {
     return tree_options(o, io);
   }
   // The leaf synchronization a tree runs with on T (CHIME's and Sherman's `sync`, auto resolved
-  // by the transport's line atomicity), so that "index_options" records what ran.
+  // by the transport's line atomicity), so that "index_options" records it. On verbs that is the
+  // NIC's answer; a software device narrows it at run time (index_stats.line_versions).
   template <Transport T>
   static void describe(nlohmann::json& j, const Opts& o) {
     if constexpr (requires { o.resolved_sync(true); }) {

@@ -69,7 +69,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             {"speculative_misses", static_cast<double>(spec_misses_.load())},
             {"sibling_moves", static_cast<double>(sibling_moves_.load())},
             {"read_retries", static_cast<double>(read_retries_.load() + s.retries.load())},
-            {"lock_retries", static_cast<double>(lock_retries_.load())}};
+            {"lock_retries", static_cast<double>(lock_retries_.load())},
+            {"line_versions", geo_.versions() ? 1.0 : 0.0}};
   }
   // Internal-node cache in use (the hotspot buffer is a separate, fixed budget).
   uint64_t cache_bytes() const { return core_.cache().used_bytes(); }
@@ -80,24 +81,24 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
  private:
   Tree(Client<T>& c, const Options& o)
-      : opts_(validate(o)),
+      : opts_(validate(c, o)),
         geo_(o.span, o.neighborhood, o.value_size,
-             o.resolved_sync(line_atomic<T>) == Sync::kVersions),
+             o.resolved_sync(c.line_atomic()) == Sync::kVersions),
         hot_(o.speculative_read ? o.hotspot_bytes : 0),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
               nullptr) {}
 
-  static const Options& validate(const Options& o) {
+  static const Options& validate(Client<T>& c, const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("chime: value_size must be in [1, 1024]");
     validate_option_fields("chime", o);  // each field's range (Options::fields())
     if (o.neighborhood > o.span) throw ConfigError("chime: neighborhood must not exceed span");
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("chime: root_slot out of range");
-    if (o.sync == Sync::kVersions && !line_atomic<T>)
+    if (o.sync == Sync::kVersions && !c.line_atomic())
       throw ConfigError(
           "chime: sync=versions needs a transport that reads and writes 64-byte lines "
-          "atomically (sim, verbs); " +
-          std::string(T::kName) + " only promises 8-byte words: use sync=checksum (or auto)");
+          "atomically (sim, verbs on a NIC); " +
+          std::string(T::kName) + " here only promises 8-byte words: use sync=checksum (or auto)");
     return o;
   }
   static NodeId first_memory_node(Client<T>& c) {

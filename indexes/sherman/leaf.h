@@ -1,4 +1,5 @@
-// Sherman leaf: fenced header + sealed entries (node version in every object), local image helpers.
+// Sherman leaf: fenced header and entries, synchronized by the paper's two-level versions or by
+// per-object checksums (sync), and the local image helpers.
 #pragma once
 
 #include <cstdint>

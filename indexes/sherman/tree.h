@@ -65,7 +65,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             {"cache_evictions", static_cast<double>(core_.cache().evictions())},
             {"handovers", static_cast<double>(llt_.handovers())},
             {"read_retries", static_cast<double>(read_retries_.load() + s.retries.load())},
-            {"lock_retries", static_cast<double>(lock_retries_.load())}};
+            {"lock_retries", static_cast<double>(lock_retries_.load())},
+            {"line_versions", geo_.versions() ? 1.0 : 0.0}};
   }
   uint64_t cache_bytes() const { return core_.cache().used_bytes(); }
   const Options& options() const { return opts_; }
@@ -75,22 +76,22 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
  private:
   Tree(Client<T>& c, const Options& o)
-      : opts_(validate(o)),
-        geo_(o.leaf_span, o.value_size, o.resolved_sync(line_atomic<T>) == Sync::kVersions),
+      : opts_(validate(c, o)),
+        geo_(o.leaf_span, o.value_size, o.resolved_sync(c.line_atomic()) == Sync::kVersions),
         llt_(o.lock_table_slots, o.handover_max),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
               o.local_lock_table ? &llt_ : nullptr) {}
 
-  static const Options& validate(const Options& o) {
+  static const Options& validate(Client<T>& c, const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("sherman: value_size must be in [1, 1024]");
     validate_option_fields("sherman", o);  // each field's range (Options::fields())
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("sherman: root_slot out of range");
-    if (o.sync == Sync::kVersions && !line_atomic<T>)
+    if (o.sync == Sync::kVersions && !c.line_atomic())
       throw ConfigError(
           "sherman: sync=versions needs a transport that reads and writes 64-byte "
-          "lines atomically (sim, verbs); " +
-          std::string(T::kName) + " only promises 8-byte words: use sync=checksum (or auto)");
+          "lines atomically (sim, verbs on a NIC); " +
+          std::string(T::kName) + " here only promises 8-byte words: use sync=checksum (or auto)");
     if (o.sync == Sync::kVersions && o.value_size > LeafGeometry::kMaxVersionsValue)
       throw ConfigError(
           "sherman: sync=versions needs value_size <= 54 (an entry must fit a "

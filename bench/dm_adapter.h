@@ -64,6 +64,20 @@ struct TreeRun {
   static Opts options(Opts o, const IndexOptions& io) {
     return tree_options(o, io);
   }
+  // The leaf synchronization a tree runs with on T (CHIME's and Sherman's `sync`, auto resolved
+  // by the transport's line atomicity), so that "index_options" records it. On verbs that is the
+  // NIC's answer; a software device narrows it at run time (index_stats.line_versions).
+  template <Transport T>
+  static void describe(nlohmann::json& j, const Opts& o) {
+    if constexpr (requires { o.resolved_sync(true); }) {
+      const auto s = o.resolved_sync(line_atomic<T>);
+      for_each_field<Opts>([&](const auto& f) {
+        if constexpr (std::is_same_v<typename std::remove_cvref_t<decltype(f)>::Value,
+                                     std::remove_cvref_t<decltype(s)>>)
+          j[std::string(f.key)] = f.name_of(s);
+      });
+    }
+  }
 };
 
 // An index created with its memory-node services: `stop` stops them (empty when none run here).

@@ -50,6 +50,16 @@ class OptionFlags {
       CLI::Option* opt;
       if constexpr (std::is_same_v<V, bool>) {
         opt = add_switch(g, name, slot, std::string(f.help));
+      } else if constexpr (std::is_enum_v<V>) {
+        opt = g.add_option_function<std::string>(
+                   name,
+                   [&slot, f, name](const std::string& s) {
+                     if (!f.parse_name(s, slot))
+                       throw CLI::ValidationError(name, "must be one of " + f.choice_list());
+                   },
+                   std::string(f.help))
+                  ->type_name(f.choice_list())
+                  ->default_str(std::string(f.name_of(slot)));
       } else {
         opt = g.add_option(name, slot, std::string(f.help))->check(CLI::Range(f.lo, f.hi));
         if (std::find(derived.begin(), derived.end(), f.key) == derived.end())

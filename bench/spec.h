@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -66,7 +67,12 @@ class NoFlagsGiven final : public FlagResolver<O> {
 template <HasOptionFields O>
 nlohmann::json describe_option_fields(const O& o) {
   nlohmann::json j = nlohmann::json::object();
-  for_each_field<O>([&](const auto& f) { j[std::string(f.key)] = o.*(f.member); });
+  for_each_field<O>([&](const auto& f) {
+    if constexpr (std::is_enum_v<typename std::remove_cvref_t<decltype(f)>::Value>)
+      j[std::string(f.key)] = f.name_of(o.*(f.member));
+    else
+      j[std::string(f.key)] = o.*(f.member);
+  });
   return j;
 }
 

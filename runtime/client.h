@@ -214,6 +214,16 @@ class Client {
   NodeRole role(NodeId n) const { return ep_.role(n); }
   uint64_t region_bytes(NodeId n) const { return ep_.region_bytes(n); }
   bool native_masked_cas() const { return ep_.native_masked_cas(); }
+  // Whether this client's READs and WRITEs are line-atomic (runtime/transport.h): the policy's
+  // trait, narrowed by the endpoint where it depends on the device.
+  bool line_atomic() const {
+    if constexpr (!dmrt::line_atomic<T>)
+      return false;
+    else if constexpr (requires { ep_.line_atomic(); })
+      return ep_.line_atomic();
+    else
+      return true;
+  }
   std::vector<NodeId> memory_nodes() const { return memory_nodes_of(ep_); }
 
   const Counters& counters() const { return counters_; }

@@ -53,4 +53,19 @@ concept Transport = Endpoint<typename T::Endpoint> && requires {
   { T::kName } -> std::convertible_to<std::string_view>;
 };
 
+// Cache-line atomicity, the guarantee the papers' version schemes (CHIME's cache-line versions,
+// Sherman's front/rear versions) rest on: a READ sees each aligned kCacheLine-byte line of its
+// range whole, as of one instant (different lines may be of different instants, in any order),
+// and each line of a WRITE lands whole. A policy that provides it says so with
+// `static constexpr bool kLineAtomic = true;`; without it only 8-byte words are atomic and an
+// index must not trust a version byte for the bytes next to it (runtime/sealed_object.h). Where
+// it depends on the hardware, the Endpoint also answers at run time (`bool line_atomic() const`:
+// verbs on a software device, rxe or siw, copies with memcpy and is not); Client::line_atomic()
+// combines both, and is what an index asks.
+inline constexpr uint32_t kCacheLine = 64;
+template <class T>
+inline constexpr bool line_atomic = requires {
+  requires T::kLineAtomic;
+};
+
 }  // namespace dmrt

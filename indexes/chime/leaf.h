@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "runtime/error.h"
 #include "runtime/kv.h"
 #include "runtime/sealed_object.h"
+#include "runtime/verbs.h"
 
 namespace dmrt::chime {
 
@@ -23,21 +25,47 @@ using sealed::Meta;
 //   entry i = meta(nv, flags = occupied|tombstone, extra = hop bitmap), key, value[vw]
 //   lock word = lock:1 (bit 63) | argmax:A | vacancy:V     (A = ceil(log2 span), V = min(63-A,
 //   span))
-// Each entry and replica is sealed (checksum + nv), replacing the paper's per-cache-line version
-// bytes: level 1/2 of the three-level synchronization = "all fetched objects verify and carry one
-// nv"; level 3 = the home entry's hop bitmap equals the keys found hashing to that home.
-// No fence keys in leaves: sibling-based validation (see tree.h).
+// That is the local image, and the remote layout with sync = checksum: each entry and replica
+// is sealed (checksum + nv). With sync = versions the remote node is the paper's (§4.1, §4.5;
+// notes chime.md §2.1, §2.4): replica = ver 1, valid 1, sibling 8 (10 B); entry = ver 1,
+// hop 2 (hop bitmap in bits 0..13, occupied bit 14, tombstone bit 15), key 8, value (11 B +
+// value_size); the first 64 bytes verbatim, then a cache-line version byte before every 63 data
+// bytes, a copy of the version of the object holding the line's first data byte; the lock word
+// at the next 8-byte boundary. A version byte = node-level version NV (high 4 bits) | entry-level
+// version EV (low 4 bits). The image is decoded on every read and encoded on every write
+// (LeafImage::read_into, write_into); the tree logic sees the same local image either way.
+// Level 1/2 of the three-level synchronization = "every fetched object is whole (checksum, or
+// all its version bytes equal) and all carry one nv"; level 3 = the home entry's hop bitmap
+// equals the keys found hashing to that home. No fence keys in leaves: sibling-based validation
+// (see tree.h).
+// A physical word range [from, to) of a node's local image.
+struct Segment {
+  size_t from, to;
+};
+
 class Geometry {
  public:
   static constexpr uint8_t kValid = 1;
   static constexpr uint8_t kOccupied = 1, kTombstone = 2;
   static constexpr uint64_t kLock = uint64_t{1} << 63;
 
-  Geometry(uint32_t span, uint32_t h, uint32_t value_size)
-      : span_(span), h_(h), vw_(btree::value_words(value_size)), value_size_(value_size) {
+  static constexpr uint32_t kMaxVersionsH = 14;  // the hop field's two top bits are flags
+  static constexpr uint32_t kReplicaBytes = 10;  // paper layout: ver, valid, sibling
+
+  Geometry(uint32_t span, uint32_t h, uint32_t value_size, bool versions = false)
+      : span_(span),
+        h_(h),
+        vw_(btree::value_words(value_size)),
+        value_size_(value_size),
+        versions_(versions) {
     if (span < 2 || span > 1024) throw ConfigError("chime: span must be in [2, 1024]");
     if (h < 1 || h > 16 || h > span)
       throw ConfigError("chime: neighborhood must be in [1, min(16, span)]");
+    if (versions && h > kMaxVersionsH)
+      throw ConfigError(
+          "chime: sync=versions needs neighborhood <= 14 (the paper's 2-byte hop "
+          "field also carries the entry's occupied and tombstone bits); use "
+          "sync=checksum");
     groups_ = (span + h - 1) / h;
     abits_ = static_cast<uint32_t>(std::bit_width(span - 1));
     vbits_ = std::min<uint32_t>(63 - abits_, span);
@@ -51,8 +79,37 @@ class Geometry {
   size_t replica_word(uint32_t g) const { return size_t{g} * 2 + size_t{g} * h_ * ew(); }
   size_t entry_word(uint32_t i) const { return size_t{i / h_ + 1} * 2 + size_t{i} * ew(); }
   size_t node_words() const { return size_t{groups_} * 2 + size_t{span_} * ew(); }
-  size_t lock_word() const { return node_words(); }
-  uint64_t remote_bytes() const { return 8 * (node_words() + 1); }
+  size_t lock_word() const { return node_words(); }  // in the local image
+  bool versions() const { return versions_; }
+  // Byte offset of the lock word in the remote node, and the node's size with it.
+  uint64_t lock_offset() const {
+    return versions_ ? (enc_bytes() + 7) & ~uint64_t{7} : 8 * node_words();
+  }
+  uint64_t remote_bytes() const { return lock_offset() + 8; }
+
+  // The paper's layout (sync = versions): decoded offsets of objects, and where a decoded byte
+  // lies in the encoded node (after the first 64 bytes, one line version byte per 63).
+  uint32_t entry_bytes() const { return 11 + value_size_; }
+  size_t dec_replica(uint32_t g) const {
+    return size_t{g} * (kReplicaBytes + size_t{h_} * entry_bytes());
+  }
+  size_t dec_entry(uint32_t i) const {
+    return size_t{i / h_ + 1} * kReplicaBytes + size_t{i} * entry_bytes();
+  }
+  size_t dec_bytes() const {
+    return size_t{groups_} * kReplicaBytes + size_t{span_} * entry_bytes();
+  }
+  static size_t enc(size_t d) { return d < 64 ? d : d + 1 + (d - 64) / 63; }
+  static bool line_first(size_t d) {
+    return d >= 64 && (d - 64) % 63 == 0;
+  }  // after a line version
+  size_t enc_bytes() const { return enc(dec_bytes() - 1) + 1; }
+  // The objects (replicas, entries) a local-image segment covers, in order, as (is_replica,
+  // index, word) steps: the segment starts and ends at object boundaries.
+  template <class Fn>
+  void for_objects(Segment s, Fn&& fn) const;
+  // Remote byte range [first, second) of a local-image segment (which may end with the lock word).
+  std::pair<uint64_t, uint64_t> remote_range(Segment s) const;
   uint32_t dist(uint32_t from, uint32_t to) const { return (to + span_ - from) % span_; }
 
   // Vacancy bitmap: entry i is covered by bit i*V/span; bit 1 = bucket full.
@@ -85,12 +142,37 @@ class Geometry {
 
  private:
   uint32_t span_, h_, vw_, value_size_, groups_, abits_, vbits_;
+  bool versions_;
 };
 
-// A physical word range [from, to) of a node.
-struct Segment {
-  size_t from, to;
-};
+template <class Fn>
+void Geometry::for_objects(Segment s, Fn&& fn) const {
+  const size_t group_words = 2 + size_t{h_} * ew();
+  for (size_t w = s.from; w < std::min(s.to, node_words());) {
+    uint32_t g = static_cast<uint32_t>(w / group_words);
+    size_t off = w - size_t{g} * group_words;
+    if (off == 0) {
+      fn(true, g, w);
+      w += 2;
+    } else {
+      fn(false, static_cast<uint32_t>(g * h_ + (off - 2) / ew()), w);
+      w += ew();
+    }
+  }
+}
+
+inline std::pair<uint64_t, uint64_t> Geometry::remote_range(Segment s) const {
+  if (!versions_) return {8 * s.from, 8 * s.to};
+  size_t first = SIZE_MAX, last = 0;  // decoded [first, last)
+  for_objects(s, [&](bool rep, uint32_t i, size_t) {
+    size_t d = rep ? dec_replica(i) : dec_entry(i);
+    first = std::min(first, d);
+    last = std::max(last, d + (rep ? kReplicaBytes : entry_bytes()));
+  });
+  if (s.to > node_words())
+    return {first == SIZE_MAX ? lock_offset() : enc(first) - line_first(first), lock_offset() + 8};
+  return {enc(first) - line_first(first), enc(last - 1) + 1};
+}
 
 // Local image of one leaf; `have` marks which entries/replicas were fetched by the last reads.
 struct LeafImage {
@@ -98,12 +180,56 @@ struct LeafImage {
   std::vector<uint64_t> w;
   std::vector<uint8_t> have_e, have_r;
 
+  // sync = versions only: the remote bytes at their node offsets (reads land and writes are
+  // encoded here), each entry's entry-level version, the segments read and not yet decoded, and
+  // whether a decoded object's version bytes disagreed (a torn object).
+  std::vector<uint8_t> enc;
+  std::vector<uint8_t> ev;
+  std::vector<Segment> pending;
+  bool torn = false;
+
   explicit LeafImage(const Geometry& geo)
-      : g(&geo), w(geo.node_words() + 1, 0), have_e(geo.span()), have_r(geo.groups()) {}
+      : g(&geo),
+        w(geo.node_words() + 1, 0),
+        have_e(geo.span()),
+        have_r(geo.groups()),
+        enc(geo.versions() ? geo.remote_bytes() : 0, 0),
+        ev(geo.versions() ? geo.span() : 0, 0) {}
 
   void forget() {
     std::fill(have_e.begin(), have_e.end(), 0);
     std::fill(have_r.begin(), have_r.end(), 0);
+    pending.clear();
+    torn = false;
+  }
+
+  // Adds to `b` the READ of segment `s` of the leaf at `a` (its remote bytes: the local words
+  // with checksums, the encoded range with versions) and marks what it fetches; finish_reads()
+  // decodes once the batch ran.
+  void read_into(Batch& b, GlobalAddress a, Segment s) {
+    mark(s);
+    auto [from, to] = g->remote_range(s);
+    if (!g->versions()) {
+      b.read(a + from, &w[s.from], static_cast<uint32_t>(to - from));
+      return;
+    }
+    b.read(a + from, &enc[from], static_cast<uint32_t>(to - from));
+    pending.push_back(s);
+  }
+  void finish_reads() {
+    for (Segment s : pending) decode(s);
+    pending.clear();
+  }
+  // Adds to `b` the WRITE of segment `s`. With versions, an entry write increments the entry-level
+  // version of every entry it writes; a node write (`node_write`) carries the image's nv alone.
+  void write_into(Batch& b, GlobalAddress a, Segment s, bool node_write) {
+    auto [from, to] = g->remote_range(s);
+    if (!g->versions()) {
+      b.write(a + from, &w[s.from], static_cast<uint32_t>(to - from));
+      return;
+    }
+    encode(s, !node_write);
+    b.write(a + from, &enc[from], static_cast<uint32_t>(to - from));
   }
   void mark(Segment s) {
     for (uint32_t i = 0; i < g->span(); ++i)
@@ -143,8 +269,10 @@ struct LeafImage {
     sealed::seal(p, 1, Meta{nv, Geometry::kValid, 0});
   }
 
-  // Levels 1 and 2: every fetched object is sealed and carries one node version. Returns it.
+  // Levels 1 and 2: every fetched object is whole (sealed; with versions, decoded untorn) and
+  // carries one node version. Returns it.
   bool consistent(uint8_t* nv_out) const {
+    if (torn) return false;
     int nv = -1;
     for (uint32_t r = 0; r < g->groups(); ++r) {
       if (!have_r[r]) continue;
@@ -229,6 +357,69 @@ struct LeafImage {
       if (occupied(i) && (best < 0 || key(i) > key(static_cast<uint32_t>(best))))
         best = static_cast<int>(i);
     return g->with_argmax(lw, best < 0 ? 0 : static_cast<uint32_t>(best));
+  }
+
+  // sync = versions: the local objects of segment `s` from the encoded bytes (a torn object
+  // sets `torn`), and back. Decoded objects are sealed locally so that the tree's checks are the
+  // same in both settings; nv is the 4-bit NV.
+  void decode(Segment s) {
+    uint8_t buf[11 + 1024];
+    g->for_objects(s, [&](bool rep, uint32_t i, size_t) {
+      const size_t d0 = rep ? g->dec_replica(i) : g->dec_entry(i);
+      const size_t n = rep ? Geometry::kReplicaBytes : g->entry_bytes();
+      for (size_t k = 0; k < n; ++k) buf[k] = enc[Geometry::enc(d0 + k)];
+      const uint8_t v = buf[0];
+      for (size_t k = 0; k < n; ++k)  // every line version inside the object equals its own
+        if (Geometry::line_first(d0 + k) && enc[Geometry::enc(d0 + k) - 1] != v) torn = true;
+      const uint8_t nv = v >> 4;
+      if (rep) {
+        uint64_t sib;
+        std::memcpy(&sib, buf + 2, 8);
+        set_replica(i, nv, GlobalAddress::from_raw(sib));
+        return;
+      }
+      uint16_t hf;
+      std::memcpy(&hf, buf + 1, 2);
+      Key k;
+      std::memcpy(&k, buf + 3, 8);
+      uint64_t* e = entry(i);
+      std::fill(e + 2, e + 2 + g->vw(), 0);
+      std::memcpy(e + 2, buf + 11, g->value_size());
+      e[1] = k;
+      sealed::seal(e, 1 + g->vw(),
+                   Meta{nv, static_cast<uint8_t>(hf >> 14), static_cast<uint16_t>(hf & 0x3fff)});
+      ev[i] = v & 0xf;
+    });
+    if (s.to > g->node_words()) std::memcpy(&w[g->lock_word()], &enc[g->lock_offset()], 8);
+  }
+  void encode(Segment s, bool bump_entries) {
+    uint8_t buf[11 + 1024];
+    g->for_objects(s, [&](bool rep, uint32_t i, size_t) {
+      const size_t d0 = rep ? g->dec_replica(i) : g->dec_entry(i);
+      size_t n;
+      if (rep) {
+        n = Geometry::kReplicaBytes;
+        buf[0] = static_cast<uint8_t>((sealed::meta_of(replica(i)).nv & 0xf) << 4);
+        buf[1] = Geometry::kValid;
+        uint64_t sib = replica(i)[1];
+        std::memcpy(buf + 2, &sib, 8);
+      } else {
+        n = g->entry_bytes();
+        if (bump_entries) ev[i] = (ev[i] + 1) & 0xf;
+        Meta m = emeta(i);
+        buf[0] = static_cast<uint8_t>((m.nv & 0xf) << 4 | ev[i]);
+        uint16_t hf = static_cast<uint16_t>((m.extra & 0x3fff) | (m.flags & 3) << 14);
+        std::memcpy(buf + 1, &hf, 2);
+        Key k = key(i);
+        std::memcpy(buf + 3, &k, 8);
+        std::memcpy(buf + 11, value(i), g->value_size());
+      }
+      for (size_t k = 0; k < n; ++k) {
+        enc[Geometry::enc(d0 + k)] = buf[k];
+        if (Geometry::line_first(d0 + k)) enc[Geometry::enc(d0 + k) - 1] = buf[0];
+      }
+    });
+    if (s.to > g->node_words()) std::memcpy(&enc[g->lock_offset()], &w[g->lock_word()], 8);
   }
 
   // Physical segments covering entries [a .. b] (circular), including the replicas between.

@@ -4,11 +4,21 @@
 
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
 #include "indexes/common/root_slots.h"
 #include "runtime/option_fields.h"
 
 namespace dmrt::chime {
+
+// Leaf synchronization, levels 1 and 2 of §4.1 (level 3, the hop-bitmap check, is in both).
+//   versions: the paper's 1-byte two-level versions (4-bit NV, 4-bit EV) in every entry, replica
+//             and cache line; sound where the transport is line-atomic (runtime/transport.h).
+//   checksum: an 8-byte meta word per entry and replica with a 32-bit checksum and nv; sound
+//             where only 8-byte words are atomic (runtime/sealed_object.h).
+//   auto:     versions where the transport is line-atomic and neighborhood <= 14, else checksum.
+enum class Sync : uint8_t { kAuto, kVersions, kChecksum };
+inline constexpr std::string_view kSyncNames[] = {"auto", "versions", "checksum"};
 
 struct Options {
   uint32_t value_size = 8;                      // bytes per value (inline, zero-padded)
@@ -27,6 +37,7 @@ struct Options {
   // (§3.9: "fetches ... leaf nodes (1 RTT) via parallel READs"); off: one leaf per round trip
   // along the sibling chain.
   bool parallel_scan = true;
+  Sync sync = Sync::kAuto;                  // leaf versions or checksums (see Sync)
   unsigned root_slot = root_slots::kChime;  // layout::root_slot on the first memory node
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.
@@ -38,6 +49,12 @@ struct Options {
   // The fields a user sets (bench flags --chime-*, JSON, TOML), each declared once; the bench
   // adds --chime-factor and --chime-hotspot-mb on top (bench/index_chime.h).
   static constexpr auto fields();
+
+  // The setting a tree runs with on a transport that is (or is not) line-atomic.
+  Sync resolved_sync(bool line_atomic) const {
+    if (sync != Sync::kAuto) return sync;
+    return line_atomic && neighborhood <= 14 ? Sync::kVersions : Sync::kChecksum;
+  }
 };
 
 constexpr auto Options::fields() {
@@ -67,7 +84,12 @@ constexpr auto Options::fields() {
                     "Hotness-aware speculative single-entry read with the hotspot buffer"),
       option_switch("parallel_scan", &Options::parallel_scan,
                     "Scans read the leaves a cached internal node names in one round trip (off: "
-                    "one leaf per round trip along the siblings)"));
+                    "one leaf per round trip along the siblings)"),
+      option_choice("sync", &Options::sync,
+                    "Leaf synchronization: the paper's cache-line versions (needs a line-atomic "
+                    "transport: sim, verbs), per-object checksums (any transport), or auto "
+                    "(versions where the transport allows)",
+                    kSyncNames));
 }
 
 }  // namespace dmrt::chime

@@ -36,7 +36,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     for (uint32_t i = 0; i < t->geo_.span(); ++i) img.set_entry(i, 1, 0, 0, 0, nullptr);
     img.w[t->geo_.lock_word()] = 0;
     GlobalAddress leaf = t->alloc_leaf(c);
-    c.write(leaf, img.w.data(), static_cast<uint32_t>(img.w.size() * 8));
+    Batch b;
+    img.write_into(b, leaf, {0, t->geo_.node_words() + 1}, true);
+    c.run(b);
     btree::BTreeCore<T>::publish_root(c, t->core_.root_slot(), {0, leaf});
     t->leaves_.fetch_add(1);
     return t;
@@ -67,27 +69,36 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             {"speculative_misses", static_cast<double>(spec_misses_.load())},
             {"sibling_moves", static_cast<double>(sibling_moves_.load())},
             {"read_retries", static_cast<double>(read_retries_.load() + s.retries.load())},
-            {"lock_retries", static_cast<double>(lock_retries_.load())}};
+            {"lock_retries", static_cast<double>(lock_retries_.load())},
+            {"line_versions", geo_.versions() ? 1.0 : 0.0}};
   }
   // Internal-node cache in use (the hotspot buffer is a separate, fixed budget).
   uint64_t cache_bytes() const { return core_.cache().used_bytes(); }
   const Options& options() const { return opts_; }
   const Geometry& geometry() const { return geo_; }
+  // The leaf synchronization this tree runs with (never kAuto).
+  Sync sync() const { return geo_.versions() ? Sync::kVersions : Sync::kChecksum; }
 
  private:
   Tree(Client<T>& c, const Options& o)
-      : opts_(validate(o)),
-        geo_(o.span, o.neighborhood, o.value_size),
+      : opts_(validate(c, o)),
+        geo_(o.span, o.neighborhood, o.value_size,
+             o.resolved_sync(c.line_atomic()) == Sync::kVersions),
         hot_(o.speculative_read ? o.hotspot_bytes : 0),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
               nullptr) {}
 
-  static const Options& validate(const Options& o) {
+  static const Options& validate(Client<T>& c, const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("chime: value_size must be in [1, 1024]");
     validate_option_fields("chime", o);  // each field's range (Options::fields())
     if (o.neighborhood > o.span) throw ConfigError("chime: neighborhood must not exceed span");
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("chime: root_slot out of range");
+    if (o.sync == Sync::kVersions && !c.line_atomic())
+      throw ConfigError(
+          "chime: sync=versions needs a transport that reads and writes 64-byte lines "
+          "atomically (sim, verbs on a NIC); " +
+          std::string(T::kName) + " here only promises 8-byte words: use sync=checksum (or auto)");
     return o;
   }
   static NodeId first_memory_node(Client<T>& c) {
@@ -211,7 +222,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
    private:
     enum class Op { kInsert, kUpdate, kRemove };
     const Geometry& g() const { return t_->geo_; }
-    GlobalAddress lock_addr(GlobalAddress a) const { return a + 8 * g().lock_word(); }
+    GlobalAddress lock_addr(GlobalAddress a) const { return a + g().lock_offset(); }
 
     // Hotness-aware speculative read: the hottest buffered slot of the neighborhood whose
     // fingerprint matches; one entry READ; a hit needs a sealed, live entry holding k.
@@ -224,14 +235,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         if (cnt > best) best = cnt, best_i = i;
       }
       if (!best) return false;
-      std::vector<uint64_t> e(g().ew());
-      c_->read(leaf + 8 * g().entry_word(best_i), e.data(), g().ew() * 8);
-      Meta m = sealed::meta_of(e.data());
-      if (sealed::verify(e.data(), 1 + g().vw()) && (m.flags & Geometry::kOccupied) &&
-          !(m.flags & Geometry::kTombstone) && e[1] == k) {
+      img_.forget();
+      fetch(leaf, {{g().entry_word(best_i), g().entry_word(best_i) + g().ew()}});
+      if (img_.consistent(nullptr) && img_.occupied(best_i) && !img_.tomb(best_i) &&
+          img_.key(best_i) == k) {
         t_->spec_hits_.fetch_add(1, std::memory_order_relaxed);
         t_->hot_.touch(leaf, best_i, fp);
-        btree::load_value(e.data() + 2, g().value_size(), out);
+        btree::load_value(img_.value(best_i), g().value_size(), out);
         return true;
       }
       t_->spec_misses_.fetch_add(1, std::memory_order_relaxed);
@@ -260,16 +270,16 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       Batch b;
       bool header = false;
       for (auto s : segs) {
-        b.read(a + 8 * s.from, &img_.w[s.from], static_cast<uint32_t>(8 * (s.to - s.from)));
-        img_.mark(s);
+        img_.read_into(b, a, s);
         header = header || (s.from == 0 && s.to >= 2);
       }
       if (with_metadata && !t_->opts_.metadata_replication) {
         std::fill(img_.have_r.begin(), img_.have_r.end(), 0);
-        if (!header) b.read(a, &img_.w[0], 16);
+        if (!header) img_.read_into(b, a, {0, 2});
         img_.have_r[0] = 1;
       }
       c_->run(b);
+      img_.finish_reads();
     }
     void read_neighborhood(GlobalAddress a, uint32_t home) {
       for (;;) {
@@ -324,12 +334,12 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         });
         if (it == scan_batches_.end()) it = scan_batches_.emplace(scan_batches_.end());
         scan_imgs_[i].forget();
-        scan_imgs_[i].mark({0, words});
-        it->read(scan_plan_[i], scan_imgs_[i].w.data(), 8 * words);
+        scan_imgs_[i].read_into(*it, scan_plan_[i], {0, words});
       }
       c_->run(std::span<Batch>(scan_batches_));
       for (size_t i = 0; i < scan_plan_.size(); ++i) {
         LeafImage& img = scan_imgs_[i];
+        img.finish_reads();
         bool locked = img.w[g().lock_word()] & Geometry::kLock;
         if (!locked && img.consistent(nullptr) &&
             (injected(t_->opts_.faults.skip_bitmap_check) || img.all_bitmaps_match()))
@@ -369,14 +379,16 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         uint64_t old = 0;
         Batch b;
         b.masked_cas(lock_addr(a), 0, Geometry::kLock, Geometry::kLock, Geometry::kLock, &old);
-        if (with_leaf) b.read(a, img_.w.data(), static_cast<uint32_t>(8 * (g().node_words() + 1)));
+        if (with_leaf) {
+          img_.forget();
+          img_.read_into(b, a, {0, g().node_words() + 1});
+        }
         c_->run(b);
+        if (with_leaf) img_.finish_reads();
         if (!(old & Geometry::kLock)) {
           held_ = a;
           held_word_ = old;
           if (with_leaf) {
-            img_.forget();
-            img_.mark({0, g().node_words()});
             if (!t_->opts_.metadata_replication) {  // the header alone, as in fetch()
               std::fill(img_.have_r.begin(), img_.have_r.end(), 0);
               img_.have_r[0] = 1;
@@ -414,8 +426,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     void write_back_and_unlock(GlobalAddress a, const std::vector<Segment>& segs, uint64_t word) {
       held_ = GlobalAddress{};  // from here on the release is under way
       Batch b;
-      for (auto s : segs)
-        b.write(a + 8 * s.from, &img_.w[s.from], static_cast<uint32_t>(8 * (s.to - s.from)));
+      for (auto s : segs) img_.write_into(b, a, s, false);
       img_.w[g().lock_word()] = word & ~Geometry::kLock;
       b.write(lock_addr(a), &img_.w[g().lock_word()], 8);
       c_->run(b);
@@ -424,10 +435,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // Key at argmax (the leaf's largest key, live or tombstone); false when the leaf is empty.
     bool max_key(GlobalAddress a, uint64_t word, Key* out) {
       uint32_t i = g().argmax(word);
-      if (!img_.have_e[i]) {
-        c_->read(a + 8 * g().entry_word(i), img_.entry(i), g().ew() * 8);
-        img_.have_e[i] = 1;
-      }
+      if (!img_.have_e[i]) fetch(a, {{g().entry_word(i), g().entry_word(i) + g().ew()}});
       if (!img_.occupied(i)) return false;
       *out = img_.key(i);
       return true;
@@ -665,9 +673,12 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       }
       right.w[geo.lock_word()] = right.exact_lock_word();
       img_.w[geo.lock_word()] = img_.exact_lock_word();  // written with the node: unlocks it
-      c_->write(na, right.w.data(), static_cast<uint32_t>(right.w.size() * 8));
+      Batch nb, ob;
+      right.write_into(nb, na, {0, geo.node_words() + 1}, true);
+      c_->run(nb);
       held_ = GlobalAddress{};  // from here on the release is under way
-      c_->write(a, img_.w.data(), static_cast<uint32_t>(img_.w.size() * 8));
+      img_.write_into(ob, a, {0, geo.node_words() + 1}, true);
+      c_->run(ob);
       t_->splits_.fetch_add(1, std::memory_order_relaxed);
       t_->leaves_.fetch_add(1, std::memory_order_relaxed);
       t_->core_.insert_separator(*c_, 1, sep, na, a);

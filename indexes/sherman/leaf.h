@@ -1,7 +1,9 @@
-// Sherman leaf: fenced header + sealed entries (node version in every object), local image helpers.
+// Sherman leaf: fenced header and entries, synchronized by the paper's two-level versions or by
+// per-object checksums (sync), and the local image helpers.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "runtime/address.h"
 #include "runtime/kv.h"
 #include "runtime/sealed_object.h"
+#include "runtime/verbs.h"
 
 namespace dmrt::sherman {
 
@@ -26,24 +29,52 @@ using sealed::Meta;
 // consistent node version and a consistent entry version from different node images, and
 // returns not-found) cannot happen: an entry from the image before a split has nv, the header
 // after it nv+1, and the read is retried.
+//
+// That is the local image, and the remote layout with sync = checksum. With sync = versions the
+// remote leaf is the paper's two-level versions (bytes from the node start):
+//   [0, 8) lock word; 8: front node version FNV; 9: flags; lo 8, hi 8, sibling 8 (up to 34);
+//   entry i at 34 + i*E (E = 10 + value_size): FEV, key 8, value, REV; then the rear node version
+//   RNV. FEV = NV:4 | EV:4, REV = occupied:4 | EV:4, FNV = RNV = NV:4 | 0.
+// Sherman's entry versions are 4 bits in a byte each; the spare nibble of each FEV carries the
+// node version, so every 64-byte line of the leaf holds the node version (entries are at most
+// 64 bytes, value_size <= 54) and every entry has a version byte in each line it touches: on a
+// line-atomic transport a READ mixing lines of two node images sees two NVs, and a torn entry
+// sees FEV.ev != REV.ev. With FNV/RNV alone (Sherman's bookend scheme) a line from the middle of
+// a newer image would pass unnoticed: the published bug.
 class LeafGeometry {
  public:
   static constexpr uint8_t kValid = 1, kHiInf = 2, kOccupied = 1;
-  LeafGeometry(uint32_t span, uint32_t value_size)
-      : span_(span), value_size_(value_size), vw_(btree::value_words(value_size)) {}
+  static constexpr uint32_t kMaxVersionsValue = 54;  // entries of at most one cache line
+  static constexpr uint32_t kFirstEntry = 34;        // with versions, bytes from the node start
+  LeafGeometry(uint32_t span, uint32_t value_size, bool versions = false)
+      : span_(span),
+        value_size_(value_size),
+        vw_(btree::value_words(value_size)),
+        versions_(versions) {}
+  bool versions() const { return versions_; }
+  uint32_t entry_bytes() const { return 10 + value_size_; }  // with versions
 
   uint32_t span() const { return span_; }
   uint32_t vw() const { return vw_; }
   uint32_t ew() const { return 2 + vw_; }
   uint32_t value_size() const { return value_size_; }
   size_t image_words() const { return 4 + size_t{span_} * ew(); }
-  uint32_t image_bytes() const { return static_cast<uint32_t>(image_words() * 8); }
+  // Bytes a whole-leaf READ moves (the remote leaf after its lock word).
+  uint32_t image_bytes() const {
+    return versions_ ? kFirstEntry - 8 + span_ * entry_bytes() + 1
+                     : static_cast<uint32_t>(image_words() * 8);
+  }
   uint64_t remote_bytes() const { return 8 + image_bytes(); }
-  size_t entry_word(uint32_t i) const { return 4 + size_t{i} * ew(); }       // index into image
-  uint64_t entry_offset(uint32_t i) const { return 8 + 8 * entry_word(i); }  // from node start
+  size_t entry_word(uint32_t i) const { return 4 + size_t{i} * ew(); }  // index into image
+  // Remote entry i, from the node start, and its size.
+  uint64_t entry_offset(uint32_t i) const {
+    return versions_ ? kFirstEntry + uint64_t{i} * entry_bytes() : 8 + 8 * entry_word(i);
+  }
+  uint32_t remote_entry_bytes() const { return versions_ ? entry_bytes() : ew() * 8; }
 
  private:
   uint32_t span_, value_size_, vw_;
+  bool versions_;
 };
 
 // A leaf image in local memory (words 1.. of the node).
@@ -51,7 +82,55 @@ struct LeafImage {
   const LeafGeometry* g = nullptr;
   std::vector<uint64_t> w;
 
-  explicit LeafImage(const LeafGeometry& geo) : g(&geo), w(geo.image_words(), 0) {}
+  // sync = versions only: the remote bytes at their node offsets, each entry's entry-level
+  // version, and whether the last decoded READ was torn.
+  std::vector<uint8_t> enc;
+  std::vector<uint8_t> ev;
+  bool torn = false;
+
+  explicit LeafImage(const LeafGeometry& geo)
+      : g(&geo),
+        w(geo.image_words(), 0),
+        enc(geo.versions() ? geo.remote_bytes() : 0, 0),
+        ev(geo.versions() ? geo.span() : 0, 0) {}
+
+  // Adds the READ of the whole leaf at `a` to `b`; finish_read() decodes it once `b` ran.
+  void read_into(Batch& b, GlobalAddress a) {
+    if (g->versions())
+      b.read(a + 8, &enc[8], g->image_bytes());
+    else
+      b.read(a + 8, w.data(), g->image_bytes());
+  }
+  void finish_read() {
+    if (g->versions()) decode();
+  }
+  // Adds the WRITE of entry i (an entry write: with versions its EV is incremented).
+  void write_entry(Batch& b, GlobalAddress a, uint32_t i) {
+    if (!g->versions()) {
+      b.write(a + g->entry_offset(i), entry(i), g->remote_entry_bytes());
+      return;
+    }
+    ev[i] = (ev[i] + 1) & 0xf;
+    encode_entry(i);
+    b.write(a + g->entry_offset(i), &enc[g->entry_offset(i)], g->remote_entry_bytes());
+  }
+  // Adds the WRITE of the whole leaf (a node write: the image carries its new nv); with
+  // `with_lock`, the lock word (0, free) too, as a new leaf is written.
+  void write_image(Batch& b, GlobalAddress a, bool with_lock) {
+    static const uint64_t kZero = 0;
+    if (!g->versions()) {
+      if (with_lock) b.write(a, &kZero, 8);
+      b.write(a + 8, w.data(), g->image_bytes());
+      return;
+    }
+    encode();
+    if (with_lock) {
+      std::memset(enc.data(), 0, 8);
+      b.write(a, enc.data(), 8 + g->image_bytes());
+    } else {
+      b.write(a + 8, &enc[8], g->image_bytes());
+    }
+  }
 
   uint8_t nv() const { return sealed::meta_of(&w[0]).nv; }
   bool hi_inf() const { return sealed::meta_of(&w[0]).flags & LeafGeometry::kHiInf; }
@@ -68,8 +147,9 @@ struct LeafImage {
   Key key(uint32_t i) const { return entry(i)[1]; }
   const uint64_t* value(uint32_t i) const { return entry(i) + 2; }
 
-  // Every object sealed and carrying the header's nv.
+  // Every object sealed (with versions: decoded untorn) and carrying the header's nv.
   bool consistent() const {
+    if (torn) return false;
     if (!sealed::verify(&w[0], 3)) return false;
     uint8_t v = nv();
     for (uint32_t i = 0; i < g->span(); ++i) {
@@ -105,6 +185,49 @@ struct LeafImage {
     sealed::seal(e, 1 + g->vw(),
                  Meta{nv, static_cast<uint8_t>(occ ? LeafGeometry::kOccupied : 0), 0});
   }
+  // sync = versions: the local image from the remote bytes and back. Decoded objects are sealed
+  // locally, so the tree's checks are the same in both settings; nv is the 4-bit NV.
+  void decode() {
+    torn = false;
+    const uint8_t nv = enc[8] >> 4;
+    if ((enc[g->entry_offset(g->span())] >> 4) != nv) torn = true;
+    Key lo, hi;
+    uint64_t sib;
+    std::memcpy(&lo, &enc[10], 8);
+    std::memcpy(&hi, &enc[18], 8);
+    std::memcpy(&sib, &enc[26], 8);
+    set_header(nv, lo, hi, enc[9] & LeafGeometry::kHiInf, GlobalAddress::from_raw(sib));
+    scratch_.assign(g->vw(), 0);
+    for (uint32_t i = 0; i < g->span(); ++i) {
+      const uint8_t* e = &enc[g->entry_offset(i)];
+      const uint8_t front = e[0], back = e[g->entry_bytes() - 1];
+      if ((front >> 4) != nv || (front & 0xf) != (back & 0xf)) torn = true;
+      Key k;
+      std::memcpy(&k, e + 1, 8);
+      std::memcpy(scratch_.data(), e + 9, g->value_size());
+      set_entry(i, nv, (back >> 4) & LeafGeometry::kOccupied, k, scratch_.data());
+      ev[i] = front & 0xf;
+    }
+  }
+  void encode_entry(uint32_t i) {
+    uint8_t* e = &enc[g->entry_offset(i)];
+    const Meta m = sealed::meta_of(entry(i));
+    e[0] = static_cast<uint8_t>((m.nv & 0xf) << 4 | ev[i]);
+    Key k = key(i);
+    std::memcpy(e + 1, &k, 8);
+    std::memcpy(e + 9, value(i), g->value_size());
+    e[g->entry_bytes() - 1] =
+        static_cast<uint8_t>((m.flags & LeafGeometry::kOccupied) << 4 | ev[i]);
+  }
+  void encode() {
+    const uint8_t v = static_cast<uint8_t>((nv() & 0xf) << 4);
+    enc[8] = v;
+    enc[9] = sealed::meta_of(&w[0]).flags;
+    std::memcpy(&enc[10], &w[1], 24);  // lo, hi, sibling
+    for (uint32_t i = 0; i < g->span(); ++i) encode_entry(i);
+    enc[g->entry_offset(g->span())] = v;
+  }
+
   // Re-seal every object with a new node version (a node write).
   void reseal_all(uint8_t nv) {
     set_header(nv, lo(), hi(), hi_inf(), sibling());
@@ -113,6 +236,9 @@ struct LeafImage {
       set_entry(i, nv, occ, key(i), value(i));
     }
   }
+
+ private:
+  std::vector<uint64_t> scratch_;  // a decoded value (kept: no allocation per READ once warm)
 };
 
 }  // namespace dmrt::sherman

@@ -3,11 +3,22 @@
 
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
 #include "indexes/common/root_slots.h"
 #include "runtime/option_fields.h"
 
 namespace dmrt::sherman {
+
+// Leaf synchronization.
+//   versions: the paper's two-level versions: front/rear node versions and 4-bit front/rear
+//             entry versions (leaf.h); sound where the transport is line-atomic
+//             (runtime/transport.h) and entries fit a cache line (value_size <= 54).
+//   checksum: an 8-byte meta word per object with a 32-bit checksum and the node version; sound
+//             where only 8-byte words are atomic (runtime/sealed_object.h).
+//   auto:     versions where both hold, else checksum.
+enum class Sync : uint8_t { kAuto, kVersions, kChecksum };
+inline constexpr std::string_view kSyncNames[] = {"auto", "versions", "checksum"};
 
 struct Options {
   uint32_t value_size = 8;                     // bytes per value (stored inline, zero-padded)
@@ -21,6 +32,7 @@ struct Options {
   bool write_combining = true;   // write-back and unlock in one batch (one round trip)
   unsigned root_slot = root_slots::kSherman;  // layout::root_slot on the first memory node
   uint32_t lock_table_slots = 4096;
+  Sync sync = Sync::kAuto;  // leaf versions or checksums (see Sync)
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.
   struct Faults {
@@ -30,6 +42,12 @@ struct Options {
 
   // The fields a user sets (bench flags --sherman-*, JSON, TOML), each declared once.
   static constexpr auto fields();
+
+  // The setting a tree runs with on a transport that is (or is not) line-atomic.
+  Sync resolved_sync(bool line_atomic) const {
+    if (sync != Sync::kAuto) return sync;
+    return line_atomic && value_size <= 54 ? Sync::kVersions : Sync::kChecksum;
+  }
 };
 
 constexpr auto Options::fields() {
@@ -52,7 +70,12 @@ constexpr auto Options::fields() {
                     "Local lock table slots per compute node", 1u, 1u << 24),
       option_switch("write_combining", &Options::write_combining,
                     "Write-back and unlock in one batch (off: the unlock is a separate round "
-                    "trip)"));
+                    "trip)"),
+      option_choice("sync", &Options::sync,
+                    "Leaf synchronization: the paper's two-level versions (needs a line-atomic "
+                    "transport: sim, verbs), per-object checksums (any transport), or auto "
+                    "(versions where the transport allows)",
+                    kSyncNames));
 }
 
 }  // namespace dmrt::sherman

@@ -34,7 +34,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     img.set_header(1, 0, 0, true, GlobalAddress::null());
     for (uint32_t i = 0; i < t->geo_.span(); ++i) img.set_entry(i, 1, false, 0, nullptr);
     GlobalAddress leaf = c.alloc(t->geo_.remote_bytes(), 64);
-    t->write_new_leaf(c, leaf, img);
+    Batch b;
+    img.write_image(b, leaf, true);
+    c.run(b);
     btree::BTreeCore<T>::publish_root(c, t->core_.root_slot(), {0, leaf});
     t->leaves_.fetch_add(1);
     return t;
@@ -63,37 +65,44 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             {"cache_evictions", static_cast<double>(core_.cache().evictions())},
             {"handovers", static_cast<double>(llt_.handovers())},
             {"read_retries", static_cast<double>(read_retries_.load() + s.retries.load())},
-            {"lock_retries", static_cast<double>(lock_retries_.load())}};
+            {"lock_retries", static_cast<double>(lock_retries_.load())},
+            {"line_versions", geo_.versions() ? 1.0 : 0.0}};
   }
   uint64_t cache_bytes() const { return core_.cache().used_bytes(); }
   const Options& options() const { return opts_; }
   const LeafGeometry& geometry() const { return geo_; }
+  // The leaf synchronization this tree runs with (never kAuto).
+  Sync sync() const { return geo_.versions() ? Sync::kVersions : Sync::kChecksum; }
 
  private:
   Tree(Client<T>& c, const Options& o)
-      : opts_(validate(o)),
-        geo_(o.leaf_span, o.value_size),
+      : opts_(validate(c, o)),
+        geo_(o.leaf_span, o.value_size, o.resolved_sync(c.line_atomic()) == Sync::kVersions),
         llt_(o.lock_table_slots, o.handover_max),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
               o.local_lock_table ? &llt_ : nullptr) {}
 
-  static const Options& validate(const Options& o) {
+  static const Options& validate(Client<T>& c, const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("sherman: value_size must be in [1, 1024]");
     validate_option_fields("sherman", o);  // each field's range (Options::fields())
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("sherman: root_slot out of range");
+    if (o.sync == Sync::kVersions && !c.line_atomic())
+      throw ConfigError(
+          "sherman: sync=versions needs a transport that reads and writes 64-byte "
+          "lines atomically (sim, verbs on a NIC); " +
+          std::string(T::kName) + " here only promises 8-byte words: use sync=checksum (or auto)");
+    if (o.sync == Sync::kVersions && o.value_size > LeafGeometry::kMaxVersionsValue)
+      throw ConfigError(
+          "sherman: sync=versions needs value_size <= 54 (an entry must fit a "
+          "64-byte line for its front and rear versions to cover it); use "
+          "sync=checksum");
     return o;
   }
   static NodeId first_memory_node(Client<T>& c) {
     auto m = c.memory_nodes();
     if (m.empty()) throw ConfigError("sherman: the cluster has no memory node");
     return m.front();
-  }
-
-  void write_new_leaf(Client<T>& c, GlobalAddress a, const LeafImage& img) {
-    std::vector<uint64_t> w(1 + img.w.size(), 0);
-    std::copy(img.w.begin(), img.w.end(), w.begin() + 1);
-    c.write(a, w.data(), static_cast<uint32_t>(w.size() * 8));
   }
 
   Options opts_;
@@ -171,7 +180,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // One READ of the whole leaf, repeated until every object is sealed with one node version.
     void read_leaf(GlobalAddress a) {
       for (;;) {
-        c_->read(a + 8, img_.w.data(), t_->geo_.image_bytes());
+        Batch b;
+        img_.read_into(b, a);
+        c_->run(b);
+        img_.finish_read();
         if (img_.consistent() || injected(t_->opts_.faults.skip_validation)) return;
         t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
         c_->pause();
@@ -189,8 +201,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           uint64_t old = 0;
           Batch b;
           if (!handed) b.cas(a, 0, uint64_t{c_->id()} + 1, &old);
-          b.read(a + 8, img_.w.data(), t_->geo_.image_bytes());
+          img_.read_into(b, a);
           c_->run(b);
+          img_.finish_read();
           if (handed || old == 0) {
             held_ = a;
             return;
@@ -280,7 +293,6 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
     // Under the lock, with img_ current.
     bool apply(GlobalAddress a, Key k, const uint64_t* val, Op op) {
-      const LeafGeometry& g = t_->geo_;
       int i = img_.find(k);
       uint8_t nv = img_.nv();
       Batch b;
@@ -291,14 +303,14 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         }
         if (op == Op::kUpdate) {
           img_.set_entry(i, nv, true, k, val);
-          b.write(a + g.entry_offset(i), img_.entry(i), g.ew() * 8);
+          img_.write_entry(b, a, static_cast<uint32_t>(i));
         } else if (!t_->opts_.sorted_leaves) {
           img_.set_entry(i, nv, false, 0, nullptr);
-          b.write(a + g.entry_offset(i), img_.entry(i), g.ew() * 8);
+          img_.write_entry(b, a, static_cast<uint32_t>(i));
         } else {
           remove_sorted(static_cast<uint32_t>(i));
           img_.reseal_all(static_cast<uint8_t>(nv + 1));
-          b.write(a + 8, img_.w.data(), g.image_bytes());
+          img_.write_image(b, a, false);
         }
         write_and_unlock(a, b);
         return true;
@@ -316,11 +328,11 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       if (f >= 0) {
         if (!t_->opts_.sorted_leaves) {
           img_.set_entry(f, nv, true, k, val);
-          b.write(a + g.entry_offset(f), img_.entry(f), g.ew() * 8);
+          img_.write_entry(b, a, static_cast<uint32_t>(f));
         } else {
           insert_sorted(k, val);
           img_.reseal_all(static_cast<uint8_t>(nv + 1));
-          b.write(a + 8, img_.w.data(), g.image_bytes());
+          img_.write_image(b, a, false);
         }
         write_and_unlock(a, b);
         return true;
@@ -382,9 +394,11 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         else
           right.set_entry(i, nv, false, 0, nullptr);
       }
-      t_->write_new_leaf(*c_, ra, right);
+      Batch nb;
+      right.write_image(nb, ra, true);
+      c_->run(nb);
       Batch b;
-      b.write(a + 8, left.w.data(), g.image_bytes());
+      left.write_image(b, a, false);
       write_and_unlock(a, b);
       t_->splits_.fetch_add(1, std::memory_order_relaxed);
       t_->leaves_.fetch_add(1, std::memory_order_relaxed);

@@ -144,6 +144,8 @@ class Endpoint {
 
 struct Transport {
   static constexpr std::string_view kName = "shm";
+  // Verbs are memcpy and std::atomic_ref: only 8-byte words are atomic (runtime/transport.h).
+  static constexpr bool kLineAtomic = false;
   using Endpoint = shm::Endpoint;
 };
 

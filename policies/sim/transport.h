@@ -90,6 +90,8 @@ class Endpoint {
 
 struct Transport {
   static constexpr std::string_view kName = "sim";
+  // Every verb is applied at one instant of virtual time: each line is read and written whole.
+  static constexpr bool kLineAtomic = true;
   using Endpoint = sim::Endpoint;
 };
 

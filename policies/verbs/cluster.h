@@ -105,6 +105,12 @@ class Cluster {
   std::string report() const;
   // Masked CAS is posted as a native mlx5 extended atomic (else a counted READ + CAS loop).
   bool native_masked_cas() const { return native_masked_; }
+  // A NIC's DMA reads and writes whole 64-byte lines (the CHIME and Sherman papers' assumption,
+  // runtime/transport.h); a software device (rxe, siw) copies with memcpy and does not.
+  bool line_atomic() const {
+    const std::string& n = device().name();
+    return n.rfind("rxe", 0) != 0 && n.rfind("siw", 0) != 0;
+  }
   // The NIC returns the old word of a native masked CAS byte-swapped (probed, device-specific).
   bool masked_reply_big_endian() const { return masked_reply_be_; }
   uint64_t ondemand_registrations() const { return ondemand_regs_.load(); }

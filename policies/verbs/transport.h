@@ -42,6 +42,7 @@ class Endpoint {
   uint64_t region_bytes(NodeId n) const { return cluster_->config().nodes.at(n).region_bytes; }
   const MailboxGeometry& mailbox_geometry() const { return cluster_->config().mailbox; }
   bool native_masked_cas() const { return cluster_->native_masked_cas(); }
+  bool line_atomic() const { return cluster_->line_atomic(); }
   Cluster& cluster() const { return *cluster_; }
 
  private:
@@ -53,6 +54,11 @@ class Endpoint {
 
 struct Transport {
   static constexpr std::string_view kName = "verbs";
+  // The papers' assumption, not a promise of the InfiniBand specification: a NIC reads and
+  // writes host memory in whole 64-byte PCIe cache lines. A software device (rxe, siw) does not:
+  // Endpoint::line_atomic() says so at run time. A local access (memcpy from the own node's
+  // region) is not covered either; the trees keep their leaves on memory nodes.
+  static constexpr bool kLineAtomic = true;
   using Endpoint = verbs::Endpoint;
 };
 

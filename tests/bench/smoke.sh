@@ -153,6 +153,7 @@ if has_index chime; then
   expect 2 "CHIME flag with --index race" --index race --chime-span 32
   expect 2 "neighborhood above span" --index chime --chime-span 8 --chime-neighborhood 16
   expect 0 "CHIME factor step" --index chime --chime-factor vacancy --workload a
+  expect 2 "a sync that is no choice" --index chime --chime-sync bookends
 fi
 if has_index sherman; then
   # Flags and their ranges come from the index's field list (sherman::Options::fields()).

@@ -106,6 +106,27 @@ TEST(OptionFields, TomlRejectsUnknownKeysAndWrongTypes) {
             "[rolex].epsilon must be an integer");
 }
 
+// An enum field (option_choice) is spelled by its names in TOML, and a name that is none of them
+// is rejected with the list.
+TEST(OptionFields, TomlReadsChoicesByName) {
+  auto doc = toml::parse("[sherman]\nsync = \"versions\"\n");
+  sherman::Options o;
+  read_option_fields(*doc["sherman"].as_table(), o, "[sherman]");
+  EXPECT_EQ(o.sync, sherman::Sync::kVersions);
+  auto bad = toml::parse("[chime]\nsync = \"bookends\"\n");
+  chime::Options c;
+  EXPECT_EQ(config_error([&] { read_option_fields(*bad["chime"].as_table(), c, "[chime]"); }),
+            "[chime].sync must be one of auto | versions | checksum");
+  auto num = toml::parse("[chime]\nsync = 1\n");
+  EXPECT_EQ(config_error([&] { read_option_fields(*num["chime"].as_table(), c, "[chime]"); }),
+            "[chime].sync must be one of auto | versions | checksum");
+  EXPECT_EQ(c.sync, chime::Sync::kAuto);  // unchanged
+  // Out of range (not reachable from a name) reports the choices too.
+  chime::Options odd;
+  odd.sync = static_cast<chime::Sync>(7);
+  EXPECT_EQ(check_option_fields(odd), "sync must be one of auto | versions | checksum (got 7)");
+}
+
 TEST(OptionFields, TomlReadsFloatingPointFields) {
   auto doc = toml::parse("[hstore]\nload_factor = 0.5\noverflow_fraction = 1\n");
   hstore::Options o;

@@ -42,8 +42,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     uint64_t cap = o.max_leaves ? o.max_leaves : (c.region_bytes(mem0) / 2) / g.leaf_bytes();
     auto svc = collab::Service<T>::create(c, service_options(o, g, cap));
     GlobalAddress arena = c.alloc_on(mem0, svc->max_tables() * g.leaf_bytes(), 64);
-    uint64_t meta[4] = {kMagic, arena.raw(), g.leaf_bytes(),
-                        uint64_t{o.leaf_span} << 32 | o.value_size};
+    uint64_t meta[5] = {kMagic, arena.raw(), g.leaf_bytes(),
+                        uint64_t{o.leaf_span} << 32 | o.value_size, format_bits(o)};
     GlobalAddress m = c.alloc_on(mem0, 64, 64);
     c.write(m, meta, sizeof(meta));
     uint64_t mraw = m.raw();
@@ -66,9 +66,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
     validate(o);
     Geometry g(o.leaf_span, o.value_size);
+    GlobalAddress arena = read_meta(c, o, g);  // refused before joining the membership
     auto svc = collab::Service<T>::attach(c, service_options(o, g, 0));
     auto t = std::shared_ptr<Tree>(new Tree(c, o, svc));
-    t->load_meta(c);
+    t->arena_ = arena;
     t->core_.read_root(c);
     return t;
   }
@@ -152,17 +153,28 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     so.descriptor_slot = o.descriptor_slot;
     return so;
   }
-  void load_meta(Client<T>& c) {
-    uint64_t mraw =
-        c.template read_value<uint64_t>(layout::root_slot(first_memory_node(c), opts_.meta_slot));
-    if (mraw == 0) throw ConfigError("dmtree: no tree at meta slot (create it first)");
-    uint64_t meta[4];
-    c.read(GlobalAddress::from_raw(mraw), meta, sizeof(meta));
-    if (meta[0] != kMagic || meta[2] != geo_.leaf_bytes() ||
-        meta[3] != (uint64_t{opts_.leaf_span} << 32 | opts_.value_size))
-      throw ConfigError("dmtree: the tree in memory has another geometry (leaf_span/value_size)");
-    arena_ = GlobalAddress::from_raw(meta[1]);
+  // Settings every compute node must share: the bottom level's layout, and whether leaves merge
+  // (a node that does not expect merges would trust a stale copy's fences).
+  static uint64_t format_bits(const Options& o) {
+    return (o.entry_versions ? 1u : 0u) | (o.leaf_merge ? 2u : 0u);
   }
+  // The leaf arena of the tree in memory, after checking that it was built with these options.
+  static GlobalAddress read_meta(Client<T>& c, const Options& o, const Geometry& g) {
+    uint64_t mraw =
+        c.template read_value<uint64_t>(layout::root_slot(first_memory_node(c), o.meta_slot));
+    if (mraw == 0) throw ConfigError("dmtree: no tree at meta slot (create it first)");
+    uint64_t meta[5];
+    c.read(GlobalAddress::from_raw(mraw), meta, sizeof(meta));
+    if (meta[0] != kMagic || meta[2] != g.leaf_bytes() ||
+        meta[3] != (uint64_t{o.leaf_span} << 32 | o.value_size))
+      throw ConfigError("dmtree: the tree in memory has another geometry (leaf_span/value_size)");
+    if (meta[4] != format_bits(o))
+      throw ConfigError(
+          "dmtree: the tree in memory was created with other entry_versions/leaf_merge settings "
+          "(every compute node must use the creator's)");
+    return GlobalAddress::from_raw(meta[1]);
+  }
+  void load_meta(Client<T>& c) { arena_ = read_meta(c, opts_, geo_); }
 
   GlobalAddress leaf_addr(uint64_t id) const { return arena_ + id * geo_.leaf_bytes(); }
   uint64_t leaf_id(GlobalAddress a) const {

@@ -130,6 +130,19 @@ class BTreeCore {
     }
   }
 
+  // A cached bottom-level node at `a` was found stale (DMTree's version check): reads it anew,
+  // moving right along the level until a node covers k, caches what it read, and returns k's
+  // child. Only that level is read: the upper ones did not change with the leaf.
+  Located reread_level1(Client<T>& c, Key k, GlobalAddress a) {
+    for (;;) {
+      InternalNode n = read_internal(c, a, 1);
+      admit(n);  // replaces the stale copy (same low fence) even when k has moved right of it
+      if (n.covers(k)) return child_of(n, n.child_pos(k), nullptr);
+      if (n.hi_inf || k < n.hi || !n.sibling) return locate(c, k);  // k left of it: from the top
+      a = n.sibling;
+    }
+  }
+
   // Address of some node at `level` whose range starts at or before k (callers move right).
   GlobalAddress locate_level(Client<T>& c, Key k, unsigned level) {
     GlobalAddress cur;

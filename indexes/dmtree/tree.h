@@ -100,6 +100,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             {"inconsistencies", static_cast<double>(inconsistent_.load())},
             {"version_mismatches", static_cast<double>(version_mismatches_.load())},
             {"cache_invalidations", static_cast<double>(core_.cache().invalidations())},
+            {"internal_reads", static_cast<double>(s.internal_reads.load())},
             {"leaf_merges", static_cast<double>(merges_.load())},
             {"merge_aborts", static_cast<double>(merge_aborts_.load())},
             {"unmerged_only_children", static_cast<double>(only_children_.load())},
@@ -269,7 +270,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       bool any = false;  // rows hold keys up to `last`; a restart continues after it
       Key last = 0;
       for (;;) {
-        btree::Located loc = t_->core_.locate(*c_, from);
+        btree::Located loc = locate(from);
         Target tg = target(loc);
         uint64_t id = tg.id;
         bool first = true, restart = false, refresh = false;
@@ -457,17 +458,24 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         return {tag_table(loc.tag), true, tag_version(loc.tag), loc.from_cache, loc.parent};
       return {t_->leaf_id(loc.leaf), false, 0, loc.from_cache, loc.parent};
     }
-    // The version check against tb_, a primary image. True when a cached entry is stale: its node
-    // is dropped and the caller traverses again, which reads it anew (the cache refresh). A
-    // mismatch against a node read just now (a split or merge that has not reached the parent
-    // yet) is left to the fences.
+    // The version check against tb_, a primary image. True when a cached entry is stale: the
+    // caller locates again, which reads that bottom-level node anew and caches it (the cache
+    // refresh; the upper levels are not read again). A mismatch against a node read just now (a
+    // split or merge that has not reached the parent yet) is left to the fences.
     bool stale_entry(Target& tg) {
       if (!tg.check || tb_.version() == tg.version) return false;
       tg.check = false;
       if (!tg.from_cache) return false;
       t_->version_mismatches_.fetch_add(1, std::memory_order_relaxed);
-      t_->core_.cache().invalidate(tg.parent);
+      reread_ = tg.parent->addr;
       return true;
+    }
+    // Where k's leaf is: through the cache, or, after stale_entry, by reading the stale node anew.
+    btree::Located locate(Key k) {
+      if (reread_.is_null()) return t_->core_.locate(*c_, k);
+      GlobalAddress a = reread_;
+      reread_ = GlobalAddress::null();
+      return t_->core_.reread_level1(*c_, k, a);
     }
     // A B-link move to the right sibling: no entry vouches for it.
     void moved_right(Target& tg) {
@@ -478,7 +486,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     bool search_direct(Key k, std::string& out) {
       const uint8_t f = fingerprint(k);
       for (;;) {
-        btree::Located loc = t_->core_.locate(*c_, k);
+        btree::Located loc = locate(k);
         Target tg = target(loc);
         uint64_t id = tg.id;
         bool is_primary = load_for_search(id), refresh = false;
@@ -548,7 +556,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           }
           return false;
         }
-        if (refresh) continue;  // stale_entry dropped the node: the next locate reads it anew
+        if (refresh) continue;  // stale_entry: the next locate reads the node anew
         if (tg.from_cache) t_->core_.cache().invalidate(tg.parent);
         c_->pause();
       }
@@ -581,7 +589,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       if (op != Op::kRemove) btree::store_value(val.data(), v, g.value_size());
       auto& svc = *t_->svc_;
       for (;;) {
-        btree::Located loc = t_->core_.locate(*c_, k);
+        btree::Located loc = locate(k);
         Target tg = target(loc);
         uint64_t id = tg.id;
         bool refresh = false;
@@ -866,7 +874,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     static constexpr unsigned kMergeAttempts = 16;
     static constexpr uint64_t kNoMerge = ~uint64_t{0};
     uint64_t collisions_ = 0, my_splits_ = 0, my_merges_ = 0;
-    uint64_t merge_id_ = kNoMerge;  // a delete emptied this leaf: merge it after the unlock
+    uint64_t merge_id_ = kNoMerge;
+    GlobalAddress reread_ = GlobalAddress::null();  // a stale cached node to read anew  // a delete
+                                                    // emptied this leaf: merge it after the unlock
     Key merge_lo_ = 0;
     bool held_ = false;  // this handle holds the lock of table held_id_ on held_owner_
     NodeId held_owner_ = 0;

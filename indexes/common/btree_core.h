@@ -37,6 +37,8 @@ struct Located {
   GlobalAddress next;         // parent's next child pointer (sibling-based validation); null = last
   bool from_cache = false;    // the parent came from the compute-side cache (may be stale)
   NodeCache::NodePtr parent;  // the cached parent, to invalidate when found stale
+  bool tagged = false;        // the parent's entry carries a tag (tagged bottom level)
+  uint64_t tag = 0;           // that tag
 };
 
 // Counters shared by the clients of one process (atomics: many threads update them).
@@ -49,14 +51,16 @@ template <Transport T>
 class BTreeCore {
  public:
   // `cached_levels`: internal levels kept in the compute-side cache, from the bottom (level 1);
-  // 0 = all of them. DMTree caches the bottom level only, as its paper does.
+  // 0 = all of them. DMTree caches the bottom level only, as its paper does. `tag_level1`: the
+  // bottom-level nodes carry a tag per child (internal_node.h; DMTree's version IDs).
   BTreeCore(GlobalAddress root_slot, uint32_t fanout, uint64_t cache_bytes, LocalLockTable* llt,
-            unsigned cached_levels = 0)
+            unsigned cached_levels = 0, bool tag_level1 = false)
       : root_slot_(root_slot),
         fanout_(fanout),
         cache_(cache_bytes),
         llt_(llt),
-        cached_levels_(cached_levels) {
+        cached_levels_(cached_levels),
+        tag_level1_(tag_level1) {
     if (fanout < 4 || fanout > 1024)
       throw ConfigError("internal node fanout must be in [4, 1024], got " + std::to_string(fanout));
   }
@@ -93,7 +97,7 @@ class BTreeCore {
         size_t p = n->child_pos(k);
         if (n->level == 1) {
           stats_.cache_hits.fetch_add(1, std::memory_order_relaxed);
-          return {n->child_at(p), n->next_of(p), true, n};
+          return child_of(*n, p, n);
         }
         cur = n->child_at(p);
         lvl = n->level - 1u;
@@ -106,7 +110,7 @@ class BTreeCore {
       if (lvl == 0) return {cur, GlobalAddress::null(), false, nullptr};
       bool restart = false;
       while (!restart) {
-        InternalNode n = read_internal(c, cur);
+        InternalNode n = read_internal(c, cur, lvl);
         if (!n.covers(k)) {
           if (!n.hi_inf && k >= n.hi && n.sibling) {
             cur = n.sibling;
@@ -118,10 +122,24 @@ class BTreeCore {
         if (n.lo == 0 && !n.hi_inf && n.sibling) refresh_root_if(c, n);
         admit(n);
         size_t p = n.child_pos(k);
-        if (n.level == 1) return {n.child_at(p), n.next_of(p), false, nullptr};
+        if (n.level == 1) return child_of(n, p, nullptr);
         cur = n.child_at(p);
+        lvl = n.level - 1u;
       }
       stats_.retries.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  // A cached bottom-level node at `a` was found stale (DMTree's version check): reads it anew,
+  // moving right along the level until a node covers k, caches what it read, and returns k's
+  // child. Only that level is read: the upper ones did not change with the leaf.
+  Located reread_level1(Client<T>& c, Key k, GlobalAddress a) {
+    for (;;) {
+      InternalNode n = read_internal(c, a, 1);
+      admit(n);  // replaces the stale copy (same low fence) even when k has moved right of it
+      if (n.covers(k)) return child_of(n, n.child_pos(k), nullptr);
+      if (n.hi_inf || k < n.hi || !n.sibling) return locate(c, k);  // k left of it: from the top
+      a = n.sibling;
     }
   }
 
@@ -140,7 +158,7 @@ class BTreeCore {
       if (lvl < level) throw Error("locate_level above the root");
     }
     while (lvl > level) {
-      InternalNode n = read_internal(c, cur);
+      InternalNode n = read_internal(c, cur, lvl);
       if (!n.covers(k) && !n.hi_inf && k >= n.hi && n.sibling) {
         cur = n.sibling;
         continue;
@@ -152,12 +170,13 @@ class BTreeCore {
     return cur;
   }
 
-  InternalNode read_internal(Client<T>& c, GlobalAddress a) {
-    std::vector<uint64_t> w(InternalNode::image_bytes(fanout_) / 8);
+  // The node at `a`, whose level is `level` (it decides the image's size: tagged or not).
+  InternalNode read_internal(Client<T>& c, GlobalAddress a, unsigned level) {
+    std::vector<uint64_t> w(image_bytes(level) / 8);
     for (;;) {
       c.read(a + 8, w.data(), static_cast<uint32_t>(w.size() * 8));
       stats_.internal_reads.fetch_add(1, std::memory_order_relaxed);
-      if (auto n = InternalNode::decode(a, w.data(), fanout_)) return *n;
+      if (auto n = InternalNode::decode(a, w.data(), fanout_, w.size())) return *n;
       stats_.retries.fetch_add(1, std::memory_order_relaxed);
       c.pause();  // torn by a concurrent node write: read again
     }
@@ -166,9 +185,10 @@ class BTreeCore {
   // --- separator insertion (up-propagation)
   // ---------------------------------------------------------- After a node at level-1 split into
   // `left` and `right` at `sep`, insert (sep, right) at `level`; splits propagate upward; a split
-  // root is replaced through a CAS on the root word.
+  // root is replaced through a CAS on the root word. In a tagged bottom level, the new entry
+  // carries `right_tag` and left's entry takes `left_tag` unless it holds a newer one.
   void insert_separator(Client<T>& c, unsigned level, Key sep, GlobalAddress right,
-                        GlobalAddress left) {
+                        GlobalAddress left, uint64_t right_tag = 0, uint64_t left_tag = 0) {
     for (;;) {
       if (cached_height() < level) {
         RootWord rw = read_root(c);
@@ -184,7 +204,12 @@ class BTreeCore {
           r.leftmost = left;
           r.keys = {sep};
           r.children = {right};
-          r.addr = c.alloc(InternalNode::remote_bytes(fanout_), 64);
+          if (tagged(level)) {
+            r.tagged = true;
+            r.leftmost_tag = left_tag;
+            r.tags = {right_tag};
+          }
+          r.addr = c.alloc(InternalNode::remote_bytes(fanout_, r.tagged), 64);
           write_whole(c, r, /*locked=*/false);
           RootWord nw{static_cast<uint8_t>(level), r.addr};
           if (c.cas(root_slot_, rw.raw(), nw.raw()) == rw.raw()) {
@@ -198,7 +223,7 @@ class BTreeCore {
       }
       GlobalAddress a = locate_level(c, sep, level);
       for (;;) {
-        InternalNode n = lock_and_read(c, a);
+        InternalNode n = lock_and_read(c, a, level);
         // Until the node is written back (which unlocks it), an error (pool exhausted) releases
         // the lock so that other clients see their own error instead of waiting forever.
         UnlockOnError held(*this, c, a);
@@ -217,8 +242,12 @@ class BTreeCore {
           unlock(c, a);
           return;
         }
-        n.keys.insert(n.keys.begin() + p, sep);
-        n.children.insert(n.children.begin() + p, right);
+        n.insert_entry(p, sep, right, right_tag);
+        if (n.tagged) {
+          size_t lp = n.child_at(p) == left ? p : n.position_of(left);
+          if (lp <= n.count() && InternalNode::tag_newer(left_tag, n.child_tag(lp)))
+            n.set_child_tag(lp, left_tag);
+        }
         ++n.nv;
         if (n.count() <= fanout_) {
           held.dismiss();
@@ -238,7 +267,13 @@ class BTreeCore {
         r.leftmost = n.children[m];
         r.keys.assign(n.keys.begin() + m + 1, n.keys.end());
         r.children.assign(n.children.begin() + m + 1, n.children.end());
-        r.addr = c.alloc(InternalNode::remote_bytes(fanout_), 64);
+        if (n.tagged) {
+          r.tagged = true;
+          r.leftmost_tag = n.tags[m];
+          r.tags.assign(n.tags.begin() + m + 1, n.tags.end());
+          n.tags.resize(m);
+        }
+        r.addr = c.alloc(InternalNode::remote_bytes(fanout_, r.tagged), 64);
         Key pivot = n.keys[m];
         n.keys.resize(m);
         n.children.resize(m);
@@ -255,9 +290,44 @@ class BTreeCore {
         sep = pivot;
         right = r.addr;
         left = a;
+        right_tag = left_tag = 0;
         ++level;
         break;
       }
+    }
+  }
+
+  // Locks the bottom-level node covering k (moving right along the level) and lets `edit(node&)`
+  // change it under the lock, which it may hold across its own verbs; when edit returns true the
+  // node is written back (unlocked in the same batch), else only unlocked. False when the tree
+  // has no internal level or edit declined.
+  template <class F>
+  bool edit_level1(Client<T>& c, Key k, F&& edit) {
+    if (cached_height() < 1 && read_root(c).level < 1) return false;
+    GlobalAddress a = locate_level(c, k, 1);
+    for (;;) {
+      InternalNode n = lock_and_read(c, a, 1);
+      UnlockOnError held(*this, c, a);
+      if (!n.covers(k)) {
+        held.dismiss();
+        unlock(c, a);
+        if (!n.hi_inf && k >= n.hi && n.sibling) {
+          a = n.sibling;
+          continue;
+        }
+        throw Error("edit_level1 reached a node left of its key");
+      }
+      bool write = edit(n);
+      held.dismiss();
+      if (!write) {
+        unlock(c, a);
+        admit(n);
+        return false;
+      }
+      ++n.nv;
+      write_whole(c, n, true);
+      admit(n);
+      return true;
     }
   }
 
@@ -304,9 +374,9 @@ class BTreeCore {
 
   // Lock word CAS and node READ in one batch (Sherman's combined command); with the local lock
   // table a handed-over lock needs only the READ.
-  InternalNode lock_and_read(Client<T>& c, GlobalAddress a) {
+  InternalNode lock_and_read(Client<T>& c, GlobalAddress a, unsigned level) {
     bool handed = llt_ && llt_->acquire(c, a);
-    std::vector<uint64_t> w(InternalNode::image_bytes(fanout_) / 8);
+    std::vector<uint64_t> w(image_bytes(level) / 8);
     for (;;) {
       uint64_t old = 0;
       Batch b;
@@ -314,7 +384,7 @@ class BTreeCore {
       b.read(a + 8, w.data(), static_cast<uint32_t>(w.size() * 8));
       c.run(b);
       if (handed || old == 0) {
-        auto n = InternalNode::decode(a, w.data(), fanout_);
+        auto n = InternalNode::decode(a, w.data(), fanout_, w.size());
         if (!n) {
           unlock(c, a);
           throw Error("internal node " + a.to_string() + " is corrupt under its lock");
@@ -351,6 +421,20 @@ class BTreeCore {
     finish(c, n.addr, b);
   }
 
+  // Child p of bottom-level node n; `cached` is n's cache entry when it came from the cache.
+  static Located child_of(const InternalNode& n, size_t p, NodeCache::NodePtr cached) {
+    Located l{n.child_at(p), n.next_of(p), cached != nullptr, std::move(cached)};
+    if (n.tagged) {
+      l.tagged = true;
+      l.tag = n.child_tag(p);
+    }
+    return l;
+  }
+  bool tagged(unsigned level) const { return tag_level1_ && level == 1; }
+  uint64_t image_bytes(unsigned level) const {
+    return InternalNode::image_bytes(fanout_, tagged(level));
+  }
+
   // Every node read or written goes through here into the cache, if its level is cached.
   void admit(const InternalNode& n) {
     if (cached_levels_ == 0 || n.level <= cached_levels_) cache_.put(n);
@@ -361,6 +445,7 @@ class BTreeCore {
   NodeCache cache_;
   LocalLockTable* llt_;
   unsigned cached_levels_;
+  bool tag_level1_;
   std::atomic<uint64_t> root_raw_{0};
   CoreStats stats_;
 };

@@ -14,14 +14,18 @@ namespace dmrt::btree {
 
 // Remote layout (8-byte words):
 //   [0] lock word (0 = free), never part of the image
-//   [1] meta (checksum over words 1..; nv, flags = valid|hi_inf, extra = level)
+//   [1] meta (checksum over words 1..; nv, flags = valid|hi_inf|tagged, extra = level)
 //   [2] count  [3] lo  [4] hi  [5] sibling  [6] leftmost  [7] sibling_leftmost
 //   [8 + 2i] key i, [9 + 2i] child i, i < fanout
+// A tagged node (DMTree's bottom level, §3.2.2) also carries one tag word per child:
+//   [8] leftmost's tag, then [9 + 3i] key i, [10 + 3i] child i, [11 + 3i] child i's tag
+// A tag is the index's word about its child; its low 24 bits are a wrapping version (DMTree: the
+// leaf's version ID under its fingerprint table's id), so a tag is only replaced by a newer one.
 // Internal nodes are only ever written whole, under the lock, so one checksum over the used
 // part of the image validates a lock-free read. Keys are [lo, hi); lo = 0 is -inf.
 struct InternalNode {
-  static constexpr uint8_t kValid = 1, kHiInf = 2;
-  static constexpr uint64_t kHeaderWords = 7;  // words 1..7
+  static constexpr uint8_t kValid = 1, kHiInf = 2, kTagged = 4;
+  static constexpr uint64_t kHeaderWords = 7;  // words 1..7 (8 with the leftmost tag)
 
   GlobalAddress addr;
   uint8_t nv = 0;
@@ -34,9 +38,23 @@ struct InternalNode {
   GlobalAddress sibling_leftmost;
   std::vector<Key> keys;  // sorted pivots
   std::vector<GlobalAddress> children;
+  bool tagged = false;         // carries a tag per child (layout above)
+  uint64_t leftmost_tag = 0;   // tagged only
+  std::vector<uint64_t> tags;  // tagged only: tags[i] belongs to children[i]
 
-  static uint64_t remote_bytes(uint32_t fanout) { return 8 * (1 + kHeaderWords + 2ull * fanout); }
-  static uint64_t image_bytes(uint32_t fanout) { return remote_bytes(fanout) - 8; }
+  static uint64_t header_words(bool tagged) { return kHeaderWords + (tagged ? 1 : 0); }
+  static uint64_t entry_words(bool tagged) { return tagged ? 3 : 2; }
+  static uint64_t remote_bytes(uint32_t fanout, bool tagged = false) {
+    return 8 * (1 + header_words(tagged) + entry_words(tagged) * fanout);
+  }
+  static uint64_t image_bytes(uint32_t fanout, bool tagged = false) {
+    return remote_bytes(fanout, tagged) - 8;
+  }
+  // Whether tag a is newer than b (same child): their 24-bit versions, wrapping.
+  static bool tag_newer(uint64_t a, uint64_t b) {
+    uint32_t d = static_cast<uint32_t>(a - b) & 0xffffff;
+    return (a >> 24) != (b >> 24) || (d != 0 && d < (1u << 23));
+  }
 
   size_t count() const { return keys.size(); }
   bool covers(Key k) const { return k >= lo && (hi_inf || k < hi); }
@@ -46,32 +64,62 @@ struct InternalNode {
   }
   GlobalAddress child_at(size_t p) const { return p == 0 ? leftmost : children[p - 1]; }
   GlobalAddress next_of(size_t p) const { return p < count() ? children[p] : sibling_leftmost; }
+  uint64_t child_tag(size_t p) const { return p == 0 ? leftmost_tag : tags[p - 1]; }
+  void set_child_tag(size_t p, uint64_t t) { (p == 0 ? leftmost_tag : tags[p - 1]) = t; }
+  // Position of `child`, or count() + 1 when the node does not point to it.
+  size_t position_of(GlobalAddress child) const {
+    for (size_t p = 0; p <= count(); ++p)
+      if (child_at(p) == child) return p;
+    return count() + 1;
+  }
+  // Adds (key, child, tag) as keys[i] / children[i]; removes keys[i] and children[i].
+  void insert_entry(size_t i, Key k, GlobalAddress child, uint64_t tag) {
+    keys.insert(keys.begin() + i, k);
+    children.insert(children.begin() + i, child);
+    if (tagged) tags.insert(tags.begin() + i, tag);
+  }
+  void erase_entry(size_t i) {
+    keys.erase(keys.begin() + i);
+    children.erase(children.begin() + i);
+    if (tagged) tags.erase(tags.begin() + i);
+  }
   // Bytes this node costs in a compute-side cache (image plus bookkeeping).
-  uint64_t cache_cost() const { return 8 * (kHeaderWords + 2 * count()) + 96; }
+  uint64_t cache_cost() const {
+    return 8 * (header_words(tagged) + entry_words(tagged) * count()) + 96;
+  }
 
   // Image words (without the lock word), ready to WRITE at addr + 8.
   std::vector<uint64_t> encode(uint32_t fanout) const {
-    std::vector<uint64_t> w(kHeaderWords + 2ull * fanout, 0);
+    const uint64_t hw = header_words(tagged), ew = entry_words(tagged);
+    std::vector<uint64_t> w(hw + ew * fanout, 0);
     w[1] = count();
     w[2] = lo;
     w[3] = hi;
     w[4] = sibling.raw();
     w[5] = leftmost.raw();
     w[6] = sibling_leftmost.raw();
+    if (tagged) w[7] = leftmost_tag;
     for (size_t i = 0; i < count(); ++i) {
-      w[kHeaderWords + 2 * i] = keys[i];
-      w[kHeaderWords + 2 * i + 1] = children[i].raw();
+      w[hw + ew * i] = keys[i];
+      w[hw + ew * i + 1] = children[i].raw();
+      if (tagged) w[hw + ew * i + 2] = tags[i];
     }
-    sealed::Meta m{nv, static_cast<uint8_t>(kValid | (hi_inf ? kHiInf : 0)), level};
-    sealed::seal(w.data(), kHeaderWords - 1 + 2 * count(), m);
+    sealed::Meta m{
+        nv, static_cast<uint8_t>(kValid | (hi_inf ? kHiInf : 0) | (tagged ? kTagged : 0)), level};
+    sealed::seal(w.data(), hw - 1 + ew * count(), m);
     return w;
   }
-  // Null when the image is torn (checksum) or malformed.
-  static std::optional<InternalNode> decode(GlobalAddress addr, const uint64_t* w,
-                                            uint32_t fanout) {
+  // Null when the image is torn (checksum) or malformed. `words`: how many were read (0: an
+  // untagged image, image_bytes(fanout) / 8; a tagged node needs image_bytes(fanout, true) / 8).
+  static std::optional<InternalNode> decode(GlobalAddress addr, const uint64_t* w, uint32_t fanout,
+                                            uint64_t words = 0) {
+    if (words == 0) words = image_bytes(fanout) / 8;
     uint64_t n = w[1];
     if (n > fanout) return std::nullopt;
-    if (!sealed::verify(w, kHeaderWords - 1 + 2 * n)) return std::nullopt;
+    const bool tg = sealed::meta_of(w).flags & kTagged;
+    const uint64_t hw = header_words(tg), ew = entry_words(tg);
+    if (hw + ew * n > words) return std::nullopt;
+    if (!sealed::verify(w, hw - 1 + ew * n)) return std::nullopt;
     sealed::Meta m = sealed::meta_of(w);
     if (!(m.flags & kValid) || m.extra == 0) return std::nullopt;
     InternalNode node;
@@ -79,16 +127,20 @@ struct InternalNode {
     node.nv = m.nv;
     node.level = static_cast<uint8_t>(m.extra);
     node.hi_inf = m.flags & kHiInf;
+    node.tagged = tg;
     node.lo = w[2];
     node.hi = w[3];
     node.sibling = GlobalAddress::from_raw(w[4]);
     node.leftmost = GlobalAddress::from_raw(w[5]);
     node.sibling_leftmost = GlobalAddress::from_raw(w[6]);
+    if (tg) node.leftmost_tag = w[7];
     node.keys.resize(n);
     node.children.resize(n);
+    if (tg) node.tags.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      node.keys[i] = w[kHeaderWords + 2 * i];
-      node.children[i] = GlobalAddress::from_raw(w[kHeaderWords + 2 * i + 1]);
+      node.keys[i] = w[hw + ew * i];
+      node.children[i] = GlobalAddress::from_raw(w[hw + ew * i + 1]);
+      if (tg) node.tags[i] = w[hw + ew * i + 2];
     }
     return node;
   }

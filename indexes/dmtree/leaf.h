@@ -28,10 +28,32 @@ inline uint32_t version_of(const uint64_t* obj) {
   sealed::Meta m = sealed::meta_of(obj);
   return (uint32_t{m.nv} | uint32_t{m.extra} << 8) & 0xffffff;
 }
+inline uint32_t next_version(uint32_t v) {
+  return (v + 1) & 0xffffff;
+}
+
+// A bottom-level internal entry's tag (§3.2.2, Fig. 8): the pointer to the leaf's fingerprint
+// table (its id: the table sits at the same offset on every compute node, the owner comes from
+// the ring) and the leaf's version ID. indexes/common/internal_node.h keeps it per child and
+// replaces it only by a newer version.
+inline uint64_t entry_tag(uint64_t table_id, uint32_t version) {
+  return table_id << 24 | (version & 0xffffff);
+}
+inline uint64_t tag_table(uint64_t tag) {
+  return tag >> 24;
+}
+inline uint32_t tag_version(uint64_t tag) {
+  return static_cast<uint32_t>(tag & 0xffffff);
+}
+
+// Table flag of a leaf merged away (§4.2): final, its id is never reused; whoever reaches it
+// traverses again. The leaf itself says so by a header without kValid.
+inline constexpr uint8_t kDeadFlag = collab::kUserFlag0 << 1;
 
 // Leaf on the memory node, addressed by its table id: arena + id * leaf_bytes. No lock word: the
 // leaf's lock is the tail word of its fingerprint table.
-//   [0..3]  header: meta(version, valid|hi_inf) lo hi sibling(id+1, 0 = none)
+//   [0..3]  header: meta(version, valid|hi_inf) lo hi sibling(id+1, 0 = none); no valid = merged
+//           away (dead)
 //   [4 + i*ew] entry i: meta(version, occupied) key value[vw]       (ew = 2 + vw)
 // Every object is sealed (checksum): the transports promise 8-byte atomicity only, so even an
 // entry inside one cache line can be read torn; the paper's "CRC on units that span cache lines"
@@ -65,6 +87,7 @@ struct Table {
   uint32_t version() const { return collab::table_version(w.data()); }
   uint8_t flags() const { return collab::table_flags(w.data()); }
   bool hi_inf() const { return flags() & collab::kUserFlag0; }
+  bool dead() const { return flags() & kDeadFlag; }
   Key lo() const { return w[1]; }
   Key hi() const { return w[2]; }
   uint64_t sibling() const { return w[3]; }  // id + 1; 0 = none
@@ -73,6 +96,11 @@ struct Table {
   uint8_t fp(uint32_t i) const { return reinterpret_cast<const uint8_t*>(&w[4])[i]; }
   void set_fp(uint32_t i, uint8_t f) { reinterpret_cast<uint8_t*>(&w[4])[i] = f; }
   uint8_t user_flags() const { return hi_inf() ? collab::kUserFlag0 : 0; }
+  uint32_t used(uint32_t span) const {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < span; ++i) n += fp(i) != 0;
+    return n;
+  }
 };
 
 // A leaf image in local memory.
@@ -83,18 +111,20 @@ struct LeafImage {
 
   uint32_t version() const { return version_of(&w[0]); }
   bool hi_inf() const { return sealed::meta_of(&w[0]).flags & Geometry::kHiInf; }
+  bool dead() const { return !(sealed::meta_of(&w[0]).flags & Geometry::kValid); }
   Key lo() const { return w[1]; }
   Key hi() const { return w[2]; }
   uint64_t sibling() const { return w[3]; }
   uint64_t* entry(uint32_t i) { return &w[4 + i * g->ew()]; }
   const uint64_t* entry(uint32_t i) const { return &w[4 + i * g->ew()]; }
 
-  void set_header(uint32_t version, Key lo, Key hi, bool hi_inf, uint64_t sibling) {
+  void set_header(uint32_t version, Key lo, Key hi, bool hi_inf, uint64_t sibling,
+                  bool dead = false) {
     w[1] = lo;
     w[2] = hi;
     w[3] = sibling;
     sealed::seal(&w[0], 3,
-                 meta_for(version, static_cast<uint8_t>(Geometry::kValid |
+                 meta_for(version, static_cast<uint8_t>((dead ? 0 : Geometry::kValid) |
                                                         (hi_inf ? Geometry::kHiInf : 0))));
   }
   bool consistent() const {

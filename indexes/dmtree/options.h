@@ -15,6 +15,14 @@ struct Options {
   // The private cache holds bottom-level internal nodes only, indexed locally by key (§3.2.1); off:
   // every internal level, as Sherman's and CHIME's caches do.
   bool bottom_level_cache = true;
+  // Bottom-level internal entries carry each leaf's version ID and fingerprint-table pointer; the
+  // version is checked against the table a search or write reads, and a stale cached node is
+  // refreshed (§3.2.2). off: the entries hold the leaf pointer only, and fence keys alone (B-link
+  // moves) keep the cache coherent.
+  bool entry_versions = true;
+  // A delete that empties a leaf merges it with its neighbour under the same parent and removes
+  // its internal entry (§4.2). off: empty leaves stay (scans skip them).
+  bool leaf_merge = true;
   // Collaborative design (§3.2-3.3): fingerprint tables and leaf locks on compute nodes, owned by
   // consistent hashing, with cached copies. false = the FP-B+-tree baseline: the same tables and
   // lock words, all on the memory node.
@@ -74,6 +82,12 @@ constexpr auto Options::fields() {
       option_switch("bottom_level_cache", &Options::bottom_level_cache,
                     "The internal-node cache holds the bottom level only, as the paper's does "
                     "(off: every level)"),
+      option_switch("entry_versions", &Options::entry_versions,
+                    "Bottom-level internal entries carry the leaf's version ID and fingerprint-"
+                    "table pointer, checked against the table (off: fence keys alone)"),
+      option_switch("leaf_merge", &Options::leaf_merge,
+                    "A delete that empties a leaf merges it with its neighbour (off: empty "
+                    "leaves stay)"),
       option_number("vnodes", &Options::vnodes,
                     "Virtual nodes per compute node on the ownership ring", 1u, 4096u),
       option_number("combiner_slots", &Options::combiner_slots,

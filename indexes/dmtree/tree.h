@@ -42,8 +42,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     uint64_t cap = o.max_leaves ? o.max_leaves : (c.region_bytes(mem0) / 2) / g.leaf_bytes();
     auto svc = collab::Service<T>::create(c, service_options(o, g, cap));
     GlobalAddress arena = c.alloc_on(mem0, svc->max_tables() * g.leaf_bytes(), 64);
-    uint64_t meta[4] = {kMagic, arena.raw(), g.leaf_bytes(),
-                        uint64_t{o.leaf_span} << 32 | o.value_size};
+    uint64_t meta[5] = {kMagic, arena.raw(), g.leaf_bytes(),
+                        uint64_t{o.leaf_span} << 32 | o.value_size, format_bits(o)};
     GlobalAddress m = c.alloc_on(mem0, 64, 64);
     c.write(m, meta, sizeof(meta));
     uint64_t mraw = m.raw();
@@ -66,9 +66,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
     validate(o);
     Geometry g(o.leaf_span, o.value_size);
+    GlobalAddress arena = read_meta(c, o, g);  // refused before joining the membership
     auto svc = collab::Service<T>::attach(c, service_options(o, g, 0));
     auto t = std::shared_ptr<Tree>(new Tree(c, o, svc));
-    t->load_meta(c);
+    t->arena_ = arena;
     t->core_.read_root(c);
     return t;
   }
@@ -97,6 +98,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             {"primary_reads", static_cast<double>(primary_reads_.load())},
             {"fp_false_positives", static_cast<double>(false_pos_.load())},
             {"inconsistencies", static_cast<double>(inconsistent_.load())},
+            {"version_mismatches", static_cast<double>(version_mismatches_.load())},
+            {"cache_invalidations", static_cast<double>(core_.cache().invalidations())},
+            {"internal_reads", static_cast<double>(s.internal_reads.load())},
+            {"leaf_merges", static_cast<double>(merges_.load())},
+            {"merge_aborts", static_cast<double>(merge_aborts_.load())},
+            {"unmerged_only_children", static_cast<double>(only_children_.load())},
+            {"dead_leaf_hits", static_cast<double>(dead_hits_.load())},
             {"shared_results", static_cast<double>(comb_.shared())},
             {"takeovers", static_cast<double>(v.takeovers.load())},
             {"fences", static_cast<double>(v.fences.load())},
@@ -106,6 +114,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             {"read_retries", static_cast<double>(read_retries_.load() + s.retries.load())}};
   }
   uint64_t cache_bytes() const { return core_.cache().used_bytes(); }
+  // The cached bottom-level node covering k, if any (tests look at its entries).
+  btree::NodeCache::NodePtr cache_node_for_test(Key k) const { return core_.cache().find(k, 1); }
   const Options& options() const { return opts_; }
   const Geometry& geometry() const { return geo_; }
   collab::Service<T>& service() { return *svc_; }
@@ -118,7 +128,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         svc_(std::move(svc)),
         llt_(4096, 8),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
-              &llt_, o.bottom_level_cache ? 1 : 0),
+              &llt_, o.bottom_level_cache ? 1 : 0, o.entry_versions),
         comb_(o.combiner_slots, o.batch_limit) {}
 
   static void validate(const Options& o) {
@@ -144,17 +154,28 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     so.descriptor_slot = o.descriptor_slot;
     return so;
   }
-  void load_meta(Client<T>& c) {
-    uint64_t mraw =
-        c.template read_value<uint64_t>(layout::root_slot(first_memory_node(c), opts_.meta_slot));
-    if (mraw == 0) throw ConfigError("dmtree: no tree at meta slot (create it first)");
-    uint64_t meta[4];
-    c.read(GlobalAddress::from_raw(mraw), meta, sizeof(meta));
-    if (meta[0] != kMagic || meta[2] != geo_.leaf_bytes() ||
-        meta[3] != (uint64_t{opts_.leaf_span} << 32 | opts_.value_size))
-      throw ConfigError("dmtree: the tree in memory has another geometry (leaf_span/value_size)");
-    arena_ = GlobalAddress::from_raw(meta[1]);
+  // Settings every compute node must share: the bottom level's layout, and whether leaves merge
+  // (a node that does not expect merges would trust a stale copy's fences).
+  static uint64_t format_bits(const Options& o) {
+    return (o.entry_versions ? 1u : 0u) | (o.leaf_merge ? 2u : 0u);
   }
+  // The leaf arena of the tree in memory, after checking that it was built with these options.
+  static GlobalAddress read_meta(Client<T>& c, const Options& o, const Geometry& g) {
+    uint64_t mraw =
+        c.template read_value<uint64_t>(layout::root_slot(first_memory_node(c), o.meta_slot));
+    if (mraw == 0) throw ConfigError("dmtree: no tree at meta slot (create it first)");
+    uint64_t meta[5];
+    c.read(GlobalAddress::from_raw(mraw), meta, sizeof(meta));
+    if (meta[0] != kMagic || meta[2] != g.leaf_bytes() ||
+        meta[3] != (uint64_t{o.leaf_span} << 32 | o.value_size))
+      throw ConfigError("dmtree: the tree in memory has another geometry (leaf_span/value_size)");
+    if (meta[4] != format_bits(o))
+      throw ConfigError(
+          "dmtree: the tree in memory was created with other entry_versions/leaf_merge settings "
+          "(every compute node must use the creator's)");
+    return GlobalAddress::from_raw(meta[1]);
+  }
+  void load_meta(Client<T>& c) { arena_ = read_meta(c, opts_, geo_); }
 
   GlobalAddress leaf_addr(uint64_t id) const { return arena_ + id * geo_.leaf_bytes(); }
   uint64_t leaf_id(GlobalAddress a) const {
@@ -184,7 +205,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     for (uint32_t i = 0; i < geo_.span(); ++i)
       if (entry_occupied(leaf.entry(i))) fps[i] = fingerprint(leaf.entry(i)[1]);
     version = leaf.version();
-    flags = leaf.hi_inf() ? collab::kUserFlag0 : 0;
+    flags = static_cast<uint8_t>((leaf.hi_inf() ? collab::kUserFlag0 : 0) |
+                                 (leaf.dead() ? kDeadFlag : 0));
   }
 
   Options opts_;
@@ -195,7 +217,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   Combiner comb_;
   GlobalAddress arena_;
   std::atomic<uint64_t> leaves_{0}, splits_{0}, read_retries_{0}, local_hits_{0}, primary_reads_{0},
-      false_pos_{0}, inconsistent_{0};
+      false_pos_{0}, inconsistent_{0}, version_mismatches_{0}, merges_{0}, merge_aborts_{0},
+      dead_hits_{0}, only_children_{0};
 
  public:
   // One client's view. Not shared between fibers.
@@ -244,13 +267,25 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       const Geometry& g = *g_;
       std::vector<std::pair<Key, uint32_t>> ks;
       std::vector<uint64_t> buf(g.leaf_words());
+      bool any = false;  // rows hold keys up to `last`; a restart continues after it
+      Key last = 0;
       for (;;) {
-        btree::Located loc = t_->core_.locate(*c_, from);
-        uint64_t id = t_->leaf_id(loc.leaf);
-        bool first = true, any = false, restart = false;
-        Key last = 0;
+        btree::Located loc = locate(from);
+        Target tg = target(loc);
+        uint64_t id = tg.id;
+        bool first = true, restart = false, refresh = false;
         while (rows.size() < count) {
           primary(id, false);
+          if (tb_.dead()) {  // merged away: the entry or sibling that led here is stale
+            t_->dead_hits_.fetch_add(1, std::memory_order_relaxed);
+            if (first && loc.from_cache) t_->core_.cache().invalidate(loc.parent);
+            restart = true;
+            break;
+          }
+          if (first && stale_entry(tg)) {
+            refresh = restart = true;
+            break;
+          }
           if (first && from < tb_.lo()) {
             if (loc.from_cache) t_->core_.cache().invalidate(loc.parent);
             restart = true;
@@ -259,6 +294,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           if (first && !tb_.covers_hi(from)) {
             if (!tb_.sibling()) break;
             id = tb_.sibling() - 1;
+            tg.check = false;
             continue;
           }
           uint32_t lo_i = g.span(), hi_i = 0;
@@ -313,8 +349,11 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           id = tb_.sibling() - 1;
         }
         if (!restart) return;
-        rows.clear();
-        c_->pause();
+        if (any) {
+          if (last == ~Key{0}) return;
+          from = std::max(from, last + 1);
+        }
+        if (!refresh) c_->pause();
       }
     }
 
@@ -322,6 +361,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // Per-handle figures for tests: fingerprint matches whose entry held another key.
     uint64_t fp_collisions() const { return collisions_; }
     uint64_t splits() const { return my_splits_; }
+    uint64_t merges() const { return my_merges_; }
 
     // Test-only: takes the leaf lock of k's leaf and never releases it (a client that dies while
     // holding a lock). Peers recover it once this compute node has left.
@@ -404,14 +444,69 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       return 1;
     }
 
+    // Where a traversal says k's leaf is: its table id and, with entry_versions, the version ID
+    // its bottom-level entry holds (§3.2.2), to compare with the version of the table read.
+    struct Target {
+      uint64_t id;
+      bool check;  // a version to compare: the entry was tagged and no B-link move happened since
+      uint32_t version;
+      bool from_cache;
+      btree::NodeCache::NodePtr parent;
+    };
+    Target target(const btree::Located& loc) const {
+      if (loc.tagged)
+        return {tag_table(loc.tag), true, tag_version(loc.tag), loc.from_cache, loc.parent};
+      return {t_->leaf_id(loc.leaf), false, 0, loc.from_cache, loc.parent};
+    }
+    // The version check against tb_, a primary image. True when a cached entry is stale: the
+    // caller locates again, which reads that bottom-level node anew and caches it (the cache
+    // refresh; the upper levels are not read again). A mismatch against a node read just now (a
+    // split or merge that has not reached the parent yet) is left to the fences.
+    bool stale_entry(Target& tg) {
+      if (!tg.check || tb_.version() == tg.version) return false;
+      tg.check = false;
+      if (!tg.from_cache) return false;
+      t_->version_mismatches_.fetch_add(1, std::memory_order_relaxed);
+      reread_ = tg.parent->addr;
+      return true;
+    }
+    // Where k's leaf is: through the cache, or, after stale_entry, by reading the stale node anew.
+    btree::Located locate(Key k) {
+      if (reread_.is_null()) return t_->core_.locate(*c_, k);
+      GlobalAddress a = reread_;
+      reread_ = GlobalAddress::null();
+      return t_->core_.reread_level1(*c_, k, a);
+    }
+    // A B-link move to the right sibling: no entry vouches for it.
+    void moved_right(Target& tg) {
+      if (tg.from_cache) t_->core_.cache().invalidate(tg.parent);
+      tg.from_cache = tg.check = false;
+    }
+
     bool search_direct(Key k, std::string& out) {
       const uint8_t f = fingerprint(k);
       for (;;) {
-        btree::Located loc = t_->core_.locate(*c_, k);
-        uint64_t id = t_->leaf_id(loc.leaf);
-        bool from_cache = loc.from_cache;
-        bool is_primary = load_for_search(id);
+        btree::Located loc = locate(k);
+        Target tg = target(loc);
+        uint64_t id = tg.id;
+        bool is_primary = load_for_search(id), refresh = false;
         for (;;) {
+          if (tb_.dead()) {  // merged away (final, so a copy saying it is enough)
+            t_->dead_hits_.fetch_add(1, std::memory_order_relaxed);
+            break;
+          }
+          if (tg.check && tb_.version() != tg.version) {
+            if (!is_primary) {  // the copy may be the stale one: ask the primary first
+              primary(id, false);
+              refresh_copy(id);
+              is_primary = true;
+              continue;
+            }
+            if (stale_entry(tg)) {
+              refresh = true;
+              break;
+            }
+          }
           if (k < tb_.lo()) {
             if (!is_primary) {
               primary(id, false);
@@ -420,9 +515,16 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             }
             break;  // the cached parent is stale: traverse again
           }
-          if (!tb_.covers_hi(k)) {  // ranges only shrink, so even a stale copy may send us right
-            if (from_cache) t_->core_.cache().invalidate(loc.parent);
-            from_cache = false;
+          if (!tb_.covers_hi(k)) {
+            // Splits only shrink ranges, so a stale copy may send us right; a merge grows one, so
+            // with merges the primary decides.
+            if (!is_primary && t_->opts_.leaf_merge) {
+              primary(id, false);
+              refresh_copy(id);
+              is_primary = true;
+              continue;
+            }
+            moved_right(tg);
             if (!tb_.sibling()) {
               primary(id, false);
               is_primary = true;
@@ -454,7 +556,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           }
           return false;
         }
-        if (loc.from_cache) t_->core_.cache().invalidate(loc.parent);
+        if (refresh) continue;  // stale_entry: the next locate reads the node anew
+        if (tg.from_cache) t_->core_.cache().invalidate(tg.parent);
         c_->pause();
       }
     }
@@ -486,14 +589,27 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       if (op != Op::kRemove) btree::store_value(val.data(), v, g.value_size());
       auto& svc = *t_->svc_;
       for (;;) {
-        btree::Located loc = t_->core_.locate(*c_, k);
-        uint64_t id = t_->leaf_id(loc.leaf);
-        bool from_cache = loc.from_cache;
+        btree::Located loc = locate(k);
+        Target tg = target(loc);
+        uint64_t id = tg.id;
+        bool refresh = false;
         for (;;) {
           NodeId o = svc.lock_primary(*c_, id, tb_.data(), rebuild_);
           held_ = true;
           held_owner_ = o;
           held_id_ = id;
+          if (tb_.dead()) {  // merged away
+            t_->dead_hits_.fetch_add(1, std::memory_order_relaxed);
+            held_ = false;
+            svc.unlock(*c_, o, id);
+            break;
+          }
+          if (stale_entry(tg)) {  // unlock, refresh the cached node, lock again
+            held_ = false;
+            svc.unlock(*c_, o, id);
+            refresh = true;
+            break;
+          }
           if (k < tb_.lo()) {
             held_ = false;
             svc.unlock(*c_, o, id);
@@ -502,14 +618,17 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           if (!tb_.covers_hi(k)) {
             held_ = false;
             svc.unlock(*c_, o, id);
-            if (from_cache) t_->core_.cache().invalidate(loc.parent);
-            from_cache = false;
+            moved_right(tg);
             id = tb_.sibling() - 1;
             continue;
           }
-          return apply(o, id, k, val.data(), op);
+          merge_id_ = kNoMerge;
+          bool ok = apply(o, id, k, val.data(), op);
+          if (merge_id_ != kNoMerge) try_merge(merge_id_, merge_lo_);
+          return ok;
         }
-        if (loc.from_cache) t_->core_.cache().invalidate(loc.parent);
+        if (refresh) continue;
+        if (tg.from_cache) t_->core_.cache().invalidate(tg.parent);
         c_->pause();
       }
     }
@@ -540,6 +659,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           tb_.set_fp(slot, 0);
           held_ = false;
           svc.write_unlock(*c_, o, id, tb_.data(), ver, tb_.user_flags());
+          if (t_->opts_.leaf_merge && tb_.used(g.span()) == 0) {  // emptied: merge it (§4.2)
+            merge_id_ = id;
+            merge_lo_ = tb_.lo();
+          }
         }
         return true;
       }
@@ -613,7 +736,133 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       t_->splits_.fetch_add(1, std::memory_order_relaxed);
       t_->leaves_.fetch_add(1, std::memory_order_relaxed);
       ++my_splits_;
-      t_->core_.insert_separator(*c_, 1, sep, t_->leaf_addr(rid), t_->leaf_addr(id));
+      // The new entry names the new leaf's table and version; the old leaf's entry takes its new
+      // version (entry_versions; untagged nodes ignore both).
+      t_->core_.insert_separator(*c_, 1, sep, t_->leaf_addr(rid), t_->leaf_addr(id),
+                                 entry_tag(rid, nv), entry_tag(id, nv));
+    }
+
+    // §4.2: a leaf whose last entry was deleted is merged with its neighbour under the same
+    // parent. Of the two adjacent leaves (the emptied one and its left neighbour, or its right one
+    // when it is the parent's leftmost child), the right one moves into the left one, which takes
+    // the union's range and version+1; the right one is marked dead (leaf and table, version+1,
+    // final) and its entry leaves the parent, whose entry for the left one takes the new version.
+    // Locks: the parent (memory node, edit_level1), then the two leaves left to right; nobody
+    // holds a leaf lock while waiting for an internal one (splits release theirs first), so this
+    // cannot deadlock. Readers and writers that reach the dead leaf through a stale entry or a
+    // sibling pointer see the flag and traverse again; stale cached entries of the survivor fail
+    // the version check (or, without entry versions, its fences send them on).
+    void try_merge(uint64_t id, Key lo) {
+      for (unsigned attempt = 0; attempt < kMergeAttempts; ++attempt) {
+        MergeStep r = MergeStep::kSkip;  // stays when the root is a leaf
+        t_->core_.edit_level1(*c_, lo, [&](btree::InternalNode& p) {
+          r = merge_under(p, id);
+          return r == MergeStep::kMerged;
+        });
+        if (r == MergeStep::kMerged) {
+          t_->merges_.fetch_add(1, std::memory_order_relaxed);
+          t_->leaves_.fetch_sub(1, std::memory_order_relaxed);
+          ++my_merges_;
+          return;
+        }
+        if (r == MergeStep::kSkip) return;
+        if (r == MergeStep::kOnlyChild) {
+          t_->only_children_.fetch_add(1, std::memory_order_relaxed);
+          return;
+        }
+        c_->pause();  // kRetry: a neighbour's split has not reached the parent yet
+      }
+      t_->merge_aborts_.fetch_add(1, std::memory_order_relaxed);
+    }
+
+    // kSkip: nothing to do (refilled, merged already, no parent); kOnlyChild: no neighbour under
+    // the parent (internal nodes are never merged), the leaf stays.
+    enum class MergeStep { kMerged, kRetry, kSkip, kOnlyChild };
+    // Under the parent's lock: merge the pair around leaf `id` and edit the parent.
+    MergeStep merge_under(btree::InternalNode& p, uint64_t id) {
+      const Geometry& g = *g_;
+      auto& svc = *t_->svc_;
+      size_t pos = p.position_of(t_->leaf_addr(id));
+      if (pos > p.count()) return MergeStep::kRetry;  // its separator is not in yet
+      size_t lp;
+      if (pos >= 1)
+        lp = pos - 1;
+      else if (p.count() >= 1)
+        lp = 0;
+      else
+        return MergeStep::kOnlyChild;
+      const uint64_t lid = t_->leaf_id(p.child_at(lp)), rid = t_->leaf_id(p.child_at(lp + 1));
+      Table lt(g), rt(g);
+      NodeId lo_owner = svc.lock_primary(*c_, lid, lt.data(), rebuild_);
+      NodeId ro_owner = 0;
+      bool l_held = true, r_held = false;
+      try {
+        ro_owner = svc.lock_primary(*c_, rid, rt.data(), rebuild_);
+        r_held = true;
+        const Table& emptied = rid == id ? rt : lt;
+        MergeStep verdict = MergeStep::kMerged;
+        if (emptied.dead() || emptied.used(g.span()) != 0)
+          verdict = MergeStep::kSkip;  // merged already, or refilled since
+        else if (lt.dead() || rt.dead() || lt.sibling() != rid + 1 || lt.hi_inf() ||
+                 lt.hi() != rt.lo() || lt.used(g.span()) + rt.used(g.span()) > g.span())
+          verdict = MergeStep::kRetry;  // the pair is not adjacent (yet): a split in flight
+        if (verdict != MergeStep::kMerged) {
+          r_held = false;
+          svc.unlock(*c_, ro_owner, rid);
+          l_held = false;
+          svc.unlock(*c_, lo_owner, lid);
+          return verdict;
+        }
+        LeafImage left(g), right(g), merged(g), dead(g);
+        t_->read_leaf(*c_, lid, left);
+        t_->read_leaf(*c_, rid, right);
+        const uint32_t nv = next_version(left.version()), dv = next_version(right.version());
+        Table mt(g), dt(g);
+        merged.set_header(nv, left.lo(), right.hi(), right.hi_inf(), right.sibling());
+        mt.w[1] = left.lo();
+        mt.w[2] = right.hi();
+        mt.w[3] = right.sibling();
+        for (uint32_t i = 0; i < g.span(); ++i) {
+          const uint64_t* e = left.entry(i);
+          bool occ = entry_occupied(e);
+          make_entry(merged.entry(i), g, nv, occ, e[1], e + 2);
+          if (occ) mt.set_fp(i, fingerprint(e[1]));
+        }
+        uint32_t free_i = 0;
+        for (uint32_t i = 0; i < g.span(); ++i) {
+          const uint64_t* e = right.entry(i);
+          if (!entry_occupied(e)) continue;
+          uint32_t j = mt.fp(i) ? free_i : i;
+          while (mt.fp(j)) j = ++free_i;
+          make_entry(merged.entry(j), g, nv, true, e[1], e + 2);
+          mt.set_fp(j, fingerprint(e[1]));
+        }
+        dead.set_header(dv, right.lo(), right.hi(), right.hi_inf(), right.sibling(), true);
+        for (uint32_t i = 0; i < g.span(); ++i) make_entry(dead.entry(i), g, dv, false, 0, nullptr);
+        dt.w[1] = right.lo();
+        dt.w[2] = right.hi();
+        dt.w[3] = right.sibling();
+        // Survivor's leaf, then the dead leaf and its table (unlocking it), then the survivor's
+        // table (unlocking it): no writer can change the survivor's copy of a moved entry while
+        // the dead leaf still serves it.
+        c_->write(t_->leaf_addr(lid), merged.w.data(), g.leaf_words() * 8);
+        c_->write(t_->leaf_addr(rid), dead.w.data(), g.leaf_words() * 8);
+        const uint8_t inf = right.hi_inf() ? collab::kUserFlag0 : 0;
+        r_held = false;
+        svc.write_unlock(*c_, ro_owner, rid, dt.data(), dv, static_cast<uint8_t>(inf | kDeadFlag));
+        l_held = false;
+        svc.write_unlock(*c_, lo_owner, lid, mt.data(), nv, inf);
+        p.erase_entry(lp);  // the right one's entry: keys[lp], children[lp]
+        if (p.tagged) p.set_child_tag(lp, entry_tag(lid, nv));
+        return MergeStep::kMerged;
+      } catch (...) {
+        try {
+          if (r_held) svc.unlock(*c_, ro_owner, rid);
+          if (l_held) svc.unlock(*c_, lo_owner, lid);
+        } catch (...) {  // the transport failed: the original error is the one to report
+        }
+        throw;
+      }
     }
 
     std::shared_ptr<Tree> t_;
@@ -622,7 +871,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     Table tb_;
     std::vector<uint64_t> ebuf_;
     Rebuild rebuild_;
-    uint64_t collisions_ = 0, my_splits_ = 0;
+    static constexpr unsigned kMergeAttempts = 16;
+    static constexpr uint64_t kNoMerge = ~uint64_t{0};
+    uint64_t collisions_ = 0, my_splits_ = 0, my_merges_ = 0;
+    uint64_t merge_id_ = kNoMerge;
+    GlobalAddress reread_ = GlobalAddress::null();  // a stale cached node to read anew  // a delete
+                                                    // emptied this leaf: merge it after the unlock
+    Key merge_lo_ = 0;
     bool held_ = false;  // this handle holds the lock of table held_id_ on held_owner_
     NodeId held_owner_ = 0;
     uint64_t held_id_ = 0;

@@ -88,6 +88,9 @@ TEST(DmtreeUnit, WrongHomeNodeIsAClearError) {
   EXPECT_THROW(t->handle(cl.c(1)), ConfigError);
   auto h = t->handle(cl.c(0));
   EXPECT_THROW(h.insert(1, std::string(9, 'x')), LimitError);
+  auto other = small(true);
+  other.entry_versions = false;  // the bottom level's layout must be the creator's
+  EXPECT_THROW(DTree::attach(cl.c(1), other), ConfigError);
 }
 
 // --- verbs per operation

@@ -89,12 +89,11 @@ struct HStoreRun {
   }
 
   // The index plus its two servers, homed on memory nodes: on shm both on one thread of this
-  // process (ShmJointServiceHost),
-  // on sim fibers in virtual time whose work is charged as the memory node's CPU, on verbs a
-  // thread on the memory node's own Cluster in the one-process mode, or, with --cluster/--nodes,
-  // the dmrt-node serving that memory node (--service hstore-hts / hstore-sls; nothing to stop
-  // here then). HStore cannot run without them (writes and scans are requests to the servers),
-  // so a setup without them is refused.
+  // process (ShmJointServiceHost), on sim fibers in virtual time whose work is charged as the
+  // memory node's CPU, on verbs a thread on the memory node's own Cluster in the one-process
+  // mode, or, with --cluster/--nodes, the dmrt-node serving that memory node (--service
+  // hstore-hts / hstore-sls; nothing to stop here then). HStore cannot run without them (writes
+  // and scans are requests to the servers), so a setup without them is refused.
   template <Transport T>
   static Deployed<Index<T>> deploy(Client<T>& setup, const Options& o) {
     Options ho = o;

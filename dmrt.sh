@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 
 packages=(meson ninja-build g++ pkg-config libboost-fiber-dev libboost-context-dev libnuma-dev
           libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libfmt-dev libxxhash-dev
-          libtomlplusplus-dev libtbb-dev libibverbs-dev ibverbs-providers
+          libtomlplusplus-dev libtbb-dev libabsl-dev libibverbs-dev ibverbs-providers
           libsodium-dev)
 # Only for `repro`: the figures' plots.
 repro_packages=(python3 python3-matplotlib)

@@ -22,5 +22,7 @@ int run_dmtree(const RunRequest&, const FlagResolver<dmtree::Options>&);
 // The local peers: no options.
 int run_tbb_hash(const RunRequest&);
 int run_ordered_map(const RunRequest&);
+int run_absl_hash(const RunRequest&);
+int run_tbb_map(const RunRequest&);
 
 }  // namespace dmrt::bench

@@ -20,6 +20,7 @@
 #include "bench/adapter.h"
 #include "bench/spec.h"
 
+#include "bench/index_absl_hash.h"
 #include "bench/index_chime.h"
 #include "bench/index_dmtree.h"
 #include "bench/index_hstore.h"
@@ -28,6 +29,7 @@
 #include "bench/index_rolex.h"
 #include "bench/index_sherman.h"
 #include "bench/index_tbb_hash.h"
+#include "bench/index_tbb_map.h"
 
 namespace dmrt::bench {
 
@@ -37,7 +39,7 @@ struct TypeList {};
 // Every index this build offers, the default (--index) first: the disaggregated-memory indexes
 // (hash, then range), then the local peers. --help and the smoke test follow this order.
 using SpecList = TypeList<RaceSpec, HStoreSpec, ChimeSpec, ShermanSpec, RolexSpec, DmtreeSpec,
-                          TbbHashSpec, OrderedMapSpec>;
+                          TbbHashSpec, AbslHashSpec, OrderedMapSpec, TbbMapSpec>;
 
 // The typed flags of every index, filled by CLI11 (main.cpp) and handed to the chosen index's
 // run(); position i holds the flags of the i-th spec of SpecList.

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "bench/adapter.h"
 #include "bench/dm_adapter.h"
@@ -18,6 +19,8 @@
 #include "policies/shm/service.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
+#include "runtime/scheduler.h"
+#include "runtime/service.h"
 #include "runtime/services_word.h"
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/service.h"
@@ -27,6 +30,45 @@
 #endif
 
 namespace dmrt::bench {
+
+// Both HStore servers on one OS thread of this process, each fiber homed on its server's node
+// (shm::ServiceHost runs one thread per server). On shm every core is shared with the clients:
+// with a thread per server a write waits for the HTS thread, then the SLS thread, then the HTS
+// thread again to be scheduled, and each idle server thread spins away a core's share; on one
+// thread the HTS -> SLS -> HTS part of the trip is a fiber switch.
+class ShmJointServiceHost : public ServiceThread {
+ public:
+  using Part = hstore::Deployment<ShmTransport>::HostPart;
+  ShmJointServiceHost(std::shared_ptr<shm::Pool> pool, std::vector<Part> parts)
+      : pool_(std::move(pool)) {
+    unsigned total = 0;
+    for (const Part& p : parts) total += p.fibers;
+    start([this, total, parts = std::move(parts)](const std::atomic<bool>& stop) {
+      Scheduler sched({1, total});
+      sched.run([&](const WorkerId& w) {
+        // Fibers [0, parts[0].fibers) run the first part, the next ones the second, ...; each
+        // part sees its own fiber numbers from 0. Client ids stay distinct per node.
+        size_t i = 0;
+        unsigned f = w.fiber;
+        while (f >= parts[i].fibers) f -= parts[i++].fibers;
+        Client<ShmTransport> c(shm::Endpoint(pool_, parts[i].node, kServiceClientIdBase + w.fiber));
+        const shm::Region& r = pool_->region(parts[i].node);
+        ServiceContext<ShmTransport> ctx(c, r.base, r.bytes, f, stop);
+        run_fiber([&] { parts[i].body(ctx); });
+      });
+    });
+  }
+  ~ShmJointServiceHost() {
+    try {
+      stop();  // before pool_ goes: the fibers use it
+    } catch (...) {
+      // A destructor cannot report; call stop() to see the failure.
+    }
+  }
+
+ private:
+  std::shared_ptr<shm::Pool> pool_;
+};
 
 // How dmrt-bench runs HStore (DmAdapter's run spec, bench/dm_adapter.h).
 struct HStoreRun {
@@ -46,12 +88,12 @@ struct HStoreRun {
     return o;
   }
 
-  // The index plus its two servers, homed on memory nodes: on shm each a thread of this process,
-  // on sim fibers in virtual time whose work is charged as the memory node's CPU, on verbs a
-  // thread on the memory node's own Cluster in the one-process mode, or, with --cluster/--nodes,
-  // the dmrt-node serving that memory node (--service hstore-hts / hstore-sls; nothing to stop
-  // here then). HStore cannot run without them (writes and scans are requests to the servers),
-  // so a setup without them is refused.
+  // The index plus its two servers, homed on memory nodes: on shm both on one thread of this
+  // process (ShmJointServiceHost), on sim fibers in virtual time whose work is charged as the
+  // memory node's CPU, on verbs a thread on the memory node's own Cluster in the one-process
+  // mode, or, with --cluster/--nodes, the dmrt-node serving that memory node (--service
+  // hstore-hts / hstore-sls; nothing to stop here then). HStore cannot run without them (writes
+  // and scans are requests to the servers), so a setup without them is refused.
   template <Transport T>
   static Deployed<Index<T>> deploy(Client<T>& setup, const Options& o) {
     Options ho = o;
@@ -62,11 +104,19 @@ struct HStoreRun {
     if constexpr (std::is_same_v<T, ShmTransport>) {
       // Non-owning: the bench's environment owns the pool and outlives the index.
       std::shared_ptr<shm::Pool> pool(std::shared_ptr<void>{}, &setup.endpoint().pool());
-      host = [pool](NodeId node, unsigned fibers, ServiceBody<T> body) ->
+      out.index = Index<T>::create(setup, ho);
+      say_one_node(out.index->meta());
+      // Both servers on one thread (ShmJointServiceHost); the bench never fails one alone.
+      auto joint = [pool](std::vector<ShmJointServiceHost::Part> parts) ->
           typename hstore::Deployment<T>::Stop {
-            auto h = std::make_shared<shm::ServiceHost>(pool, node, fibers, std::move(body));
+            auto h = std::make_shared<ShmJointServiceHost>(pool, std::move(parts));
             return [h] { h->stop(); };
           };
+      auto servers = std::make_shared<hstore::Deployment<T>>(
+          out.index, typename hstore::Deployment<T>::JointHostFactory(joint), so);
+      servers->start();
+      out.stop = [servers] { servers->stop(); };
+      return out;
 #if DMRT_TRANSPORT_SIM
     } else if constexpr (std::is_same_v<T, SimTransport>) {
       so.idle_sleep_us = 0;  // a wall-clock sleep would only slow the simulation down
@@ -108,15 +158,19 @@ struct HStoreRun {
                         std::string(T::kName) + " has no ServiceHost in dmrt-bench");
     }
     out.index = Index<T>::create(setup, ho);
-    if (out.index->meta().hts_node == out.index->meta().sls_node)
-      std::fprintf(stderr,
-                   "hstore: one memory node: its hash-table and skiplist servers share node %u "
-                   "(the paper places them on two: --memory-nodes 2)\n",
-                   static_cast<unsigned>(out.index->meta().hts_node));
+    say_one_node(out.index->meta());
     auto servers = std::make_shared<hstore::Deployment<T>>(out.index, std::move(host), so);
     servers->start();
     out.stop = [servers] { servers->stop(); };
     return out;
+  }
+
+  static void say_one_node(const hstore::Meta& m) {
+    if (m.hts_node == m.sls_node)
+      std::fprintf(stderr,
+                   "hstore: one memory node: its hash-table and skiplist servers share node %u "
+                   "(the paper places them on two: --memory-nodes 2)\n",
+                   static_cast<unsigned>(m.hts_node));
   }
 
   // The servers of an index whose memory nodes are other processes: each must advertise its

@@ -2,12 +2,15 @@
 // paper's centralized manager (§3.2): publishes failures, starts replacements that rebuild.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "indexes/hstore/prebuilt.h"
+#include "runtime/error.h"
 #include "runtime/service.h"
 
 namespace dmrt::hstore {
@@ -20,9 +23,26 @@ class Deployment {
   using Stop = std::function<void()>;
   using HostFactory = std::function<Stop(NodeId node, unsigned fibers, ServiceBody<T> body)>;
 
+  // One host for both servers' fibers (each homed on its own node): what one OS thread running
+  // both does on a machine with few cores (bench/run_hstore.h, shm).
+  struct HostPart {
+    NodeId node;
+    unsigned fibers;
+    ServiceBody<T> body;
+  };
+  using JointHostFactory = std::function<Stop(std::vector<HostPart> parts)>;
+
   Deployment(std::shared_ptr<Index<T>> idx, HostFactory factory, ServerOptions so = {})
       : idx_(std::move(idx)), factory_(std::move(factory)), so_(so) {
     so_.root_slot = idx_->options().root_slot;
+  }
+  // Both servers on one joint host: the same protocol (ships and acks still go through the two
+  // nodes' mailboxes), but a write's trip HTS -> SLS -> HTS is a fiber switch, not two handoffs
+  // between OS threads. One server cannot fail alone then (fail_* refuse).
+  Deployment(std::shared_ptr<Index<T>> idx, JointHostFactory joint, ServerOptions so = {})
+      : idx_(std::move(idx)), joint_(std::move(joint)), so_(so) {
+    so_.root_slot = idx_->options().root_slot;
+    so_.shared_busy = &joint_busy_;
   }
   ~Deployment() {
     try {
@@ -36,6 +56,13 @@ class Deployment {
 
   // Both servers: the HTS serves its (possibly bulk-loaded) table, the SLS builds from it.
   void start() {
+    if (joint_) {
+      std::vector<HostPart> parts;
+      parts.push_back({idx_->meta().hts_node, idx_->hts_fibers(), hts_service<T>(so_)});
+      parts.push_back({idx_->meta().sls_node, idx_->sls_fibers(), sls_service<T>(so_)});
+      hts_ = joint_(std::move(parts));
+      return;
+    }
     start_hts(false);
     start_sls();
   }
@@ -43,6 +70,7 @@ class Deployment {
   // The SLS dies and its skiplist and log are lost: writes stall at the HTS, SCAN waits, GET goes
   // on.
   void fail_sls(Client<T>& manager) {
+    refuse_joint("fail_sls");
     stop_one(sls_);
     update_status(manager, idx_->meta(), [](uint64_t s) {
       return status::make(status::hts_up(s), false, status::hts_epoch(s), status::sls_epoch(s) + 1);
@@ -53,6 +81,7 @@ class Deployment {
 
   // The HTS dies and its table is lost (zeroed here): point reads move to the SLS, writes wait.
   void fail_hts(Client<T>& manager) {
+    refuse_joint("fail_hts");
     stop_one(hts_);
     const Meta& m = idx_->meta();
     uint64_t s = update_status(manager, m, [](uint64_t s) {
@@ -105,6 +134,11 @@ class Deployment {
   void start_sls() {
     sls_ = factory_(idx_->meta().sls_node, idx_->sls_fibers(), sls_service<T>(so_));
   }
+  void refuse_joint(const char* what) const {
+    if (joint_)
+      throw ConfigError(std::string("hstore: ") + what +
+                        ": both servers share one host, so one cannot fail alone");
+  }
   ServerOptions with_recover(bool r) const {
     ServerOptions o = so_;
     o.recover = r;
@@ -118,6 +152,8 @@ class Deployment {
 
   std::shared_ptr<Index<T>> idx_;
   HostFactory factory_;
+  JointHostFactory joint_;
+  std::atomic<uint64_t> joint_busy_{0};  // the joint host's "last busy" (ServerOptions)
   ServerOptions so_;
   Stop hts_, sls_;
 };

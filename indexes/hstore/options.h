@@ -84,6 +84,9 @@ struct ServerOptions {
   bool recover = false;          // HTS: rebuild the hash table from the SLS before serving
   uint64_t idle_sleep_us = 50;   // real-time transports: sleep when the whole server was idle
   uint64_t idle_after_us = 500;  // ... for this long (sim: set idle_sleep_us = 0)
+  // Servers whose fibers share one host thread (Deployment's joint host) share when they were
+  // last busy, so that neither sleeps the thread while the other has work; null: their own.
+  std::atomic<uint64_t>* shared_busy = nullptr;
   // CPU work done on the server's own memory (untimed region access), charged where the transport
   // models server CPU (sim: Endpoint::charge_cpu); ignored elsewhere. Rough DRAM-bound costs.
   uint64_t request_cpu_ns = 100;   // HTS: decide, reserve, apply one request

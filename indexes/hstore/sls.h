@@ -448,14 +448,15 @@ class SkipListServer {
 
   // --- helpers ----------------------------------------------------------------------------------
   std::atomic_ref<uint64_t> stat(uint32_t i) { return local::word(stats_ + 8ull * i); }
+  std::atomic<uint64_t>& busy() { return so_.shared_busy ? *so_.shared_busy : last_busy_; }
   void touch(ServiceContext<T>& ctx) {
-    last_busy_.store(ctx.client().now_ns(), std::memory_order_relaxed);
+    busy().store(ctx.client().now_ns(), std::memory_order_relaxed);
   }
   void idle(ServiceContext<T>& ctx) {
     Client<T>& c = ctx.client();
     c.pause();
     if (so_.idle_sleep_us &&
-        c.now_ns() - last_busy_.load(std::memory_order_relaxed) > so_.idle_after_us * 1000)
+        c.now_ns() - busy().load(std::memory_order_relaxed) > so_.idle_after_us * 1000)
       std::this_thread::sleep_for(std::chrono::microseconds(so_.idle_sleep_us));
   }
 

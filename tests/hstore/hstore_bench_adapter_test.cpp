@@ -2,6 +2,8 @@
 // compiles and runs on shm and on sim.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,45 @@ TEST(HStoreBenchAdapter, Shm) {
   auto setup = testing::make_client(pool, 100);
   auto c = testing::make_client(pool, 1);
   exercise<ShmTransport>(setup, c);
+}
+
+// dmrt-bench's shm deployment: both servers' fibers on one thread (ShmJointServiceHost), each
+// homed on its own memory node. The protocol is the same: a write is its record WRITE plus one
+// request, and the HTS still ships it to the SLS, which logs it; one server cannot fail alone.
+TEST(HStoreBenchAdapter, ShmServersShareOneThread) {
+  auto pool = testing::small_pool(2, 1, uint64_t{64} << 20);
+  auto setup = testing::make_client(pool, 100);
+  auto c = testing::make_client(pool, 1);
+  hstore::Options o;
+  o.expected_keys = 2000;
+  o.status_poll_ns = 60'000'000'000ull;  // no status re-read while waiting on a loaded machine
+  auto idx = hstore::Index<ShmTransport>::create(setup, o);
+  ASSERT_NE(idx->meta().hts_node, idx->meta().sls_node);
+  std::shared_ptr<shm::Pool> p(pool);
+  hstore::Deployment<ShmTransport> d(
+      idx, hstore::Deployment<ShmTransport>::JointHostFactory(
+               [p](std::vector<ShmJointServiceHost::Part> parts) -> std::function<void()> {
+                 auto h = std::make_shared<ShmJointServiceHost>(p, std::move(parts));
+                 return [h] { h->stop(); };
+               }));
+  d.start();
+  ASSERT_TRUE(d.wait_serving(setup, 30'000'000'000ull));
+  auto h = idx->handle(c);
+  std::string v(16, 'v'), out;
+  for (Key k = 1; k <= 200; ++k) ASSERT_TRUE(h.insert(k, v));
+  const Counters before = c.counters();
+  for (Key k = 1; k <= 200; ++k) ASSERT_TRUE(h.update(k, v));
+  const VerbCounters& a = c.counters().total;
+  const VerbCounters& b = before.total;
+  EXPECT_EQ(a.round_trips - b.round_trips, 200u);  // the record WRITE of each update
+  EXPECT_EQ(a.messages - b.messages, 200u);        // one request each
+  for (Key k = 1; k <= 200; ++k) ASSERT_TRUE(h.search(k, out));
+  IndexStats s = idx->stats(setup);
+  EXPECT_EQ(s["sls_logged"], 400);  // every write went through the skiplist server's log
+  EXPECT_EQ(s["keys"], 200);
+  EXPECT_THROW(d.fail_sls(setup), ConfigError);
+  EXPECT_THROW(d.fail_hts(setup), ConfigError);
+  d.stop();
 }
 
 #if DMRT_TRANSPORT_SIM

@@ -1,0 +1,22 @@
+// Local peer `tbb-map`: tbb::concurrent_map (oneTBB's lock-free skip list) in this process, with
+// scans. No verbs (round trips stay 0). Its adapter and implementation: bench/run_tbb_map.cpp.
+#pragma once
+
+#include <string_view>
+
+#include "bench/spec_flags.h"
+
+namespace dmrt::bench {
+
+struct TbbMapSpec {
+  static constexpr std::string_view kName = "tbb-map";
+  static constexpr std::string_view kSummary =
+      "local peer: tbb::concurrent_map (skip list) in this process, a spinlock per value, "
+      "deletes as tombstones (scans)";
+  static constexpr bool kLocal = true;
+  static constexpr bool kScan = true;
+
+  static constexpr auto run = run_tbb_map;  // bench/run_tbb_map.cpp
+};
+
+}  // namespace dmrt::bench

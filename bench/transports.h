@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <memory>
 
+#include <fmt/format.h>
 #include <boost/fiber/operations.hpp>
+#include <vector>
 
 #include "bench/options.h"
 #include "bench/report.h"
@@ -32,6 +34,7 @@ template <>
 struct Env<ShmTransport> {
   Env(const Options& opt, const ClusterConfig& config) : pool(shm::Pool::create(config)) {
     pool->set_yield_per_round_trip(opt.shm_interleave);
+    pool->set_execution(shm::parse_execution(opt.shm_mode));
   }
 
   shm::Endpoint endpoint(NodeId home, uint32_t client_id) {
@@ -46,8 +49,42 @@ struct Env<ShmTransport> {
     boost::this_fiber::yield();
   }
   const ClusterConfig& config() const { return pool->config(); }
-  void begin_phase() {}
-  void end_phase(PhaseResult&) {}
+  void begin_phase() { far_before = far_stats(); }
+  // The execution mode and, with the far-memory model, what each modelled link did this phase.
+  void end_phase(PhaseResult& r) {
+    r.transport_report["mode"] = std::string(shm::execution_name(pool->execution()));
+    r.transport_summary = "shm: " + std::string(shm::execution_name(pool->execution()));
+    const shm::FarMemory* far = pool->far_memory();
+    if (!far) return;
+    nlohmann::json links = nlohmann::json::array();
+    std::vector<shm::FarMemory::LinkStats> now = far_stats();
+    for (NodeId n = 0; n < now.size(); ++n) {
+      if (!far->models(n)) continue;
+      const FarMemoryCost& c = far->cost(n);
+      const shm::FarMemory::LinkStats& a = far_before[n];
+      const shm::FarMemory::LinkStats& b = now[n];
+      const uint64_t rts = b.round_trips - a.round_trips;
+      const double util =
+          r.seconds > 0 ? static_cast<double>(b.busy_ps - a.busy_ps) / (r.seconds * 1e12) : 0.0;
+      const double queue_ns =
+          rts ? static_cast<double>(b.queued_ps - a.queued_ps) / 1e3 / static_cast<double>(rts)
+              : 0.0;
+      links.push_back({{"node", n},
+                       {"latency_ns", c.latency_ns},
+                       {"gbps", c.gbps},
+                       {"round_trips", rts},
+                       {"link_bytes", b.bytes - a.bytes},
+                       {"link_util", util},
+                       {"mean_queue_ns", queue_ns}});
+      r.transport_summary +=
+          fmt::format("; node {}: {} ns, {} Gbit/s", n, c.latency_ns,
+                      c.gbps > 0 ? fmt::format("{:g}", c.gbps) : std::string("unlimited"));
+      if (c.gbps > 0)
+        r.transport_summary +=
+            fmt::format(" (link {:.1f}% busy, mean queue {:.1f} ns)", util * 100, queue_ns);
+    }
+    r.transport_report["far_memory"] = links;
+  }
   // Bytes the allocator has handed out, summed over memory nodes.
   uint64_t pool_bytes_used() const {
     uint64_t n = 0;
@@ -55,7 +92,15 @@ struct Env<ShmTransport> {
     return n;
   }
 
+  std::vector<shm::FarMemory::LinkStats> far_stats() const {
+    std::vector<shm::FarMemory::LinkStats> out;
+    if (const shm::FarMemory* far = pool->far_memory())
+      for (NodeId n = 0; n < pool->node_count(); ++n) out.push_back(far->stats(n));
+    return out;
+  }
+
   std::shared_ptr<shm::Pool> pool;
+  std::vector<shm::FarMemory::LinkStats> far_before;
 };
 
 #if DMRT_TRANSPORT_SIM

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "policies/shm/pool.h"
 #include "runtime/client.h"
@@ -40,7 +41,7 @@ class Endpoint {
   }
 
   void pause() {
-    boost::this_fiber::yield();
+    yield();
     // A lone fiber spinning on a word another thread holds must let that thread run.
     if ((++pauses_ & 63) == 0) std::this_thread::yield();
   }
@@ -67,6 +68,10 @@ class Endpoint {
   // The time the far-memory model gave this endpoint's last round trip (the transport clock):
   // it returned no earlier. 0 when that round trip reached no modelled node.
   uint64_t last_due_ns() const { return last_due_ns_; }
+  // Whether this endpoint let other fibers run (a pause, a prefetching or modelled round trip)
+  // since the last call; clears it. The bench yields between operations only when the operation
+  // did not already (bench/transports.h).
+  bool take_yielded() { return std::exchange(yielded_, false); }
 
   // Local address of a remote one, bounds-checked: for memory-node services and tests.
   std::byte* translate(GlobalAddress a, uint64_t len) const {
@@ -114,9 +119,9 @@ class Endpoint {
         for (const Verb& v : b.verbs())
           if (const std::byte* p = try_translate(v.remote, v.length))
             prefetch_range(p, v.length, v.kind != VerbKind::kRead, budget);
-      boost::this_fiber::yield();
+      yield();
     }
-    while (due != 0 && now_ns() < due) boost::this_fiber::yield();
+    while (due != 0 && now_ns() < due) yield();
     for (Batch& b : batches)
       for (const Verb& v : b.verbs()) {
 #ifdef DMRT_FAULT_INJECTION
@@ -124,7 +129,12 @@ class Endpoint {
 #endif
         perform(v, counters);
       }
-    if (hooks & Pool::kYieldPerRoundTrip) boost::this_fiber::yield();
+    if (hooks & Pool::kYieldPerRoundTrip) yield();
+  }
+
+  void yield() {
+    yielded_ = true;
+    boost::this_fiber::yield();
   }
 
   // Reserves the modelled links of the batches that leave this node; returns when the round
@@ -184,6 +194,7 @@ class Endpoint {
   uint64_t pauses_ = 0;
   uint64_t tears_ = 0;  // torn READs so far (shm::Pool::set_torn_reads)
   uint64_t last_due_ns_ = 0;
+  bool yielded_ = false;
 };
 
 struct Transport {

@@ -161,9 +161,11 @@ int main_impl(int argc, char** argv) {
   auto* shm_mode =
       app.add_option("--shm-mode", opt.shm_mode,
                      "shm: how a round trip executes: inline (perform the verbs at once, stalling "
-                     "on each cache miss) or prefetch (prefetch the lines it touches, yield to the "
-                     "next fiber, then perform them: misses of several fibers overlap)")
-          ->check(CLI::IsMember({"inline", "prefetch"}))
+                     "on each cache miss), prefetch (prefetch the lines it touches, yield to the "
+                     "next fiber, then perform them: misses of several fibers overlap), or auto "
+                     "(prefetch with a far-memory model, inline without; as measured in "
+                     "docs/bench.md)")
+          ->check(CLI::IsMember({"auto", "inline", "prefetch"}))
           ->capture_default_str()
           ->group(shm_group);
   auto* shm_preset =

@@ -35,7 +35,11 @@ template <>
 struct Env<ShmTransport> {
   Env(const Options& opt, const ClusterConfig& config) : pool(shm::Pool::create(config)) {
     pool->set_yield_per_round_trip(opt.shm_interleave);
-    pool->set_execution(shm::parse_execution(opt.shm_mode));
+    // auto: prefetching paid off only where a round trip waits anyway (docs/bench.md, "shm as
+    // far memory"): with the far-memory model the misses then overlap the modelled wait.
+    pool->set_execution(opt.shm_mode == "auto" ? (pool->far_memory() ? shm::Execution::kPrefetch
+                                                                     : shm::Execution::kInline)
+                                               : shm::parse_execution(opt.shm_mode));
   }
 
   shm::Endpoint endpoint(NodeId home, uint32_t client_id) {

@@ -157,6 +157,37 @@ int main_impl(int argc, char** argv) {
   app.add_flag("--shm-interleave", opt.shm_interleave,
                "shm: every client fiber yields after each round trip, as while a NIC serves it, so "
                "the fibers of a thread interleave inside operations (for --verify)");
+  const std::string shm_group = "shm (--transport shm)";
+  auto* shm_mode =
+      app.add_option("--shm-mode", opt.shm_mode,
+                     "shm: how a round trip executes: inline (perform the verbs at once, stalling "
+                     "on each cache miss), prefetch (prefetch the lines it touches, yield to the "
+                     "next fiber, then perform them: misses of several fibers overlap), or auto "
+                     "(prefetch with a far-memory model, inline without; as measured in "
+                     "docs/bench.md)")
+          ->check(CLI::IsMember({"auto", "inline", "prefetch"}))
+          ->capture_default_str()
+          ->group(shm_group);
+  auto* shm_preset =
+      app.add_option("--shm-preset", opt.shm_preset,
+                     "shm: far-memory figures for every memory node: cxl (300 ns, 256 Gbit/s, "
+                     "the figures of sim's cxl preset) or none; --shm-latency-ns and --shm-gbps "
+                     "override it")
+          ->check(CLI::IsMember(FarMemoryCost::preset_names()))
+          ->group(shm_group);
+  auto* shm_latency =
+      app.add_option("--shm-latency-ns", opt.shm_latency_ns,
+                     "shm: a round trip to a memory node completes no earlier than this many ns "
+                     "after it was posted (plus its link time with --shm-gbps); the fiber yields "
+                     "meanwhile. Over the cluster file's shm_latency_ns")
+          ->check(CLI::Range(int64_t{0}, static_cast<int64_t>(FarMemoryCost::kMaxLatencyNs)))
+          ->group(shm_group);
+  auto* shm_gbps =
+      app.add_option("--shm-gbps", opt.shm_gbps,
+                     "shm: link bandwidth of each memory node in Gbit/s, shared by all clients "
+                     "(round trips queue for it; 0 = unlimited). Over the cluster file's shm_gbps")
+          ->check(CLI::Range(0.0, FarMemoryCost::kMaxGbps))
+          ->group(shm_group);
   auto* verify =
       app.add_flag("--verify", opt.verify, "Record a history and check it for linearizability");
   app.add_option("--history", opt.history,
@@ -267,6 +298,16 @@ int main_impl(int argc, char** argv) {
           : ClusterConfig::embedded(opt.memory_nodes, opt.compute_nodes, opt.memory_bytes);
   if (opt.transport != "verbs" && (!opt.nodes.empty() || opt.node >= 0 || opt.stop_nodes))
     return usage_error("--nodes, --node and --stop-nodes are flags of --transport verbs");
+  for (const CLI::Option* o : {shm_mode, shm_preset, shm_latency, shm_gbps})
+    if (o->count() > 0 && opt.transport != "shm")
+      return usage_error(o->get_name() + " is a flag of --transport shm");
+  // The far-memory flags apply to every memory node, over what a cluster file says.
+  for (NodeId n : config.memory_nodes()) {
+    FarMemoryCost& far = config.nodes[n].far;
+    if (!opt.shm_preset.empty()) far = FarMemoryCost::preset(opt.shm_preset);
+    if (opt.shm_latency_ns >= 0) far.latency_ns = static_cast<uint64_t>(opt.shm_latency_ns);
+    if (opt.shm_gbps >= 0) far.gbps = opt.shm_gbps;
+  }
 
 #if DMRT_TRANSPORT_SIM
   if (opt.transport == "sim" && !opt.cluster.empty())

@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <memory>
 
+#include <fmt/format.h>
+#include <sys/resource.h>
 #include <boost/fiber/operations.hpp>
+#include <vector>
 
 #include "bench/options.h"
 #include "bench/report.h"
@@ -32,22 +35,73 @@ template <>
 struct Env<ShmTransport> {
   Env(const Options& opt, const ClusterConfig& config) : pool(shm::Pool::create(config)) {
     pool->set_yield_per_round_trip(opt.shm_interleave);
+    // auto: prefetching paid off only where a round trip waits anyway (docs/bench.md, "shm as
+    // far memory"): with the far-memory model the misses then overlap the modelled wait.
+    pool->set_execution(opt.shm_mode == "auto" ? (pool->far_memory() ? shm::Execution::kPrefetch
+                                                                     : shm::Execution::kInline)
+                                               : shm::parse_execution(opt.shm_mode));
   }
 
   shm::Endpoint endpoint(NodeId home, uint32_t client_id) {
     return shm::Endpoint(pool, home, client_id);
   }
   ThreadHooks hooks() { return {}; }
-  // Called after every operation. shm verbs complete inline and never suspend, so without a yield
-  // one fiber would run its whole share before the next fiber of its thread starts; yielding
-  // interleaves a thread's clients operation by operation, as concurrent clients would be.
+  // Called after every operation. Inline shm verbs complete at once and never suspend, so without
+  // a yield one fiber would run its whole share before the next fiber of its thread starts;
+  // yielding interleaves a thread's clients operation by operation, as concurrent clients would
+  // be. An operation that yielded already (prefetch execution, the far-memory model, a pause)
+  // has let the others run: one more yield would only cost time.
   template <class C>
-  void between_ops(C&) {
-    boost::this_fiber::yield();
+  void between_ops(C& c) {
+    if (!c.endpoint().take_yielded()) boost::this_fiber::yield();
   }
   const ClusterConfig& config() const { return pool->config(); }
-  void begin_phase() {}
-  void end_phase(PhaseResult&) {}
+  void begin_phase() {
+    far_before = far_stats();
+    cpu_before = process_cpu_seconds();
+  }
+  // The execution mode and, with the far-memory model, what each modelled link did this phase.
+  void end_phase(PhaseResult& r) {
+    // CPU seconds of the whole process in the phase: on a shared machine, operations per CPU
+    // second compare runs better than wall-clock throughput does.
+    const double cpu = process_cpu_seconds() - cpu_before;
+    const double per_cpu = cpu > 0 ? static_cast<double>(r.all.count) / cpu / 1e6 : 0.0;
+    r.transport_report["mode"] = std::string(shm::execution_name(pool->execution()));
+    r.transport_report["cpu_seconds"] = cpu;
+    r.transport_report["mops_per_cpu_second"] = per_cpu;
+    r.transport_summary = fmt::format("shm: {}, {:.3f} CPU s, {:.3f} Mops per CPU s",
+                                      shm::execution_name(pool->execution()), cpu, per_cpu);
+    const shm::FarMemory* far = pool->far_memory();
+    if (!far) return;
+    nlohmann::json links = nlohmann::json::array();
+    std::vector<shm::FarMemory::LinkStats> now = far_stats();
+    for (NodeId n = 0; n < now.size(); ++n) {
+      if (!far->models(n)) continue;
+      const FarMemoryCost& c = far->cost(n);
+      const shm::FarMemory::LinkStats& a = far_before[n];
+      const shm::FarMemory::LinkStats& b = now[n];
+      const uint64_t rts = b.round_trips - a.round_trips;
+      const double util =
+          r.seconds > 0 ? static_cast<double>(b.busy_ps - a.busy_ps) / (r.seconds * 1e12) : 0.0;
+      const double queue_ns =
+          rts ? static_cast<double>(b.queued_ps - a.queued_ps) / 1e3 / static_cast<double>(rts)
+              : 0.0;
+      links.push_back({{"node", n},
+                       {"latency_ns", c.latency_ns},
+                       {"gbps", c.gbps},
+                       {"round_trips", rts},
+                       {"link_bytes", b.bytes - a.bytes},
+                       {"link_util", util},
+                       {"mean_queue_ns", queue_ns}});
+      r.transport_summary +=
+          fmt::format("; node {}: {} ns, {} Gbit/s", n, c.latency_ns,
+                      c.gbps > 0 ? fmt::format("{:g}", c.gbps) : std::string("unlimited"));
+      if (c.gbps > 0)
+        r.transport_summary +=
+            fmt::format(" (link {:.1f}% busy, mean queue {:.1f} ns)", util * 100, queue_ns);
+    }
+    r.transport_report["far_memory"] = links;
+  }
   // Bytes the allocator has handed out, summed over memory nodes.
   uint64_t pool_bytes_used() const {
     uint64_t n = 0;
@@ -55,7 +109,23 @@ struct Env<ShmTransport> {
     return n;
   }
 
+  std::vector<shm::FarMemory::LinkStats> far_stats() const {
+    std::vector<shm::FarMemory::LinkStats> out;
+    if (const shm::FarMemory* far = pool->far_memory())
+      for (NodeId n = 0; n < pool->node_count(); ++n) out.push_back(far->stats(n));
+    return out;
+  }
+
+  static double process_cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+    return s(u.ru_utime) + s(u.ru_stime);
+  }
+
   std::shared_ptr<shm::Pool> pool;
+  std::vector<shm::FarMemory::LinkStats> far_before;
+  double cpu_before = 0;
 };
 
 #if DMRT_TRANSPORT_SIM

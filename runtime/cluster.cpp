@@ -23,9 +23,9 @@ ClusterConfig ClusterConfig::embedded(unsigned memory_nodes, unsigned compute_no
                                       uint64_t memory_bytes, uint64_t compute_bytes) {
   ClusterConfig c;
   for (unsigned i = 0; i < memory_nodes; ++i)
-    c.nodes.push_back({NodeRole::kMemory, memory_bytes, -1, ""});
+    c.nodes.push_back({NodeRole::kMemory, memory_bytes, -1, "", {}});
   for (unsigned i = 0; i < compute_nodes; ++i)
-    c.nodes.push_back({NodeRole::kCompute, compute_bytes, -1, ""});
+    c.nodes.push_back({NodeRole::kCompute, compute_bytes, -1, "", {}});
   c.validate();
   return c;
 }
@@ -65,6 +65,11 @@ void ClusterConfig::validate() const {
       throw ConfigError("node " + std::to_string(i) + ": region of " +
                         std::to_string(n.region_bytes) + " bytes is smaller than its header and " +
                         "mailboxes need (" + std::to_string(heap + 4096) + " bytes)");
+    n.far.validate("node " + std::to_string(i));
+    if (n.far.enabled() && n.role != NodeRole::kMemory)
+      throw ConfigError("node " + std::to_string(i) +
+                        ": shm_latency_ns and shm_gbps model a memory node; this one is a "
+                        "compute node");
   }
 }
 
@@ -196,8 +201,20 @@ ClusterConfig ClusterConfig::from_toml_string(const std::string& text, const std
         auto s = v.value<std::string>();
         if (!s) throw ConfigError(f + ": expected \"host:port\"");
         n.address = *s;
+      } else if (k == "shm_latency_ns") {
+        auto i = v.value<int64_t>();
+        if (!i || *i < 0) throw ConfigError(f + ": expected a latency in ns (0 or more)");
+        n.far.latency_ns = static_cast<uint64_t>(*i);
+        n.far.validate(f);
+      } else if (k == "shm_gbps") {
+        auto d = v.value<double>();  // an integer reads as a double too
+        if (!d) throw ConfigError(f + ": expected a bandwidth in Gbit/s (0 = unlimited)");
+        n.far.gbps = *d;
+        n.far.validate(f);
       } else {
-        throw ConfigError(f + ": unknown field (expected role, region, numa, address)");
+        throw ConfigError(f +
+                          ": unknown field (expected role, region, numa, address, "
+                          "shm_latency_ns, shm_gbps)");
       }
     }
     if (!has_role) throw ConfigError(where + ": node without role");

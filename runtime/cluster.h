@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/address.h"
+#include "runtime/far_memory.h"
 #include "runtime/stats.h"
 
 namespace dmrt {
@@ -16,6 +17,7 @@ struct NodeSpec {
   uint64_t region_bytes = 0;
   int numa_node = -1;   // -1: no placement (shm binds the region to this NUMA node when >= 0)
   std::string address;  // host:port of the node's bootstrap endpoint (verbs); empty in-process
+  FarMemoryCost far;    // shm's far-memory model for this node (memory nodes only); none by default
 };
 
 // Two-sided messaging geometry, identical on every node: mailbox 0 of a node is its service inbox,

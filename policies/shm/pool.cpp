@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "runtime/error.h"
@@ -103,6 +104,13 @@ std::shared_ptr<Pool> Pool::create(const ClusterConfig& config, const std::strin
     }
     layout::format_region(base, spec.region_bytes, n, spec.role, config);
   }
+  if (FarMemory::any(config)) {
+    auto now = std::chrono::steady_clock::now().time_since_epoch();
+    pool->far_ = std::make_unique<FarMemory>(
+        config,
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
+    pool->set_hook(kFarMemory, true);
+  }
   return pool;
 }
 
@@ -146,7 +154,7 @@ std::shared_ptr<Pool> Pool::attach(const std::string& name) {
     uint64_t info = local::load_word(b + layout::kNodeInfoOffset);
     NodeRole role = static_cast<NodeRole>((info >> 16) & 0xff);
     pool->regions_[n].role = role;
-    pool->config_.nodes[n] = {role, pool->regions_[n].bytes, -1, ""};
+    pool->config_.nodes[n] = {role, pool->regions_[n].bytes, -1, "", {}};
   }
   return pool;
 }

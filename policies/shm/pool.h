@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "policies/shm/execution.h"
+#include "policies/shm/far_memory.h"
 #include "runtime/cluster.h"
 
 namespace dmrt::shm {
@@ -38,10 +40,25 @@ class Pool {
   uint64_t heap_used(NodeId n) const;
   // True when regions were bound to NUMA nodes as the config asked.
   bool numa_bound() const { return numa_bound_; }
-  // Test hooks on the round trip, as bits of one byte that every round trip reads: 0, the normal
-  // path, costs one predictable branch. Set them before clients run.
-  enum RoundTripHook : uint8_t { kYieldPerRoundTrip = 1, kTornReads = 2 };
+  // What a round trip does beyond performing its verbs inline, as bits of one byte that every
+  // round trip reads: 0, the plain path, costs one predictable branch. Test hooks (the first two),
+  // the execution mode and the far-memory model. Set them before clients run.
+  enum RoundTripHook : uint8_t {
+    kYieldPerRoundTrip = 1,
+    kTornReads = 2,
+    kPrefetch = 4,   // set_execution(Execution::kPrefetch)
+    kFarMemory = 8,  // some node has a FarMemoryCost (far_memory())
+  };
   uint8_t round_trip_hooks() const { return hooks_; }
+  // Inline (the default) or prefetch (policies/shm/execution.h). The bench picks its own default
+  // (docs/bench.md); the library keeps inline, which the tests' interleavings are written for.
+  void set_execution(Execution e) { set_hook(kPrefetch, e == Execution::kPrefetch); }
+  Execution execution() const {
+    return (hooks_ & kPrefetch) ? Execution::kPrefetch : Execution::kInline;
+  }
+  // The far-memory model of the nodes the config gives a cost (NodeSpec::far); null when none
+  // has one. Only the creating process models costs: a pool attached by name has none.
+  FarMemory* far_memory() const { return far_.get(); }
   // Off (the default), a round trip completes inline, as a CXL load does, and the fibers of one
   // thread interleave only where they pause. On, every client fiber yields after each round trip,
   // as it would while a NIC serves it, so they interleave inside operations too: what the
@@ -73,6 +90,7 @@ class Pool {
   bool owner_ = false;
   bool numa_bound_ = false;
   uint8_t hooks_ = 0;  // RoundTripHook bits; present in every build so the layout never varies
+  std::unique_ptr<FarMemory> far_;
 };
 
 std::string shm_object_name(const std::string& pool, NodeId node);

@@ -1,6 +1,7 @@
 // ShmTransport: one-sided verbs as loads, stores and atomic_ref atomics on a shared-memory Pool.
 #pragma once
 
+#include <algorithm>
 #include <boost/fiber/operations.hpp>
 #include <chrono>
 #include <memory>
@@ -8,27 +9,30 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include "policies/shm/pool.h"
+#include "runtime/client.h"
 #include "runtime/error.h"
 #include "runtime/layout.h"
 #include "runtime/local_memory.h"
 #include "runtime/messaging.h"
 #include "runtime/scheduler.h"
-#include "runtime/client.h"
 #include "runtime/transport.h"
 
 namespace dmrt::shm {
 
 // Verbs complete inline: execute() performs them in order and returns. This is CXL's behaviour,
 // and also what a test wants: real concurrency between threads and processes, no network.
+// Two pool settings change when the fiber gives up the CPU, never what the verbs do: prefetch
+// execution (policies/shm/execution.h) and the far-memory model (policies/shm/far_memory.h).
 class Endpoint {
  public:
   Endpoint(std::shared_ptr<Pool> pool, NodeId home, uint32_t client_id)
       : pool_(std::move(pool)), home_(home), client_(client_id) {}
 
   void execute(std::span<Batch> batches, Counters& counters) {
-    if (uint8_t hooks = pool_->round_trip_hooks(); hooks != 0) [[unlikely]] {
+    if (uint8_t hooks = pool_->round_trip_hooks(); hooks != 0) {
       execute_hooked(batches, counters, hooks);
       return;
     }
@@ -37,7 +41,7 @@ class Endpoint {
   }
 
   void pause() {
-    boost::this_fiber::yield();
+    yield();
     // A lone fiber spinning on a word another thread holds must let that thread run.
     if ((++pauses_ & 63) == 0) std::this_thread::yield();
   }
@@ -61,9 +65,17 @@ class Endpoint {
   const MailboxGeometry& mailbox_geometry() const { return pool_->config().mailbox; }
   bool native_masked_cas() const { return false; }
   Pool& pool() const { return *pool_; }
+  // The time the far-memory model gave this endpoint's last round trip (the transport clock):
+  // it returned no earlier. 0 when that round trip reached no modelled node.
+  uint64_t last_due_ns() const { return last_due_ns_; }
+  // Whether this endpoint let other fibers run (a pause, a prefetching or modelled round trip)
+  // since the last call; clears it. The bench yields between operations only when the operation
+  // did not already (bench/transports.h).
+  bool take_yielded() { return std::exchange(yielded_, false); }
 
   // Local address of a remote one, bounds-checked: for memory-node services and tests.
   std::byte* translate(GlobalAddress a, uint64_t len) const {
+    if (std::byte* p = try_translate(a, len)) return p;
     if (a.node() >= pool_->node_count())
       throw AddressError("address " + a.to_string() + " names node " + std::to_string(a.node()) +
                          "; the cluster has " + std::to_string(pool_->node_count()) + " nodes");
@@ -72,6 +84,13 @@ class Endpoint {
       throw AddressError("verb on " + a.to_string() + " of " + std::to_string(len) +
                          " bytes runs past the node's region of " + std::to_string(r.bytes) +
                          " bytes");
+    return r.base + a.offset();
+  }
+  // The same, or null where translate() throws.
+  std::byte* try_translate(GlobalAddress a, uint64_t len) const {
+    if (a.node() >= pool_->node_count()) return nullptr;
+    const Region& r = pool_->region(a.node());
+    if (a.offset() + len > r.bytes || a.offset() + len < a.offset()) return nullptr;
     return r.base + a.offset();
   }
 
@@ -86,8 +105,23 @@ class Endpoint {
     }
   }
 
-  // The round trip under the pool's test hooks (shm::Pool::round_trip_hooks).
+  // The round trip under the pool's hooks (shm::Pool::round_trip_hooks): the far-memory model
+  // fixes when it may complete; prefetch execution starts fetching its lines and lets the other
+  // fibers of the thread run meanwhile; the verbs take effect when the fiber runs again, at or
+  // after that time, in order, exactly as inline.
   void execute_hooked(std::span<Batch> batches, Counters& counters, uint8_t hooks) {
+    uint64_t due = 0;
+    if (hooks & Pool::kFarMemory) due = post_far(batches);
+    last_due_ns_ = due;
+    if (hooks & Pool::kPrefetch) {
+      unsigned budget = kPrefetchLinesPerRoundTrip;
+      for (const Batch& b : batches)
+        for (const Verb& v : b.verbs())
+          if (const std::byte* p = try_translate(v.remote, v.length))
+            prefetch_range(p, v.length, v.kind != VerbKind::kRead, budget);
+      yield();
+    }
+    while (due != 0 && now_ns() < due) yield();
     for (Batch& b : batches)
       for (const Verb& v : b.verbs()) {
 #ifdef DMRT_FAULT_INJECTION
@@ -95,7 +129,26 @@ class Endpoint {
 #endif
         perform(v, counters);
       }
-    if (hooks & Pool::kYieldPerRoundTrip) boost::this_fiber::yield();
+    if (hooks & Pool::kYieldPerRoundTrip) yield();
+  }
+
+  void yield() {
+    yielded_ = true;
+    boost::this_fiber::yield();
+  }
+
+  // Reserves the modelled links of the batches that leave this node; returns when the round
+  // trip may complete (0: none of them reaches a modelled node). A node's own memory, and so a
+  // local access, costs nothing more: it is not far.
+  uint64_t post_far(std::span<const Batch> batches) {
+    FarMemory& far = *pool_->far_memory();
+    uint64_t due = 0, now = 0;
+    for (const Batch& b : batches) {
+      if (b.empty() || b.node() == home_ || !far.models(b.node())) continue;
+      if (now == 0) now = now_ns();
+      due = std::max(due, far.post(b.node(), now, FarMemory::link_bytes(b)));
+    }
+    return due;
   }
 
 #ifdef DMRT_FAULT_INJECTION
@@ -140,6 +193,8 @@ class Endpoint {
   uint32_t client_;
   uint64_t pauses_ = 0;
   uint64_t tears_ = 0;  // torn READs so far (shm::Pool::set_torn_reads)
+  uint64_t last_due_ns_ = 0;
+  bool yielded_ = false;
 };
 
 struct Transport {
@@ -157,4 +212,4 @@ namespace dmrt {
 using ShmTransport = shm::Transport;
 // Instantiated once, in libdmrt (policies/shm/client.cpp).
 extern template class Client<ShmTransport>;
-}
+}  // namespace dmrt

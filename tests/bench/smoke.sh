@@ -213,6 +213,29 @@ if bad:
 PY
 fi
 expect 2 "--history without --verify" --index race --workload a --history "$WORK/h.txt"
+# shm as far memory: the mode and the modelled link reach the JSON; the flags belong to shm.
+if [ "$TRANSPORTS" = "shm sim" ]; then
+  expect 2 "--shm-latency-ns on sim" --transport sim --index race --shm-latency-ns 300
+fi
+expect 2 "--shm-mode out of its choices" --shm-mode eager
+"$BENCH" --index race --workload a --keys 2000 --ops 5000 --shm-preset cxl --shm-latency-ns 500 \
+  --quiet --json "$WORK/shm-far.json" >/dev/null 2>&1 || { echo "FAIL shm far: bench run"; status=1; }
+python3 - "$WORK/shm-far.json" <<'PY' || status=1
+import json, sys
+j = [json.loads(l) for l in open(sys.argv[1])][-1]
+shm = j.get("shm", {})
+far = shm.get("far_memory", [{}])[0]
+bad = []
+if shm.get("mode") != "prefetch":  # --shm-mode auto with a far-memory model
+    bad.append(f"mode {shm.get('mode')}")
+if far.get("latency_ns") != 500 or far.get("gbps") != 256 or far.get("round_trips", 0) <= 0:
+    bad.append(f"far_memory {far}")
+if j["latency_us"]["p50"] < 0.5 or j["failed_ops"] != 0:  # every operation has a round trip
+    bad.append(f"p50 {j['latency_us']['p50']} failed {j['failed_ops']}")
+if bad:
+    print("FAIL shm far: " + "; ".join(bad))
+    sys.exit(1)
+PY
 
 # A saved history checks again offline with dmrt-check; one found value changed to one no
 # operation wrote must then be a violation (exit 1).

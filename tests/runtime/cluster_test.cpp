@@ -56,4 +56,45 @@ TEST(Cluster, MalformedFilesGiveClearErrors) {
   EXPECT_THROW(ClusterConfig::from_toml_file("/nonexistent/cluster.toml"), ConfigError);
 }
 
+TEST(Cluster, FarMemoryCostPerMemoryNode) {
+  auto c = ClusterConfig::from_toml_string(R"(
+[[node]]
+role = "memory"
+shm_latency_ns = 300
+shm_gbps = 256
+
+[[node]]
+role = "memory"
+shm_gbps = 12.5
+
+[[node]]
+role = "compute"
+)");
+  EXPECT_EQ(c.nodes[0].far, (FarMemoryCost{300, 256.0}));
+  EXPECT_EQ(c.nodes[1].far, (FarMemoryCost{0, 12.5}));
+  EXPECT_TRUE(c.nodes[1].far.enabled());
+  EXPECT_FALSE(c.nodes[2].far.enabled());
+  EXPECT_EQ(FarMemoryCost::preset("cxl"), (FarMemoryCost{300, 256.0}));
+  EXPECT_FALSE(FarMemoryCost::preset("none").enabled());
+  EXPECT_THROW(FarMemoryCost::preset("optane"), ConfigError);
+}
+
+TEST(Cluster, FarMemoryCostErrorsNameTheField) {
+  expect_config_error("[[node]]\nrole = \"memory\"\nshm_latency_ns = -1\n",
+                      "cluster.toml:1: node.shm_latency_ns");
+  expect_config_error("[[node]]\nrole = \"memory\"\nshm_latency_ns = \"fast\"\n",
+                      "expected a latency");
+  expect_config_error("[[node]]\nrole = \"memory\"\nshm_latency_ns = 2000000000\n",
+                      "more than one second");
+  expect_config_error("[[node]]\nrole = \"memory\"\nshm_gbps = -3\n", "bandwidth must be");
+  expect_config_error("[[node]]\nrole = \"memory\"\nshm_gbps = \"lots\"\n", "expected a bandwidth");
+  expect_config_error(
+      "[[node]]\nrole = \"memory\"\n[[node]]\nrole = \"compute\"\nshm_latency_ns = 300\n",
+      "node 1: shm_latency_ns and shm_gbps model a memory node");
+  // Set in code, validate() checks the same.
+  auto c = ClusterConfig::embedded(1, 1);
+  c.nodes[0].far.gbps = -1;
+  EXPECT_THROW(c.validate(), ConfigError);
+}
+
 }  // namespace dmrt

@@ -37,6 +37,13 @@ struct Options {
   uint64_t cpu_per_verb_ns = 0;
   // Virtual time one pause() (spin backoff, message poll) costs the calling fiber.
   uint64_t poll_ns = 100;
+  // Device memory (on-chip memory of the target's NIC; runtime/address.h): the PCIe round trip a
+  // NIC makes to host memory before it can answer a READ or an atomic (the DMA read; an atomic's
+  // read-modify-write) is part of latency_ns; a READ or an atomic on device memory skips it, so
+  // its response leaves the target this much sooner. WRITEs are posted to memory either way and
+  // cost the same. docs/sim.md gives the source. Part of latency_ns: a larger value counts as
+  // latency_ns.
+  uint64_t pcie_rtt_ns = 400;
   // Whether masked CAS is one native verb (ConnectX-5+ extended atomics) or is reported as a CAS
   // loop, as the shm transport does.
   bool native_masked_cas = true;

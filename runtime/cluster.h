@@ -20,7 +20,7 @@ struct NodeSpec {
   // get kDefaultDeviceMemoryBytes unless the config says otherwise (TOML `device_memory`).
   uint64_t device_memory_bytes = 0;
 
-  // 256 KiB: the on-chip memory the Sherman paper uses on its ConnectX-5 NICs (§4.3).
+  // 256 KiB: the on-chip memory of the ConnectX-5 NICs the Sherman paper keeps its locks in.
   static constexpr uint64_t kDefaultDeviceMemoryBytes = uint64_t{256} << 10;
   // On-chip memories are KiB to a few MiB; more is a typo (and would not fit a NIC).
   static constexpr uint64_t kMaxDeviceMemoryBytes = uint64_t{1} << 30;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "runtime/error.h"
+#include "runtime/hash.h"
 #include "runtime/layout.h"
 #include "runtime/local_memory.h"
 
@@ -95,6 +96,7 @@ Core::Core(const Options& opts, std::shared_ptr<shm::Pool> pool)
   byte_ps_x1024_ = static_cast<uint64_t>(std::llround(8000.0 * 1024.0 / opts_.nic_gbps));
   latency_ps_ = opts_.latency_ns * 1000;
   pcie_ps_ = std::min(opts_.pcie_rtt_ns, opts_.latency_ns) * 1000;  // part of the latency
+  atomic_words_.assign(kAtomicWords, AtomicWord{});
   cpu_ps_ = opts_.cpu_ns * 1000;
   cpu_verb_ps_ = opts_.cpu_per_verb_ns * 1000;
   poll_ps_ = std::max<uint64_t>(1, opts_.poll_ns) * 1000;  // a pause always advances time
@@ -291,8 +293,20 @@ void Core::process_one() {
       if (v.kind != VerbKind::kRead) note_change(v.remote.node(), e.time);
       // A READ or an atomic on device memory answers without the PCIe round trip to host
       // memory that latency_ps_ includes (Options::pcie_rtt_ns).
+      const bool device = v.remote.in_device_memory();
       uint64_t back = latency_ps_;
-      if (v.remote.in_device_memory() && v.kind != VerbKind::kWrite) back -= pcie_ps_;
+      if (device && v.kind != VerbKind::kWrite) back -= pcie_ps_;
+      // The NIC serialises atomics on one word of host memory: each holds the word for its
+      // PCIe read-modify-write, so one that arrives while an earlier one still does answers
+      // that much later (it takes effect in arrival order all the same). On device memory the
+      // read-modify-write is on the NIC: no wait.
+      if (v.is_atomic() && !device && pcie_ps_) {
+        AtomicWord& w = atomic_words_[mix64(v.remote.raw()) & (kAtomicWords - 1)];
+        const uint64_t start =
+            w.addr == v.remote.raw() && w.busy_until > e.time ? w.busy_until : e.time;
+        w = {v.remote.raw(), start + pcie_ps_};
+        fin += start - e.time;
+      }
       push_event(fin + back, &p, e.batch, e.verb, kArriveSource);
       break;
     }

@@ -104,6 +104,7 @@ Cluster::Cluster(ClusterConfig config, NodeId self, Options opts)
                                                  "node " + std::to_string(self_));
   listen_port_ = bootstrap_->port();
   peer_generation_.assign(config_.size(), 0);
+  peer_dm_mode_.assign(config_.size(), "unknown");
 }
 
 Cluster::~Cluster() {
@@ -179,6 +180,12 @@ void Cluster::setup_device_memory(uint64_t bytes) {
                  "dmrt verbs: device memory: host fallback (%s): verbs to device-memory "
                  "addresses are served from host memory, without the on-chip speed-up\n",
                  why.c_str());
+}
+
+std::string Cluster::device_memory_mode(NodeId n) const {
+  if (n == self_) return dm_mode_;
+  std::lock_guard<std::mutex> g(serve_mu_);
+  return peer_dm_mode_.at(n);
 }
 
 std::string Cluster::report() const {

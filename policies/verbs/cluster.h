@@ -107,6 +107,8 @@ class Cluster {
   // allocating it failed: a registered host buffer serves the same addresses; said once on
   // stderr, and in report() with the reason) or "none" (the config gives the node none).
   const std::string& device_memory_mode() const { return dm_mode_; }
+  // The same, as node `n` said when this node connected to it ("unknown" before that).
+  std::string device_memory_mode(NodeId n) const;
   // Start-up report: device, port, GID, MTU, capabilities, how masked CAS is served.
   std::string report() const;
   // Masked CAS is posted as a native mlx5 extended atomic (else a counted READ + CAS loop).
@@ -185,7 +187,7 @@ class Cluster {
   std::unique_ptr<BootstrapServer> bootstrap_;
   uint16_t listen_port_ = 0;
   ibv_cq* server_cq_ = nullptr;
-  std::mutex serve_mu_;
+  mutable std::mutex serve_mu_;
   std::condition_variable serve_cv_;
   std::atomic<bool> stop_{false};
 
@@ -194,6 +196,7 @@ class Cluster {
   std::mutex connect_mu_;
   uint64_t barrier_seq_ = 0;
   std::vector<uint64_t> peer_generation_;  // by node: its run generation at first contact
+  std::vector<std::string> peer_dm_mode_;  // by node: where its device memory is (serve_mu_)
   std::vector<Cluster*> colocated_;
   std::vector<bool> reserved_;  // by slot; guarded by connect_mu_
   std::atomic<uint64_t> ondemand_regs_{0};

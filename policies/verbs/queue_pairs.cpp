@@ -162,6 +162,7 @@ void Cluster::open_connections(NodeId node, const std::vector<ThreadState*>& thr
     uint64_t dm_bytes = r.u64();
     uint64_t dm_raddr = r.u64();
     uint32_t dm_rkey = r.u32();
+    uint8_t dm_kind = r.u8();
     uint16_t count = r.u16();
     if (who != node || count != qps.size())
       throw TransportError("node " + std::to_string(node) + " answered as node " +
@@ -179,6 +180,10 @@ void Cluster::open_connections(NodeId node, const std::vector<ThreadState*>& thr
                    std::to_string(threads[i]->index) + " to node " + std::to_string(node));
     }
     r.expect_end();
+    {
+      std::lock_guard<std::mutex> g(serve_mu_);
+      peer_dm_mode_[node] = dm_kind == 1 ? "on-chip" : dm_kind == 2 ? "host fallback" : "none";
+    }
     for (size_t i = 0; i < qps.size(); ++i) {
       Conn& c = threads[i]->conns[node];
       if (c.qp) ibv_destroy_qp(c.qp);
@@ -240,6 +245,9 @@ ConnectAnswer Cluster::answer_connect(wire::Reader& r) {
       .u64(dm_bytes_)
       .u64(dm_raddr_)
       .u32(dm_mr_ ? dm_mr_->rkey : 0)
+      .u8(dm_        ? 1
+          : dm_host_ ? 2
+                     : 0)
       .u16(count);
   try {
     for (const wire::QpInfo& peer : peers) {

@@ -474,6 +474,8 @@ TEST(VerbsDeviceMemory, OnChipWhenTheDeviceOffersIt) {
         << k.mem->report();
     EXPECT_EQ(k.compute->device_memory_mode(), "none");
     exercise_device_memory(*k.compute, dm);
+    // The compute node learnt where node 0 keeps it when it connected.
+    EXPECT_EQ(k.compute->device_memory_mode(0), k.mem->device_memory_mode());
   }
   if (set) {
     EXPECT_EQ(fake_live_dms(), 0);  // ibv_free_dm
@@ -505,6 +507,7 @@ TEST(VerbsDeviceMemory, HostFallbackIsReported) {
     EXPECT_EQ(fake_live_dms(), 0);
   }
   exercise_device_memory(*k.compute, dm);
+  EXPECT_EQ(k.compute->device_memory_mode(0), "host fallback");
 }
 
 TEST(VerbsDeviceMemory, NoneWhenTheConfigGivesNone) {

@@ -296,11 +296,11 @@ void Core::process_one() {
       const bool device = v.remote.in_device_memory();
       uint64_t back = latency_ps_;
       if (device && v.kind != VerbKind::kWrite) back -= pcie_ps_;
-      // The NIC serialises atomics on one word of host memory: each holds the word for its
-      // PCIe read-modify-write, so one that arrives while an earlier one still does answers
-      // that much later (it takes effect in arrival order all the same). On device memory the
-      // read-modify-write is on the NIC: no wait.
-      if (v.is_atomic() && !device && pcie_ps_) {
+      // With serialize_atomics, the NIC serialises atomics on one word of host memory: each
+      // holds the word for its PCIe read-modify-write, so one that arrives while an earlier one
+      // still does answers that much later (it takes effect in arrival order all the same). On
+      // device memory the read-modify-write is on the NIC: no wait.
+      if (v.is_atomic() && !device && pcie_ps_ && opts_.serialize_atomics) {
         AtomicWord& w = atomic_words_[mix64(v.remote.raw()) & (kAtomicWords - 1)];
         const uint64_t start =
             w.addr == v.remote.raw() && w.busy_until > e.time ? w.busy_until : e.time;

@@ -22,6 +22,7 @@ namespace {
 //  - masked CAS is native (mlx5 extended atomics on ConnectX-5 and later).
 //  - pcie_rtt_ns 400: a NIC's DMA read of host memory over PCIe 3/4 takes a few hundred ns; verbs
 //    on the NIC's on-chip memory skip it (the Sherman paper's on-chip lock table, docs/sim.md).
+//    serialize_atomics is not part of the preset (off unless asked).
 void rdma_cx6(Options& o) {
   o.preset_name = "rdma-cx6";
   o.nic_mops = 90.0;
@@ -101,6 +102,7 @@ std::string Options::describe() const {
     << " latency_ns=" << latency_ns << " cpu_ns=" << cpu_ns
     << " cpu_per_verb_ns=" << cpu_per_verb_ns << " poll_ns=" << poll_ns
     << " pcie_rtt_ns=" << pcie_rtt_ns
+    << " serialize_atomics=" << (serialize_atomics ? "true" : "false")
     << " native_masked_cas=" << (native_masked_cas ? "true" : "false")
     << " service_access_ns=" << service_access_ns << " service_gbps=" << service_gbps
     << " service_msg_ns=" << service_msg_ns << " service_idle_ns=" << service_idle_ns;

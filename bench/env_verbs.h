@@ -73,7 +73,7 @@ struct Env<VerbsTransport> {
     for (NodeId m : cluster_->config().memory_nodes()) {
       try {
         verbs::Cluster::stop_node(cluster_->config().nodes.at(m).address, 10000,
-                                   &cluster_->config());
+                                  &cluster_->config());
       } catch (const std::exception& e) {
         std::fprintf(stderr, "verbs: could not stop memory node %u: %s\n", m, e.what());
       }
@@ -89,7 +89,14 @@ struct Env<VerbsTransport> {
   void between_ops(C&) {}
   const ClusterConfig& config() const { return cluster_->config(); }
   void begin_phase() {}
-  void end_phase(PhaseResult& r) { r.transport_summary = cluster_->report(); }
+  void end_phase(PhaseResult& r) {
+    r.transport_summary = cluster_->report();
+    // Where the memory nodes' device memory is: "on-chip", "host fallback" or "none".
+    nlohmann::json dm = nlohmann::json::object();
+    for (NodeId m : cluster_->config().memory_nodes())
+      dm[std::to_string(m)] = cluster_->device_memory_mode(m);
+    r.transport_report["device_memory"] = dm;
+  }
   // Reads the memory nodes' bump words with one client (a 1x1 scheduler: verbs need a fiber).
   uint64_t pool_bytes_used() {
     uint64_t used = 0;

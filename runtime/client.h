@@ -8,6 +8,7 @@
 
 #include "runtime/allocator.h"
 #include "runtime/error.h"
+#include "runtime/layout.h"
 #include "runtime/messaging.h"
 #include "runtime/stats.h"
 #include "runtime/transport.h"
@@ -145,6 +146,28 @@ class Client {
     return a;
   }
   void free(GlobalAddress a, uint64_t bytes) { allocator_.free(a, bytes); }
+  // Device memory of `node` (on-chip memory of its NIC; runtime/address.h): `bytes` rounded up to
+  // 64, 64-byte aligned, zero when handed out. For an index's creation (a lock table): it is
+  // small, and it is never freed or reused. One round trip: FAA on the node's device bump word
+  // and a READ of its size, in one batch. Throws PoolExhausted when it does not fit.
+  GlobalAddress alloc_device_memory(NodeId node, uint64_t bytes) {
+    if (node >= node_count())
+      throw AddressError("device memory of node " + std::to_string(node) +
+                         ", but the cluster has " + std::to_string(node_count()) + " nodes");
+    const uint64_t size = (bytes + 63) & ~uint64_t{63};
+    uint64_t taken = 0, total = 0;
+    Batch b;
+    b.faa(layout::device_bump_word(node), size, &taken)
+        .read(layout::device_memory_bytes_word(node), &total, 8);
+    run(b);
+    if (taken + size > total || taken + size < size)
+      throw PoolExhausted("node " + std::to_string(node) + " has " + std::to_string(total) +
+                          " bytes of device memory" +
+                          (total ? ", " + std::to_string(std::min(taken, total)) + " taken" : "") +
+                          ": " + std::to_string(size) +
+                          " more do not fit (cluster config: device_memory)");
+    return GlobalAddress::device(node, taken);
+  }
   RemoteAllocator& allocator() { return allocator_; }
 
   // --- two-sided messaging -----------------------------------------------------------------------

@@ -23,9 +23,19 @@ ClusterConfig ClusterConfig::embedded(unsigned memory_nodes, unsigned compute_no
                                       uint64_t memory_bytes, uint64_t compute_bytes) {
   ClusterConfig c;
   for (unsigned i = 0; i < memory_nodes; ++i)
-    c.nodes.push_back({NodeRole::kMemory, memory_bytes, -1, "", {}});
+    c.nodes.push_back({NodeRole::kMemory,
+                       memory_bytes,
+                       -1,
+                       "",
+                       NodeSpec::default_device_memory(NodeRole::kMemory),
+                       {}});
   for (unsigned i = 0; i < compute_nodes; ++i)
-    c.nodes.push_back({NodeRole::kCompute, compute_bytes, -1, "", {}});
+    c.nodes.push_back({NodeRole::kCompute,
+                       compute_bytes,
+                       -1,
+                       "",
+                       NodeSpec::default_device_memory(NodeRole::kCompute),
+                       {}});
   c.validate();
   return c;
 }
@@ -58,9 +68,15 @@ void ClusterConfig::validate() const {
   uint64_t heap = layout::heap_start(mailbox);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto& n = nodes[i];
-    if (n.region_bytes > GlobalAddress::kOffsetMask)
+    if (n.region_bytes > GlobalAddress::kDeviceMemoryBit)
       throw ConfigError("node " + std::to_string(i) + ": region of " +
-                        std::to_string(n.region_bytes) + " bytes is larger than 2^48 bytes");
+                        std::to_string(n.region_bytes) +
+                        " bytes is larger than 2^47 bytes (the upper half of a node's 2^48 "
+                        "offsets addresses its device memory)");
+    if (n.device_memory_bytes > NodeSpec::kMaxDeviceMemoryBytes || n.device_memory_bytes % 64)
+      throw ConfigError("node " + std::to_string(i) + ": device memory of " +
+                        std::to_string(n.device_memory_bytes) +
+                        " bytes: must be a multiple of 64 bytes, at most 1 GiB");
     if (n.region_bytes < heap + 4096)
       throw ConfigError("node " + std::to_string(i) + ": region of " +
                         std::to_string(n.region_bytes) + " bytes is smaller than its header and " +
@@ -178,7 +194,7 @@ ClusterConfig ClusterConfig::from_toml_string(const std::string& text, const std
     std::string where = located(origin, el.source());
     if (!t) throw ConfigError(where + ": [[node]] must be a table");
     NodeSpec n;
-    bool has_role = false, has_region = false;
+    bool has_role = false, has_region = false, has_dm = false;
     for (auto&& [k, v] : *t) {
       std::string f = where + ": node." + std::string(k.str());
       if (k == "role") {
@@ -197,6 +213,9 @@ ClusterConfig ClusterConfig::from_toml_string(const std::string& text, const std
         auto i = v.value<int64_t>();
         if (!i || *i < -1) throw ConfigError(f + ": expected a NUMA node number or -1");
         n.numa_node = static_cast<int>(*i);
+      } else if (k == "device_memory") {
+        n.device_memory_bytes = v.value<int64_t>() == 0 ? 0 : parse_size(v, f);
+        has_dm = true;
       } else if (k == "address") {
         auto s = v.value<std::string>();
         if (!s) throw ConfigError(f + ": expected \"host:port\"");
@@ -214,12 +233,13 @@ ClusterConfig ClusterConfig::from_toml_string(const std::string& text, const std
       } else {
         throw ConfigError(f +
                           ": unknown field (expected role, region, numa, address, "
-                          "shm_latency_ns, shm_gbps)");
+                          "device_memory, shm_latency_ns, shm_gbps)");
       }
     }
     if (!has_role) throw ConfigError(where + ": node without role");
     if (!has_region)
       n.region_bytes = n.role == NodeRole::kMemory ? uint64_t{4} << 30 : uint64_t{64} << 20;
+    if (!has_dm) n.device_memory_bytes = NodeSpec::default_device_memory(n.role);
     c.nodes.push_back(n);
   }
   c.validate();

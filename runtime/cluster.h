@@ -17,7 +17,18 @@ struct NodeSpec {
   uint64_t region_bytes = 0;
   int numa_node = -1;   // -1: no placement (shm binds the region to this NUMA node when >= 0)
   std::string address;  // host:port of the node's bootstrap endpoint (verbs); empty in-process
-  FarMemoryCost far;    // shm's far-memory model for this node (memory nodes only); none by default
+  // Device memory (on-chip memory of the node's NIC; runtime/address.h): 0 = none. Memory nodes
+  // get kDefaultDeviceMemoryBytes unless the config says otherwise (TOML `device_memory`).
+  uint64_t device_memory_bytes = 0;
+  FarMemoryCost far;  // shm's far-memory model for this node (memory nodes only); none by default
+
+  // 256 KiB: the on-chip memory of the ConnectX-5 NICs the Sherman paper keeps its locks in.
+  static constexpr uint64_t kDefaultDeviceMemoryBytes = uint64_t{256} << 10;
+  // On-chip memories are KiB to a few MiB; more is a typo (and would not fit a NIC).
+  static constexpr uint64_t kMaxDeviceMemoryBytes = uint64_t{1} << 30;
+  static uint64_t default_device_memory(NodeRole r) {
+    return r == NodeRole::kMemory ? kDefaultDeviceMemoryBytes : 0;
+  }
 };
 
 // Two-sided messaging geometry, identical on every node: mailbox 0 of a node is its service inbox,
@@ -61,7 +72,9 @@ struct ClusterConfig {
   size_t size() const { return nodes.size(); }
 
   // Throws ConfigError when the description cannot work (no memory node, regions too small or
-  // beyond 2^48, mailbox geometry or node count past the limits above).
+  // beyond 2^47 (the upper half of the offset space addresses device memory), device memory
+  // that is not a multiple of 64 bytes or beyond kMaxDeviceMemoryBytes, mailbox geometry or node
+  // count past the limits above).
   void validate() const;
   // Bytes written when every node's region is formatted (headers and mailboxes): what a process
   // hosting all nodes (shm, sim) touches before the first verb. Requires validate().

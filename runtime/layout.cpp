@@ -17,6 +17,8 @@ void format_region(std::byte* base, uint64_t bytes, NodeId node, NodeRole role,
   local::store_word(base + kNodeCountOffset, config.size());
   local::store_word(base + kMailboxGeomOffset, uint64_t{g.mailboxes} | (uint64_t{g.slots} << 32));
   local::store_word(base + kSlotBytesOffset, g.slot_bytes);
+  local::store_word(base + kDeviceMemoryBytesOffset, config.nodes.at(node).device_memory_bytes);
+  local::store_word(base + kDeviceBumpOffset, 0);
   local::store_word(base + kMagicOffset, kMagic);
 }
 

@@ -29,6 +29,11 @@ inline constexpr uint64_t kHeapStartOffset = 64;
 // (runtime/services_word.h) instead of reading a half-written word.
 inline constexpr uint64_t kServicesOffset = 72;
 inline constexpr uint64_t kServicesReady = uint64_t{1} << 63;
+// The node's device memory (runtime/address.h): its size, and the next free byte of it, advanced
+// by FAA (Client::alloc_device_memory). The allocator's words live here, in host memory, so that
+// all of the device memory is usable (it is small) and formatting it is only zeroing it.
+inline constexpr uint64_t kDeviceMemoryBytesOffset = 80;
+inline constexpr uint64_t kDeviceBumpOffset = 88;
 // Well-known words an index uses to find its roots (directory, tree root...). Index code picks
 // its slot numbers; slot k lives at kRootSlotsOffset + 8k on a chosen node.
 inline constexpr uint64_t kRootSlotsOffset = 128;
@@ -38,6 +43,12 @@ inline constexpr uint64_t kMailboxesOffset = kHeaderBytes;
 
 inline GlobalAddress bump_word(NodeId n) {
   return {n, kBumpOffset};
+}
+inline GlobalAddress device_memory_bytes_word(NodeId n) {
+  return {n, kDeviceMemoryBytesOffset};
+}
+inline GlobalAddress device_bump_word(NodeId n) {
+  return {n, kDeviceBumpOffset};
 }
 inline GlobalAddress services_word(NodeId n) {
   return {n, kServicesOffset};
@@ -54,7 +65,8 @@ inline uint64_t mailbox_offset(const MailboxGeometry& g, uint32_t mailbox) {
   return kMailboxesOffset + g.bytes_per_mailbox() * mailbox;
 }
 
-// Writes a fresh region's header, mailboxes and bump word. Every transport that creates a region
+// Writes a fresh region's header, mailboxes and bump words (the device memory itself starts
+// zeroed; each transport creates it so). Every transport that creates a region
 // (shm pools, the verbs memory-node program) formats it here, so all agree byte for byte. The magic
 // word is written last: whoever sees it sees a complete header.
 void format_region(std::byte* base, uint64_t bytes, NodeId node, NodeRole role,

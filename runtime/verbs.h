@@ -131,11 +131,21 @@ class Batch {
 // the network path, where they are atomic with other nodes' verbs; while a group holds an atomic
 // batch to the home node, its other batches to the home node keep the network path too, so that the
 // group's order to that node holds.
+//
+// Device memory (runtime/address.h) is on the NIC, out of the CPU's reach: a batch that touches it
+// keeps the network path, and, like an atomic batch, keeps the group's other batches to the home
+// node on it too.
 inline bool local_access(std::span<const Batch> group, size_t i, NodeId home) {
+  auto cpu_reachable = [](const Batch& b) {
+    if (!b.data_only()) return false;
+    for (const Verb& v : b.verbs())
+      if (v.remote.in_device_memory()) return false;
+    return true;
+  };
   const Batch& b = group[i];
-  if (b.empty() || b.node() != home || !b.data_only()) return false;
+  if (b.empty() || b.node() != home || !cpu_reachable(b)) return false;
   for (const Batch& o : group)
-    if (!o.empty() && o.node() == home && !o.data_only()) return false;
+    if (!o.empty() && o.node() == home && !cpu_reachable(o)) return false;
   return true;
 }
 

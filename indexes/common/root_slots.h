@@ -12,9 +12,12 @@ namespace dmrt::root_slots {
 
 // All on the first memory node unless an index's options say otherwise. Unlisted slots are free
 // for tests and embedders (tests/verbs/remote_check.cpp uses 60..62 for its own words).
-inline constexpr unsigned kRace = 1;         // RACE directory
-inline constexpr unsigned kChime = 8;        // CHIME root word
-inline constexpr unsigned kSherman = 9;      // Sherman root word
+inline constexpr unsigned kRace = 1;     // RACE directory
+inline constexpr unsigned kChime = 8;    // CHIME root word
+inline constexpr unsigned kSherman = 9;  // Sherman root word
+// Sherman's on-chip lock table: on EVERY memory node, the device-memory address of that node's
+// table (runtime/address.h).
+inline constexpr unsigned kShermanLocks = 17;
 inline constexpr unsigned kDmtreeRoot = 10;  // DMTree B+-tree root word
 inline constexpr unsigned kDmtreeMeta = 15;  // DMTree descriptor (leaf arena)
 inline constexpr unsigned kRolex = 12;       // ROLEX meta; its retraining service reads it too
@@ -24,9 +27,9 @@ inline constexpr unsigned kCollabMembership = collab::kDefaultMembershipSlot;
 inline constexpr unsigned kCollabCounter = collab::kDefaultCounterSlot;
 inline constexpr unsigned kCollabDescriptor = collab::kDefaultDescriptorSlot;
 
-inline constexpr std::array kAll{kRace,          kChime,           kSherman, kDmtreeRoot,
-                                 kDmtreeMeta,    kRolex,           kHstore,  kCollabMembership,
-                                 kCollabCounter, kCollabDescriptor};
+inline constexpr std::array kAll{
+    kRace,  kChime,  kSherman,          kShermanLocks,  kDmtreeRoot,      kDmtreeMeta,
+    kRolex, kHstore, kCollabMembership, kCollabCounter, kCollabDescriptor};
 
 // Compile-time proof that the defaults fit the region header and that no two share a slot.
 constexpr bool all_distinct_and_in_range() {

@@ -30,7 +30,16 @@ struct Options {
   bool local_lock_table = true;  // hierarchical lock: local queue + remote lock hand-over
   uint32_t handover_max = 8;     // consecutive local hand-overs before the lock is released
   bool write_combining = true;   // write-back and unlock in one batch (one round trip)
+  // Leaf lock words in a table in each memory node's device memory (the NIC's on-chip memory,
+  // runtime/address.h), a leaf's word chosen by hashing its address, as the paper's HOCL does;
+  // off: the lock word heads the leaf in host memory.
+  bool on_chip_locks = true;
+  // Lock words per memory node's table: 32768 x 8 B = the 256 KiB of on-chip memory the paper
+  // uses (ConnectX-5), all of a memory node's default device memory.
+  uint32_t on_chip_lock_words = 32768;
   unsigned root_slot = root_slots::kSherman;  // layout::root_slot on the first memory node
+  // On every memory node: the address of its on-chip lock table.
+  unsigned locks_root_slot = root_slots::kShermanLocks;
   uint32_t lock_table_slots = 4096;
   Sync sync = Sync::kAuto;  // leaf versions or checksums (see Sync)
   // Test-only faults that prove the checkers can fail; compiled out without
@@ -75,7 +84,13 @@ constexpr auto Options::fields() {
                     "Leaf synchronization: the paper's two-level versions (needs a line-atomic "
                     "transport: sim, verbs), per-object checksums (any transport), or auto "
                     "(versions where the transport allows)",
-                    kSyncNames));
+                    kSyncNames),
+      option_switch("on_chip_locks", &Options::on_chip_locks,
+                    "Leaf lock words in a hashed lock table in the memory nodes' device memory "
+                    "(NIC on-chip memory; off: the lock word heads the leaf in host memory)"),
+      option_number("on_chip_lock_words", &Options::on_chip_lock_words,
+                    "Lock words in each memory node's on-chip lock table (8 B each)", 1u,
+                    1u << 27));
 }
 
 }  // namespace dmrt::sherman

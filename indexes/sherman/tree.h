@@ -16,6 +16,7 @@
 #include "indexes/sherman/options.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
+#include "runtime/hash.h"
 #include "runtime/kv.h"
 #include "runtime/layout.h"
 
@@ -30,6 +31,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   // Builds an empty tree (one root leaf) and publishes it in the root slot.
   [[gnu::noinline]] static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
     auto t = std::shared_ptr<Tree>(new Tree(c, o));
+    t->create_lock_tables(c);
     LeafImage img(t->geo_);
     img.set_header(1, 0, 0, true, GlobalAddress::null());
     for (uint32_t i = 0; i < t->geo_.span(); ++i) img.set_entry(i, 1, false, 0, nullptr);
@@ -44,6 +46,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   // Joins a tree another process (or compute node) created: fresh cache and lock table.
   [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
     auto t = std::shared_ptr<Tree>(new Tree(c, o));
+    t->find_lock_tables(c);
     t->core_.read_root(c);
     return t;
   }
@@ -73,6 +76,14 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   const LeafGeometry& geometry() const { return geo_; }
   // The leaf synchronization this tree runs with (never kAuto).
   Sync sync() const { return geo_.versions() ? Sync::kVersions : Sync::kChecksum; }
+  // The lock word of the leaf at `leaf`: with on_chip_locks, a word of its memory node's lock
+  // table in device memory (the leaf's address hashed; leaves that share a word share a lock,
+  // which costs contention, never correctness: a holder holds one leaf lock at a time); else
+  // the leaf's first word.
+  GlobalAddress lock_word(GlobalAddress leaf) const {
+    if (!opts_.on_chip_locks) return leaf;
+    return lock_tables_[leaf.node()] + 8 * (mix64(leaf.raw()) % opts_.on_chip_lock_words);
+  }
 
  private:
   Tree(Client<T>& c, const Options& o)
@@ -80,13 +91,17 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         geo_(o.leaf_span, o.value_size, o.resolved_sync(c.line_atomic()) == Sync::kVersions),
         llt_(o.lock_table_slots, o.handover_max),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
-              o.local_lock_table ? &llt_ : nullptr) {}
+              o.local_lock_table ? &llt_ : nullptr),
+        lock_tables_(c.node_count()) {}
 
   static const Options& validate(Client<T>& c, const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("sherman: value_size must be in [1, 1024]");
     validate_option_fields("sherman", o);  // each field's range (Options::fields())
-    if (o.root_slot >= layout::kRootSlots) throw ConfigError("sherman: root_slot out of range");
+    if (o.root_slot >= layout::kRootSlots || o.locks_root_slot >= layout::kRootSlots)
+      throw ConfigError("sherman: root_slot or locks_root_slot out of range");
+    if (o.on_chip_locks && o.locks_root_slot == o.root_slot)
+      throw ConfigError("sherman: locks_root_slot and root_slot are the same slot");
     if (o.sync == Sync::kVersions && !c.line_atomic())
       throw ConfigError(
           "sherman: sync=versions needs a transport that reads and writes 64-byte "
@@ -105,10 +120,32 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     return m.front();
   }
 
+  // With on_chip_locks, every memory node gets a lock table in its device memory (zeroed: every
+  // lock free), published in its locks root slot for attach().
+  void create_lock_tables(Client<T>& c) {
+    if (!opts_.on_chip_locks) return;
+    for (NodeId m : c.memory_nodes()) {
+      lock_tables_[m] = c.alloc_device_memory(m, uint64_t{opts_.on_chip_lock_words} * 8);
+      const uint64_t raw = lock_tables_[m].raw();
+      c.write(layout::root_slot(m, opts_.locks_root_slot), &raw, 8);
+    }
+  }
+  void find_lock_tables(Client<T>& c) {
+    if (!opts_.on_chip_locks) return;
+    for (NodeId m : c.memory_nodes()) {
+      lock_tables_[m] = GlobalAddress::from_raw(
+          c.template read_value<uint64_t>(layout::root_slot(m, opts_.locks_root_slot)));
+      if (!lock_tables_[m].in_device_memory() || lock_tables_[m].node() != m)
+        throw ConfigError("sherman: on_chip_locks is on, but memory node " + std::to_string(m) +
+                          " has no on-chip lock table (the tree was created with it off?)");
+    }
+  }
+
   Options opts_;
   LeafGeometry geo_;
   btree::LocalLockTable llt_;
   btree::BTreeCore<T> core_;
+  std::vector<GlobalAddress> lock_tables_;  // by node: its on-chip lock table (on_chip_locks)
   std::atomic<uint64_t> leaves_{0}, splits_{0}, read_retries_{0}, lock_retries_{0};
 
  public:
@@ -194,13 +231,14 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // batch. Under the lock the image is stable.
     void lock_and_read(GlobalAddress a) {
       bool local = t_->opts_.local_lock_table;
-      bool handed = local && t_->llt_.acquire(*c_, a);
+      const GlobalAddress lock = t_->lock_word(a);
+      bool handed = local && t_->llt_.acquire(*c_, lock);
       if (handed) held_ = a;  // the remote lock is already ours
       try {
         for (;;) {
           uint64_t old = 0;
-          Batch b;
-          if (!handed) b.cas(a, 0, uint64_t{c_->id()} + 1, &old);
+          Batch b;  // the lock word may be in device memory: one node, one batch all the same
+          if (!handed) b.cas(lock, 0, uint64_t{c_->id()} + 1, &old);
           img_.read_into(b, a);
           c_->run(b);
           img_.finish_read();
@@ -212,7 +250,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           c_->pause();
         }
       } catch (...) {
-        if (!held_ && local) t_->llt_.release(a, false);  // local slot only: no remote lock
+        if (!held_ && local) t_->llt_.release(lock, false);  // local slot only: no remote lock
         throw;
       }
     }
@@ -220,32 +258,33 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // that the other clients see the error instead of waiting for this lock forever.
     void release_after_error() noexcept {
       if (!held_) return;
-      GlobalAddress a = held_;
+      const GlobalAddress lock = t_->lock_word(held_);
       held_ = GlobalAddress{};
       static const uint64_t kZero = 0;
       try {
-        c_->write(a, &kZero, 8);
+        c_->write(lock, &kZero, 8);
       } catch (...) {  // the transport failed: the original error is the one to report
       }
-      if (t_->opts_.local_lock_table) t_->llt_.release(a, false);
+      if (t_->opts_.local_lock_table) t_->llt_.release(lock, false);
     }
     // Runs the write-back batch and releases the lock: the unlock WRITE rides in the same batch
     // (write combining) unless the lock is handed to a local waiter.
     void write_and_unlock(GlobalAddress a, Batch& b) {
       held_ = GlobalAddress{};  // from here on the release is under way
-      bool hand = t_->opts_.local_lock_table && t_->llt_.should_hand_over(a);
+      const GlobalAddress lock = t_->lock_word(a);
+      bool hand = t_->opts_.local_lock_table && t_->llt_.should_hand_over(lock);
       static const uint64_t kZero = 0;
       if (!hand) {
         if (t_->opts_.write_combining || b.empty()) {
-          b.write(a, &kZero, 8);
+          b.write(lock, &kZero, 8);
         } else {
           c_->run(b);
           b.clear();
-          b.write(a, &kZero, 8);
+          b.write(lock, &kZero, 8);
         }
       }
       if (!b.empty()) c_->run(b);
-      if (t_->opts_.local_lock_table) t_->llt_.release(a, hand);
+      if (t_->opts_.local_lock_table) t_->llt_.release(lock, hand);
     }
     void unlock(GlobalAddress a) {
       Batch b;

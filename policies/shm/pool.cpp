@@ -28,13 +28,15 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-int open_region(const std::string& pool, NodeId n, bool create) {
+// `device`: the node's device memory (its own object, name suffix ".dm").
+int open_region(const std::string& pool, NodeId n, bool create, bool device = false) {
+  const std::string suffix = device ? ".dm" : "";
   if (pool.empty()) {
-    int fd = memfd_create(("dmrt-node-" + std::to_string(n)).c_str(), MFD_CLOEXEC);
+    int fd = memfd_create(("dmrt-node-" + std::to_string(n) + suffix).c_str(), MFD_CLOEXEC);
     if (fd < 0) throw Error("memfd_create failed: " + errno_text());
     return fd;
   }
-  std::string obj = shm_object_name(pool, n);
+  std::string obj = shm_object_name(pool, n) + suffix;
   int flags = create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR;
   int fd = shm_open(obj.c_str(), flags, 0600);
   if (fd < 0) {
@@ -65,6 +67,18 @@ void Pool::map_node(NodeId n, int fd, uint64_t bytes, NodeRole role) {
   regions_[n] = {static_cast<std::byte*>(p), bytes, role};
 }
 
+void Pool::map_device(NodeId n, int fd, uint64_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int saved = errno;
+  close(fd);
+  if (p == MAP_FAILED) {
+    errno = saved;
+    throw Error("mmap of node " + std::to_string(n) + " device memory (" + std::to_string(bytes) +
+                " bytes) failed: " + errno_text());
+  }
+  device_[n] = {static_cast<std::byte*>(p), bytes, regions_[n].role};
+}
+
 std::shared_ptr<Pool> Pool::create(const ClusterConfig& config, const std::string& name) {
   config.validate();
   // Every region's header and mailboxes are written now, in this process: refuse up front what
@@ -76,6 +90,7 @@ std::shared_ptr<Pool> Pool::create(const ClusterConfig& config, const std::strin
   pool->name_ = name;
   pool->owner_ = true;
   pool->regions_.resize(config.size());
+  pool->device_.resize(config.size());
   // Node 0 is formatted last: its magic word tells an attaching process the whole pool is ready.
   for (NodeId n = config.size(); n-- > 0;) {
     const NodeSpec& spec = config.nodes[n];
@@ -85,6 +100,14 @@ std::shared_ptr<Pool> Pool::create(const ClusterConfig& config, const std::strin
       throw Error("cannot size node " + std::to_string(n) + " region: " + errno_text());
     }
     pool->map_node(n, fd, spec.region_bytes, spec.role);
+    if (spec.device_memory_bytes) {  // a fresh object reads as zeros: formatted
+      int dfd = open_region(name, n, true, true);
+      if (ftruncate(dfd, static_cast<off_t>(spec.device_memory_bytes)) != 0) {
+        close(dfd);
+        throw Error("cannot size node " + std::to_string(n) + " device memory: " + errno_text());
+      }
+      pool->map_device(n, dfd, spec.device_memory_bytes);
+    }
     std::byte* base = pool->regions_[n].base;
     if (spec.numa_node >= 0) {
 #ifdef DMRT_HAVE_NUMA
@@ -143,6 +166,7 @@ std::shared_ptr<Pool> Pool::attach(const std::string& name) {
   pool->config_.mailbox.slot_bytes =
       static_cast<uint32_t>(local::load_word(b0 + layout::kSlotBytesOffset));
   pool->regions_.resize(count);
+  pool->device_.resize(count);
   pool->config_.nodes.resize(count);
   for (NodeId n = 0; n < count; ++n) {
     if (n > 0) {
@@ -154,7 +178,9 @@ std::shared_ptr<Pool> Pool::attach(const std::string& name) {
     uint64_t info = local::load_word(b + layout::kNodeInfoOffset);
     NodeRole role = static_cast<NodeRole>((info >> 16) & 0xff);
     pool->regions_[n].role = role;
-    pool->config_.nodes[n] = {role, pool->regions_[n].bytes, -1, "", {}};
+    uint64_t dm = local::load_word(b + layout::kDeviceMemoryBytesOffset);
+    pool->config_.nodes[n] = {role, pool->regions_[n].bytes, -1, "", dm, {}};
+    if (dm) pool->map_device(n, open_region(name, n, false, true), dm);
   }
   return pool;
 }
@@ -162,7 +188,12 @@ std::shared_ptr<Pool> Pool::attach(const std::string& name) {
 Pool::~Pool() {
   for (NodeId n = 0; n < regions_.size(); ++n) {
     if (regions_[n].base) munmap(regions_[n].base, regions_[n].bytes);
-    if (owner_ && !name_.empty()) shm_unlink(shm_object_name(name_, n).c_str());
+    if (n < device_.size() && device_[n].base) munmap(device_[n].base, device_[n].bytes);
+    if (owner_ && !name_.empty()) {
+      shm_unlink(shm_object_name(name_, n).c_str());
+      if (config_.nodes.at(n).device_memory_bytes)
+        shm_unlink((shm_object_name(name_, n) + ".dm").c_str());
+    }
   }
 }
 

@@ -34,6 +34,13 @@ class Pool {
   const ClusterConfig& config() const { return config_; }
   size_t node_count() const { return regions_.size(); }
   const Region& region(NodeId n) const { return regions_[n]; }
+  // Node n's device memory (runtime/address.h): on shm, plain shared memory of its own (a memfd,
+  // or /dev/shm/dmrt.<name>.<node>.dm), zeroed at creation; bytes 0 when the node has none.
+  const Region& device_region(NodeId n) const { return device_[n]; }
+  // The region a verb on `a` lands in: the host region, or the device memory.
+  const Region& region_of(GlobalAddress a) const {
+    return a.in_device_memory() ? device_[a.node()] : regions_[a.node()];
+  }
   const std::string& name() const { return name_; }
   bool owner() const { return owner_; }
   // Bytes handed out by the allocator so far on node n (bump word minus heap start).
@@ -81,11 +88,13 @@ class Pool {
  private:
   Pool() = default;
   void map_node(NodeId n, int fd, uint64_t bytes, NodeRole role);
+  void map_device(NodeId n, int fd, uint64_t bytes);
   void set_hook(RoundTripHook h, bool on) {
     hooks_ = static_cast<uint8_t>(on ? hooks_ | h : hooks_ & ~h);
   }
   ClusterConfig config_;
   std::vector<Region> regions_;
+  std::vector<Region> device_;  // by node; bytes 0 = none
   std::string name_;
   bool owner_ = false;
   bool numa_bound_ = false;

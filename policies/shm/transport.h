@@ -79,12 +79,14 @@ class Endpoint {
     if (a.node() >= pool_->node_count())
       throw AddressError("address " + a.to_string() + " names node " + std::to_string(a.node()) +
                          "; the cluster has " + std::to_string(pool_->node_count()) + " nodes");
-    const Region& r = pool_->region(a.node());
-    if (a.offset() + len > r.bytes || a.offset() + len < a.offset())
+    const Region& r = pool_->region_of(a);
+    const uint64_t off = a.region_offset();
+    if (off + len > r.bytes || off + len < off)
       throw AddressError("verb on " + a.to_string() + " of " + std::to_string(len) +
-                         " bytes runs past the node's region of " + std::to_string(r.bytes) +
-                         " bytes");
-    return r.base + a.offset();
+                         " bytes runs past the node's " +
+                         (a.in_device_memory() ? "device memory" : "region") + " of " +
+                         std::to_string(r.bytes) + " bytes");
+    return r.base + off;
   }
   // The same, or null where translate() throws.
   std::byte* try_translate(GlobalAddress a, uint64_t len) const {

@@ -63,6 +63,12 @@ inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group
   cost("--cpu-per-verb-ns", &Options::cpu_per_verb_ns,
        "sim: extra client CPU per additional verb in one execute(), ns");
   cost("--poll-ns", &Options::poll_ns, "sim: virtual time one pause()/poll costs, ns");
+  cost("--pcie-rtt-ns", &Options::pcie_rtt_ns,
+       "sim: PCIe round trip a READ or atomic on host memory pays at the target NIC (part of "
+       "--latency-ns) and one on device memory skips, ns");
+  cost("--serialize-atomics", &Options::serialize_atomics,
+       "sim: atomics on one host-memory word wait for each other's PCIe read-modify-write "
+       "(--pcie-rtt-ns each; not on device memory)");
   cost("--native-masked-cas", &Options::native_masked_cas,
        "sim: masked CAS is one native verb (true) or a reported CAS loop (false)");
   cost("--saturation-wait-ns", &Options::saturation_wait_ns,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "runtime/error.h"
+#include "runtime/hash.h"
 #include "runtime/layout.h"
 #include "runtime/local_memory.h"
 
@@ -94,6 +95,8 @@ Core::Core(const Options& opts, std::shared_ptr<shm::Pool> pool)
   if (op_ps_ == 0) op_ps_ = 1;
   byte_ps_x1024_ = static_cast<uint64_t>(std::llround(8000.0 * 1024.0 / opts_.nic_gbps));
   latency_ps_ = opts_.latency_ns * 1000;
+  pcie_ps_ = std::min(opts_.pcie_rtt_ns, opts_.latency_ns) * 1000;  // part of the latency
+  atomic_words_.assign(kAtomicWords, AtomicWord{});
   cpu_ps_ = opts_.cpu_ns * 1000;
   cpu_verb_ps_ = opts_.cpu_per_verb_ns * 1000;
   poll_ps_ = std::max<uint64_t>(1, opts_.poll_ns) * 1000;  // a pause always advances time
@@ -154,12 +157,14 @@ std::byte* Core::translate(GlobalAddress a, uint64_t len) const {
   if (a.node() >= pool_->node_count())
     throw AddressError("address " + a.to_string() + " names node " + std::to_string(a.node()) +
                        "; the cluster has " + std::to_string(pool_->node_count()) + " nodes");
-  const shm::Region& r = pool_->region(a.node());
-  if (a.offset() + len > r.bytes || a.offset() + len < a.offset())
+  const shm::Region& r = pool_->region_of(a);
+  const uint64_t off = a.region_offset();
+  if (off + len > r.bytes || off + len < off)
     throw AddressError("verb on " + a.to_string() + " of " + std::to_string(len) +
-                       " bytes runs past the node's region of " + std::to_string(r.bytes) +
-                       " bytes");
-  return r.base + a.offset();
+                       " bytes runs past the node's " +
+                       (a.in_device_memory() ? "device memory" : "region") + " of " +
+                       std::to_string(r.bytes) + " bytes");
+  return r.base + off;
 }
 
 MailboxRing Core::ring(NodeId node, uint32_t mailbox) const {
@@ -177,8 +182,8 @@ void Core::validate(std::span<Batch> batches) const {
 }
 
 void Core::apply(const Verb& v, Counters& counters) {
-  const shm::Region& r = pool_->region(v.remote.node());
-  uint64_t attempts = local::apply(r.base + v.remote.offset(), v);
+  const shm::Region& r = pool_->region_of(v.remote);
+  uint64_t attempts = local::apply(r.base + v.remote.region_offset(), v);
   if (v.kind != VerbKind::kMaskedCas || opts_.native_masked_cas) return;
   for (VerbCounters* c :
        {&counters.total, &counters.by_node[v.remote.node()], &counters.role(r.role)}) {
@@ -286,7 +291,23 @@ void Core::process_one() {
           serve(v.remote.node(), e.time, true, hdr + response_bytes(v), hdr + request_bytes(v));
       apply(v, *p.counters);
       if (v.kind != VerbKind::kRead) note_change(v.remote.node(), e.time);
-      push_event(fin + latency_ps_, &p, e.batch, e.verb, kArriveSource);
+      // A READ or an atomic on device memory answers without the PCIe round trip to host
+      // memory that latency_ps_ includes (Options::pcie_rtt_ns).
+      const bool device = v.remote.in_device_memory();
+      uint64_t back = latency_ps_;
+      if (device && v.kind != VerbKind::kWrite) back -= pcie_ps_;
+      // With serialize_atomics, the NIC serialises atomics on one word of host memory: each
+      // holds the word for its PCIe read-modify-write, so one that arrives while an earlier one
+      // still does answers that much later (it takes effect in arrival order all the same). On
+      // device memory the read-modify-write is on the NIC: no wait.
+      if (v.is_atomic() && !device && pcie_ps_ && opts_.serialize_atomics) {
+        AtomicWord& w = atomic_words_[mix64(v.remote.raw()) & (kAtomicWords - 1)];
+        const uint64_t start =
+            w.addr == v.remote.raw() && w.busy_until > e.time ? w.busy_until : e.time;
+        w = {v.remote.raw(), start + pcie_ps_};
+        fin += start - e.time;
+      }
+      push_event(fin + back, &p, e.batch, e.verb, kArriveSource);
       break;
     }
     case kPushArrive: {

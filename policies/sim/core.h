@@ -153,6 +153,13 @@ class Core {
   struct NicState {
     uint64_t op_free = 0, tx_free = 0, rx_free = 0;
   };
+  // The words host-memory atomics hold (process_one): direct-mapped by address; a slot taken by
+  // another word forgets the old one (its wait, rarely, is not charged). Deterministic.
+  struct AtomicWord {
+    uint64_t addr = 0;
+    uint64_t busy_until = 0;  // ps
+  };
+  static constexpr size_t kAtomicWords = 4096;
 
   enum : uint8_t { kArriveTarget, kPushArrive, kArriveSource, kWatchTimeout };
 
@@ -203,9 +210,10 @@ class Core {
   std::vector<Ready> ready_;   // min-heap on (time, fiber id)
   boost::fibers::context* dispatcher_ = nullptr;
   std::vector<NicState> nic_;
+  std::vector<AtomicWord> atomic_words_;
   std::vector<NicCounters> stats_;
   uint64_t op_ps_ = 0, byte_ps_x1024_ = 0, latency_ps_ = 0, cpu_ps_ = 0, cpu_verb_ps_ = 0,
-           poll_ps_ = 0, saturation_ps_ = 0;
+           poll_ps_ = 0, saturation_ps_ = 0, pcie_ps_ = 0;
   uint64_t window_start_ps_ = 0;
   uint64_t events_processed_ = 0, verbs_completed_ = 0, messages_sent_ = 0;
   std::mutex mu_;

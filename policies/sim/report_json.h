@@ -20,6 +20,8 @@ inline void to_json(nlohmann::json& j, const Options& o) {
                      {"cpu_ns", o.cpu_ns},
                      {"cpu_per_verb_ns", o.cpu_per_verb_ns},
                      {"poll_ns", o.poll_ns},
+                     {"pcie_rtt_ns", o.pcie_rtt_ns},
+                     {"serialize_atomics", o.serialize_atomics},
                      {"native_masked_cas", o.native_masked_cas},
                      {"service_access_ns", o.service_access_ns},
                      {"service_gbps", o.service_gbps},

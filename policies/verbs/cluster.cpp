@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <sstream>
 
 #include "policies/verbs/cluster_internal.h"
@@ -67,6 +68,8 @@ Cluster::Cluster(ClusterConfig config, NodeId self, Options opts)
                          "-byte region of node " + std::to_string(self_) + " with " +
                          device_->name() + ": " + err_text(errno) + " (check ulimit -l / memlock)");
 
+  setup_device_memory(me.device_memory_bytes);
+
   server_cq_ = ibv_create_cq(device_->context(), 64, nullptr, nullptr, 0);
   if (!server_cq_) throw TransportError("ibv_create_cq failed: " + err_text(errno));
 
@@ -101,6 +104,7 @@ Cluster::Cluster(ClusterConfig config, NodeId self, Options opts)
                                                  "node " + std::to_string(self_));
   listen_port_ = bootstrap_->port();
   peer_generation_.assign(config_.size(), 0);
+  peer_dm_mode_.assign(config_.size(), "unknown");
 }
 
 Cluster::~Cluster() {
@@ -110,11 +114,78 @@ Cluster::~Cluster() {
   threads_.clear();
   if (server_cq_) ibv_destroy_cq(server_cq_);
   if (region_mr_) ibv_dereg_mr(region_mr_);
+  if (dm_mr_) ibv_dereg_mr(dm_mr_);
+  if (dm_) ibv_free_dm(dm_);
+  std::free(dm_host_);
   if (region_) {
     uint64_t len = region_huge_ ? ((region_bytes_ + (2u << 20) - 1) & ~uint64_t((2u << 20) - 1))
                                 : region_bytes_;
     munmap(region_, len);
   }
+}
+
+void Cluster::setup_device_memory(uint64_t bytes) {
+  dm_bytes_ = bytes;
+  if (bytes == 0) return;  // "none"
+  const uint64_t offered = device_->device_memory_bytes();
+  std::string why;
+  if (offered == 0) {
+    why = device_->name() + " has no device memory (max_dm_size 0)";
+  } else if (offered < bytes) {
+    why = device_->name() + " offers " + std::to_string(offered) + " bytes of device memory, " +
+          std::to_string(bytes) + " asked";
+  } else {
+    ibv_alloc_dm_attr a{};
+    a.length = bytes;
+    a.log_align_req = 6;  // atomics need 8-byte words; 64 keeps lock words on their own lines
+    dm_ = ibv_alloc_dm(device_->context(), &a);
+    if (!dm_) {
+      why = "ibv_alloc_dm of " + std::to_string(bytes) + " bytes on " + device_->name() +
+            " failed: " + err_text(errno);
+    } else {
+      // Device memory is not zeroed by the device: write zeros (free locks, empty tables).
+      std::vector<std::byte> zero(bytes);
+      if (int rc = ibv_memcpy_to_dm(dm_, 0, zero.data(), bytes)) {
+        why = "ibv_memcpy_to_dm failed: " + err_text(rc);
+      } else {
+        // Zero-based: peers address it by offset (its remote address of byte 0 is 0).
+        dm_mr_ = ibv_reg_dm_mr(device_->pd(), dm_, 0, bytes, kAccess | IBV_ACCESS_ZERO_BASED);
+        if (!dm_mr_) why = "ibv_reg_dm_mr failed: " + err_text(errno);
+      }
+      if (!why.empty()) {
+        ibv_free_dm(dm_);
+        dm_ = nullptr;
+      }
+    }
+  }
+  if (why.empty()) {
+    dm_raddr_ = 0;
+    dm_mode_ = "on-chip";
+    return;
+  }
+  // Host fallback: the same addresses, served from a registered host buffer. Never silent.
+  dm_host_ = static_cast<std::byte*>(std::aligned_alloc(4096, (bytes + 4095) & ~uint64_t{4095}));
+  if (!dm_host_) throw Error("cannot allocate the device-memory fallback buffer");
+  std::memset(dm_host_, 0, bytes);
+  dm_mr_ = ibv_reg_mr(device_->pd(), dm_host_, bytes, kAccess);
+  if (!dm_mr_)
+    throw TransportError("cannot register the " + std::to_string(bytes) +
+                         "-byte device-memory fallback buffer: " + err_text(errno));
+  dm_raddr_ = reinterpret_cast<uint64_t>(dm_host_);
+  dm_mode_ = "host fallback";
+  dm_note_ = why;
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true))
+    std::fprintf(stderr,
+                 "dmrt verbs: device memory: host fallback (%s): verbs to device-memory "
+                 "addresses are served from host memory, without the on-chip speed-up\n",
+                 why.c_str());
+}
+
+std::string Cluster::device_memory_mode(NodeId n) const {
+  if (n == self_) return dm_mode_;
+  std::lock_guard<std::mutex> g(serve_mu_);
+  return peer_dm_mode_.at(n);
 }
 
 std::string Cluster::report() const {
@@ -123,7 +194,10 @@ std::string Cluster::report() const {
      << role_name(config_.nodes[self_].role) << ") region " << region_bytes_ << " bytes"
      << (region_huge_ ? " on hugepages" : "")
      << (opts_.hugepages && !region_huge_ ? " (hugepages asked but unavailable; 4 KiB pages)" : "")
-     << "; " << opts_.threads << " client thread(s), QP depth " << opts_.qp_depth << ", staging "
+     << "; device memory " << dm_mode_;
+  if (dm_bytes_)
+    os << " (" << dm_bytes_ << " bytes" << (dm_note_.empty() ? "" : ": " + dm_note_) << ")";
+  os << "; " << opts_.threads << " client thread(s), QP depth " << opts_.qp_depth << ", staging "
      << opts_.staging_bytes << " bytes/thread in " << opts_.staging_slot << "-byte slots";
   if (listen_port_) os << "; bootstrap on port " << listen_port_ << " (" << bind_note_ << ")";
   return os.str();

@@ -23,6 +23,7 @@
 #include "runtime/scheduler.h"
 
 struct ibv_mr;
+struct ibv_dm;
 struct ibv_cq;
 struct ibv_qp;
 
@@ -101,6 +102,13 @@ class Cluster {
   uint16_t listen_port() const { return listen_port_; }
   std::byte* local_region() const { return region_; }
   uint64_t local_region_bytes() const { return region_bytes_; }
+  // Where this node's device memory (runtime/address.h) is: "on-chip" (ibv_alloc_dm: the NIC's
+  // own memory), "host fallback" (the device offers none, or less than the config asks, or
+  // allocating it failed: a registered host buffer serves the same addresses; said once on
+  // stderr, and in report() with the reason) or "none" (the config gives the node none).
+  const std::string& device_memory_mode() const { return dm_mode_; }
+  // The same, as node `n` said when this node connected to it ("unknown" before that).
+  std::string device_memory_mode(NodeId n) const;
   // Start-up report: device, port, GID, MTU, capabilities, how masked CAS is served.
   std::string report() const;
   // Masked CAS is posted as a native mlx5 extended atomic (else a counted READ + CAS loop).
@@ -156,6 +164,8 @@ class Cluster {
   mlx5::ProbeObservation probe_masked_cas() const;  // defined only in builds with mlx5dv
   void bring_up(ibv_qp* qp, uint32_t my_psn, const wire::QpInfo& peer,
                 const std::string& what) const;
+  // Allocates, zeroes and registers the node's device memory, or its host fallback.
+  void setup_device_memory(uint64_t bytes);
 
   ClusterConfig config_;
   NodeId self_;
@@ -165,6 +175,14 @@ class Cluster {
   uint64_t region_bytes_ = 0;
   bool region_huge_ = false;
   ibv_mr* region_mr_ = nullptr;
+  // Device memory: the NIC's (dm_) registered zero-based, or a host buffer (dm_host_).
+  ibv_dm* dm_ = nullptr;
+  std::byte* dm_host_ = nullptr;
+  ibv_mr* dm_mr_ = nullptr;
+  uint64_t dm_bytes_ = 0;
+  uint64_t dm_raddr_ = 0;  // the remote address of its byte 0: 0 when zero-based
+  std::string dm_mode_ = "none";
+  std::string dm_note_;  // why it fell back
   bool native_masked_ = false;
   bool masked_reply_be_ = false;
   std::string masked_report_;
@@ -175,7 +193,7 @@ class Cluster {
   std::unique_ptr<BootstrapServer> bootstrap_;
   uint16_t listen_port_ = 0;
   ibv_cq* server_cq_ = nullptr;
-  std::mutex serve_mu_;
+  mutable std::mutex serve_mu_;
   std::condition_variable serve_cv_;
   std::atomic<bool> stop_{false};
 
@@ -184,6 +202,7 @@ class Cluster {
   std::mutex connect_mu_;
   uint64_t barrier_seq_ = 0;
   std::vector<uint64_t> peer_generation_;  // by node: its run generation at first contact
+  std::vector<std::string> peer_dm_mode_;  // by node: where its device memory is (serve_mu_)
   std::vector<Cluster*> colocated_;
   std::vector<bool> reserved_;  // by slot; guarded by connect_mu_
   std::atomic<uint64_t> ondemand_regs_{0};

@@ -75,6 +75,7 @@ ClusterConfig parse_cluster_arg(const std::string& text) {
     else
       throw ConfigError(where + ": role '" + std::string(role) + "' is not memory or compute");
     n.region_bytes = parse_size_text(item.substr(colon + 1, at - colon - 1), where);
+    n.device_memory_bytes = NodeSpec::default_device_memory(n.role);
     n.address = parse_address(item.substr(at + 1), where);
     c.nodes.push_back(std::move(n));
     if (comma == std::string_view::npos) break;

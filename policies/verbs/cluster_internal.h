@@ -46,6 +46,10 @@ struct Conn {
   uint64_t raddr = 0;
   uint32_t rkey = 0;
   uint64_t rbytes = 0;
+  // The target's device memory (runtime/address.h): address of its byte 0, rkey, size.
+  uint64_t dm_raddr = 0;
+  uint32_t dm_rkey = 0;
+  uint64_t dm_bytes = 0;
   uint32_t outstanding = 0;  // posted work requests not yet retired
   bool broken = false;       // an error completion moved the QP to ERROR; reconnect before use
   // The bootstrap connection this QP was made on: the peer keeps its end of the QP while it

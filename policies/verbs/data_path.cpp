@@ -156,10 +156,13 @@ void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
                          std::to_string(cfg.size()) + " nodes");
     for (const Verb& v : b.verbs()) {
       uint64_t len = v.is_atomic() ? 8 : v.length;
-      if (v.remote.offset() + len > cfg.nodes[n].region_bytes || v.remote.offset() + len < len)
+      const bool dm = v.remote.in_device_memory();
+      const uint64_t limit = dm ? cfg.nodes[n].device_memory_bytes : cfg.nodes[n].region_bytes;
+      const uint64_t off = v.remote.region_offset();
+      if (off + len > limit || off + len < len)
         throw AddressError("verb on " + v.remote.to_string() + " of " + std::to_string(len) +
-                           " bytes runs past the node's region of " +
-                           std::to_string(cfg.nodes[n].region_bytes) + " bytes");
+                           " bytes runs past the node's " + (dm ? "device memory" : "region") +
+                           " of " + std::to_string(limit) + " bytes");
       if (!v.is_atomic() && v.length > dev.max_msg_bytes())
         throw LimitError(std::string(verb_name(v.kind)) + " of " + std::to_string(v.length) +
                          " bytes exceeds the port's maximum message of " +
@@ -266,26 +269,30 @@ void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
       w.num_sge = len ? 1 : 0;
       w.send_flags = last ? IBV_SEND_SIGNALED : 0;
       w.next = last ? nullptr : &wrs[k + 1];
-      uint64_t raddr = c.raddr + v.remote.offset();
+      // Host region or device memory: one QP, two memory regions of the target (so a batch
+      // mixing them keeps its order).
+      const bool dm = v.remote.in_device_memory();
+      const uint64_t raddr = (dm ? c.dm_raddr : c.raddr) + v.remote.region_offset();
+      const uint32_t rkey = dm ? c.dm_rkey : c.rkey;
       switch (v.kind) {
         case VerbKind::kRead:
         case VerbKind::kWrite:
           w.opcode = v.kind == VerbKind::kRead ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
           w.wr.rdma.remote_addr = raddr;
-          w.wr.rdma.rkey = c.rkey;
+          w.wr.rdma.rkey = rkey;
           break;
         case VerbKind::kCas:
           w.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
           w.wr.atomic.remote_addr = raddr;
           w.wr.atomic.compare_add = v.compare;
           w.wr.atomic.swap = v.swap;
-          w.wr.atomic.rkey = c.rkey;
+          w.wr.atomic.rkey = rkey;
           break;
         case VerbKind::kFaa:
           w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
           w.wr.atomic.remote_addr = raddr;
           w.wr.atomic.compare_add = v.swap;
-          w.wr.atomic.rkey = c.rkey;
+          w.wr.atomic.rkey = rkey;
           break;
         case VerbKind::kMaskedCas:
           // Only with native support (else Endpoint::execute runs the counted CAS loop).
@@ -293,7 +300,7 @@ void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
             throw Error("internal: masked CAS reached the post path without native support");
           masked = true;
           w.wr.atomic.remote_addr = raddr;
-          w.wr.atomic.rkey = c.rkey;
+          w.wr.atomic.rkey = rkey;
           break;
       }
       off += round8(len);

@@ -221,9 +221,8 @@ Device::Device(const Options& opts) {
          : da.atomic_cap == IBV_ATOMIC_GLOB ? "GLOB"
                                             : "NONE")
      << "; device memory "
-     << (dm_bytes_ ? std::to_string(dm_bytes_) + " bytes (not used by this build)"
-                   : std::string("none"))
-     << "; max_qp_wr " << max_qp_wr_ << ", max_rd_atomic " << max_rd_atomic_;
+     << (dm_bytes_ ? std::to_string(dm_bytes_) + " bytes" : std::string("none")) << "; max_qp_wr "
+     << max_qp_wr_ << ", max_rd_atomic " << max_rd_atomic_;
   report_ = os.str();
 }
 

@@ -159,11 +159,20 @@ void Cluster::open_connections(NodeId node, const std::vector<ThreadState*>& thr
     uint64_t rbytes = r.u64();
     uint64_t raddr = r.u64();
     uint32_t rkey = r.u32();
+    uint64_t dm_bytes = r.u64();
+    uint64_t dm_raddr = r.u64();
+    uint32_t dm_rkey = r.u32();
+    uint8_t dm_kind = r.u8();
     uint16_t count = r.u16();
     if (who != node || count != qps.size())
       throw TransportError("node " + std::to_string(node) + " answered as node " +
                            std::to_string(who) + " with " + std::to_string(count) +
                            " QPs (cluster files differ?)");
+    if (dm_bytes != config_.nodes[node].device_memory_bytes)
+      throw TransportError("node " + std::to_string(node) + " serves " + std::to_string(dm_bytes) +
+                           " bytes of device memory; this node's cluster config says " +
+                           std::to_string(config_.nodes[node].device_memory_bytes) +
+                           " (cluster files differ?)");
     for (size_t i = 0; i < qps.size(); ++i) {
       wire::QpInfo peer = r.qp();
       bring_up(qps[i], psns[i], peer,
@@ -171,10 +180,14 @@ void Cluster::open_connections(NodeId node, const std::vector<ThreadState*>& thr
                    std::to_string(threads[i]->index) + " to node " + std::to_string(node));
     }
     r.expect_end();
+    {
+      std::lock_guard<std::mutex> g(serve_mu_);
+      peer_dm_mode_[node] = dm_kind == 1 ? "on-chip" : dm_kind == 2 ? "host fallback" : "none";
+    }
     for (size_t i = 0; i < qps.size(); ++i) {
       Conn& c = threads[i]->conns[node];
       if (c.qp) ibv_destroy_qp(c.qp);
-      c = Conn{qps[i], raddr, rkey, rbytes, 0, false, session};
+      c = Conn{qps[i], raddr, rkey, rbytes, dm_raddr, dm_rkey, dm_bytes, 0, false, session};
     }
   } catch (...) {
     for (ibv_qp* q : qps) ibv_destroy_qp(q);
@@ -229,6 +242,12 @@ ConnectAnswer Cluster::answer_connect(wire::Reader& r) {
       .u64(region_bytes_)
       .u64(reinterpret_cast<uint64_t>(region_))
       .u32(region_mr_->rkey)
+      .u64(dm_bytes_)
+      .u64(dm_raddr_)
+      .u32(dm_mr_ ? dm_mr_->rkey : 0)
+      .u8(dm_        ? 1
+          : dm_host_ ? 2
+                     : 0)
       .u16(count);
   try {
     for (const wire::QpInfo& peer : peers) {

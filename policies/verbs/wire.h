@@ -8,14 +8,15 @@
 namespace dmrt::verbs::wire {
 
 inline constexpr uint32_t kMagic = 0x56524d44;  // "DMRV"
-inline constexpr uint16_t kVersion = 2;         // 2: hello, authentication, sessions, generations
+inline constexpr uint16_t kVersion =
+    3;  // 2: hello, authentication, sessions, generations; 3: device memory
 inline constexpr uint32_t kMaxFrame = 1 << 20;
 // QPs one CONNECT may ask for (one per client thread of the sender); 31 bytes each on the wire.
 inline constexpr size_t kMaxQpsPerConnect = 1024;
 
 enum class Type : uint16_t {
   kConnect = 1,    // client -> server: my QPs, please make yours
-  kConnectOk = 2,  // server -> client: region (addr, rkey, bytes) and its QPs
+  kConnectOk = 2,  // server -> client: region and device memory (addr, rkey, bytes), its QPs
   kBarrier = 3,    // client -> server: arrive at barrier `id` of `parties`; answer when all did
   kBarrierOk = 4,
   kStop = 5,  // ask a dmrt-node to exit

@@ -3,6 +3,9 @@
 // queries). Work requests posted on a QP complete at once; READ/WRITE/atomics move bytes only when
 // the rkey names a region registered in this same process (else they complete with a remote
 // access error), which is enough for the bootstrap, QP bring-up and in-process data paths.
+// Device memory (ibv_alloc_dm, ibv_reg_dm_mr, ibv_memcpy_to/from_dm, max_dm_size through
+// ibv_query_device_ex) is offered when DMRT_FAKEVERBS_DM_BYTES names a size or a test calls
+// dmrt_fakeverbs_set_device_memory(bytes); by default there is none, as on Soft-RoCE.
 #include <infiniband/verbs.h>
 
 #include <atomic>
@@ -12,6 +15,7 @@
 #include <deque>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace {
 
@@ -23,6 +27,12 @@ struct FakeCq {
 
 struct FakeMr {
   ibv_mr mr{};
+  unsigned char* host = nullptr;  // the bytes behind mr.addr (zero-based device memory: 0)
+};
+
+struct FakeDm {
+  ibv_dm dm{};
+  std::vector<unsigned char> bytes;
 };
 
 std::mutex g_mu;                              // guards g_mrs and the counters below
@@ -32,6 +42,18 @@ std::atomic<uint32_t> g_next_qpn{0x40};
 std::atomic<int> g_live_qps{0};
 std::atomic<int> g_live_cqs{0};
 std::atomic<int> g_live_mrs{0};
+std::atomic<int> g_live_dms{0};
+std::atomic<uint64_t> g_dm_bytes{0};  // max_dm_size offered; 0 = none
+std::atomic<bool> g_dm_set{false};
+
+uint64_t dm_offered() {
+  if (!g_dm_set.load()) {
+    const char* e = std::getenv("DMRT_FAKEVERBS_DM_BYTES");
+    if (e) g_dm_bytes.store(std::strtoull(e, nullptr, 10));
+    g_dm_set.store(true);
+  }
+  return g_dm_bytes.load();
+}
 
 ibv_device g_device{};
 ibv_device* g_list[2] = {&g_device, nullptr};
@@ -49,7 +71,7 @@ ibv_wc_status apply(const ibv_send_wr& w) {
   if (it == g_mrs.end()) return IBV_WC_REM_ACCESS_ERR;
   auto base = reinterpret_cast<uint64_t>(it->second->mr.addr);
   if (raddr < base || raddr + len > base + it->second->mr.length) return IBV_WC_REM_ACCESS_ERR;
-  auto* remote = reinterpret_cast<unsigned char*>(raddr);
+  auto* remote = it->second->host + (raddr - base);
   auto* local = w.num_sge ? reinterpret_cast<unsigned char*>(w.sg_list[0].addr) : nullptr;
   switch (w.opcode) {
     case IBV_WR_RDMA_READ:
@@ -113,6 +135,71 @@ int fake_poll_cq(ibv_cq* c, int n, ibv_wc* wc) {
   return got;
 }
 
+int fake_memcpy_to_dm(ibv_dm* d, uint64_t off, const void* src, size_t len) {
+  auto* dm = reinterpret_cast<FakeDm*>(d);
+  if (off + len > dm->bytes.size()) return EINVAL;
+  std::lock_guard<std::mutex> g(g_mu);
+  std::memcpy(dm->bytes.data() + off, src, len);
+  return 0;
+}
+
+int fake_memcpy_from_dm(void* dst, ibv_dm* d, uint64_t off, size_t len) {
+  auto* dm = reinterpret_cast<FakeDm*>(d);
+  if (off + len > dm->bytes.size()) return EINVAL;
+  std::lock_guard<std::mutex> g(g_mu);
+  std::memcpy(dst, dm->bytes.data() + off, len);
+  return 0;
+}
+
+ibv_dm* fake_alloc_dm(ibv_context* c, ibv_alloc_dm_attr* a) {
+  if (a->length == 0 || a->length > dm_offered()) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  auto* dm = new FakeDm{};
+  dm->dm.context = c;
+  dm->dm.memcpy_to_dm = fake_memcpy_to_dm;
+  dm->dm.memcpy_from_dm = fake_memcpy_from_dm;
+  // Not zeroed, as a NIC's memory is not: whoever allocates it must initialise it.
+  dm->bytes.assign(a->length, 0xa5);
+  ++g_live_dms;
+  return &dm->dm;
+}
+
+int fake_free_dm(ibv_dm* d) {
+  --g_live_dms;
+  delete reinterpret_cast<FakeDm*>(d);
+  return 0;
+}
+
+ibv_mr* fake_reg_dm_mr(ibv_pd* pd, ibv_dm* d, uint64_t off, size_t length, unsigned int access) {
+  auto* dm = reinterpret_cast<FakeDm*>(d);
+  // Device memory can only be registered zero-based (ibv_alloc_dm(3)).
+  if (!(access & IBV_ACCESS_ZERO_BASED) || off + length > dm->bytes.size()) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  auto* m = new FakeMr{};
+  m->mr.context = pd->context;
+  m->mr.pd = pd;
+  m->mr.addr = nullptr;  // zero-based: remote addresses are offsets
+  m->mr.length = length;
+  m->host = dm->bytes.data() + off;
+  std::lock_guard<std::mutex> g(g_mu);
+  m->mr.lkey = m->mr.rkey = g_next_key++;
+  g_mrs[m->mr.rkey] = m;
+  ++g_live_mrs;
+  return &m->mr;
+}
+
+int fake_query_device_ex(ibv_context* c, const ibv_query_device_ex_input*, ibv_device_attr_ex* a,
+                         size_t) {
+  *a = {};
+  ibv_query_device(c, &a->orig_attr);
+  a->max_dm_size = dm_offered();
+  return 0;
+}
+
 }  // namespace
 
 extern "C" {
@@ -123,6 +210,14 @@ __attribute__((visibility("default"))) int dmrt_fakeverbs_live_qps() {
 }
 __attribute__((visibility("default"))) int dmrt_fakeverbs_live_mrs() {
   return g_live_mrs.load();
+}
+__attribute__((visibility("default"))) int dmrt_fakeverbs_live_dms() {
+  return g_live_dms.load();
+}
+// Device memory the fake device offers from now on (max_dm_size); 0 = none.
+__attribute__((visibility("default"))) void dmrt_fakeverbs_set_device_memory(uint64_t bytes) {
+  g_dm_bytes.store(bytes);
+  g_dm_set.store(true);
 }
 
 ibv_device** ibv_get_device_list(int* num) {
@@ -151,7 +246,15 @@ int mlx5dv_is_supported(ibv_device*) {
 }
 
 ibv_context* ibv_open_device(ibv_device* d) {
-  auto* c = new ibv_context{};
+  // An extended context that offers only the device-memory calls and query_device_ex: every other
+  // inline *_ex call finds its op missing and falls back to the plain function, as before.
+  auto* vc = new verbs_context{};
+  vc->sz = sizeof(verbs_context);
+  vc->alloc_dm = fake_alloc_dm;
+  vc->free_dm = fake_free_dm;
+  vc->reg_dm_mr = fake_reg_dm_mr;
+  vc->query_device_ex = fake_query_device_ex;
+  ibv_context* c = &vc->context;
   c->device = d;
   c->ops.poll_cq = fake_poll_cq;
   c->ops.post_send = fake_post_send;
@@ -159,12 +262,12 @@ ibv_context* ibv_open_device(ibv_device* d) {
   c->cmd_fd = -1;
   c->async_fd = -1;
   c->num_comp_vectors = 1;
-  c->abi_compat = nullptr;  // not an extended context: the inline *_ex calls fall back
+  c->abi_compat = __VERBS_ABI_IS_EXTENDED;
   return c;
 }
 
 int ibv_close_device(ibv_context* c) {
-  delete c;
+  delete verbs_get_ctx(c);
   return 0;
 }
 
@@ -237,6 +340,7 @@ ibv_mr*(ibv_reg_mr)(ibv_pd* pd, void* addr, size_t length, int access) {
   m->mr.pd = pd;
   m->mr.addr = addr;
   m->mr.length = length;
+  m->host = static_cast<unsigned char*>(addr);
   std::lock_guard<std::mutex> g(g_mu);
   m->mr.lkey = m->mr.rkey = g_next_key++;
   (void)access;

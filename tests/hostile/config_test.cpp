@@ -52,9 +52,13 @@ TEST(HostileConfig, RegionSizesDoNotWrap) {
         config_error(std::string("[[node]]\nrole = \"memory\"\nregion = \"") + size + "\"\n");
     EXPECT_NE(e.find("larger than 2^48"), std::string::npos) << size << ": " << e;
   }
-  // 2^48 - 1 bytes is the largest region a GlobalAddress reaches: accepted.
-  EXPECT_EQ(config_error("[[node]]\nrole = \"memory\"\nregion = 281474976710655\n"), "");
-  EXPECT_EQ(config_error("[[node]]\nrole = \"memory\"\nregion = \"255TiB\"\n"), "");
+  // 2^47 bytes is the largest host region (the upper half of a node's offsets addresses its device
+  // memory): accepted; one byte more is refused by name.
+  EXPECT_EQ(config_error("[[node]]\nrole = \"memory\"\nregion = 140737488355328\n"), "");
+  EXPECT_EQ(config_error("[[node]]\nrole = \"memory\"\nregion = \"127TiB\"\n"), "");
+  EXPECT_NE(config_error("[[node]]\nrole = \"memory\"\nregion = 140737488355329\n")
+                .find("larger than 2^47 bytes"),
+            std::string::npos);
 }
 
 TEST(HostileConfig, NodeCountIsLimitedAndTheMachineIsAskedBeforeFormatting) {

@@ -32,4 +32,19 @@ TEST(GlobalAddress, ArithmeticStaysOnNode) {
   EXPECT_EQ(s.size(), 2u);
 }
 
+TEST(GlobalAddress, DeviceMemoryIsTheUpperHalfOfANodesOffsets) {
+  GlobalAddress d = GlobalAddress::device(3, 0x40);
+  EXPECT_TRUE(d.in_device_memory());
+  EXPECT_FALSE(GlobalAddress(3, 0x40).in_device_memory());
+  EXPECT_EQ(d.node(), 3);
+  EXPECT_EQ(d.region_offset(), 0x40u);
+  EXPECT_EQ(d.offset(), GlobalAddress::kDeviceMemoryBit | 0x40);
+  EXPECT_EQ((d + 8).region_offset(), 0x48u);
+  EXPECT_TRUE((d + 8).in_device_memory());
+  EXPECT_NE(d, GlobalAddress(3, 0x40));
+  EXPECT_FALSE(GlobalAddress::device(0, 0).is_null());  // byte 0 of device memory is real
+  EXPECT_EQ(d.to_string(), "3:dm+0x40");
+  EXPECT_EQ(GlobalAddress::from_raw(d.raw()), d);
+}
+
 }  // namespace dmrt

@@ -97,4 +97,41 @@ TEST(Cluster, FarMemoryCostErrorsNameTheField) {
   EXPECT_THROW(c.validate(), ConfigError);
 }
 
+TEST(Cluster, DeviceMemoryDefaultsToMemoryNodesAndIsChecked) {
+  auto e = ClusterConfig::embedded(1, 1);
+  EXPECT_EQ(e.nodes[0].device_memory_bytes, NodeSpec::kDefaultDeviceMemoryBytes);
+  EXPECT_EQ(e.nodes[1].device_memory_bytes, 0u);
+  auto c = ClusterConfig::from_toml_string(R"(
+[[node]]
+role = "memory"
+[[node]]
+role = "memory"
+device_memory = "1MiB"
+[[node]]
+role = "memory"
+device_memory = 0
+[[node]]
+role = "compute"
+)");
+  EXPECT_EQ(c.nodes[0].device_memory_bytes, uint64_t{256} << 10);
+  EXPECT_EQ(c.nodes[1].device_memory_bytes, uint64_t{1} << 20);
+  EXPECT_EQ(c.nodes[2].device_memory_bytes, 0u);
+  EXPECT_EQ(c.nodes[3].device_memory_bytes, 0u);
+  for (const char* bad : {"100", "\"2GiB\""}) {
+    try {
+      ClusterConfig::from_toml_string(std::string("[[node]]\nrole = \"memory\"\ndevice_memory = ") +
+                                      bad + "\n");
+      FAIL() << bad;
+    } catch (const ConfigError& err) {
+      EXPECT_NE(std::string(err.what()).find("multiple of 64 bytes, at most 1 GiB"),
+                std::string::npos)
+          << err.what();
+    }
+  }
+  // Host regions end below the device-memory half of the offset space.
+  auto big = ClusterConfig::embedded(1, 1);
+  big.nodes[0].region_bytes = GlobalAddress::kDeviceMemoryBit + 4096;
+  EXPECT_THROW(big.validate(), ConfigError);
+}
+
 }  // namespace dmrt

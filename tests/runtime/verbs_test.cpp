@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <vector>
 
@@ -157,6 +159,72 @@ TEST_F(Verbs, CountersSplitByKindNodeAndRole) {
   EXPECT_EQ(mem.total_verbs(), 2u);
   EXPECT_EQ(cmp.total_verbs(), 2u);
   EXPECT_EQ((now.by_node[cn] - before.by_node[cn]).round_trips, 2u);
+}
+
+// Device memory (runtime/address.h) on shm: plain memory of its own, the same verbs and counts.
+TEST_F(Verbs, DeviceMemoryIsARegionOfItsOwn) {
+  GlobalAddress d = c.alloc_device_memory(0, 16);
+  EXPECT_EQ(d, GlobalAddress::device(0, 0));
+  EXPECT_EQ(c.alloc_device_memory(1, 8), GlobalAddress::device(1, 0));
+  EXPECT_EQ(c.alloc_device_memory(0, 8), GlobalAddress::device(0, 64));
+  EXPECT_EQ(c.read_value<uint64_t>(d), 0u);
+  const Counters before = c.counters();
+  EXPECT_EQ(c.cas(d, 0, 5), 0u);
+  EXPECT_EQ(c.faa(d, 2), 5u);
+  uint64_t v = 0;
+  c.read(d, &v, 8);
+  EXPECT_EQ(v, 7u);
+  const Counters after = c.counters();
+  EXPECT_EQ(after.total.round_trips - before.total.round_trips, 3u);
+  EXPECT_EQ(after.total.bytes_read - before.total.bytes_read, 24u);
+  // Its own memory: the host region at the same offset is the region header, untouched.
+  EXPECT_EQ(c.read_value<uint64_t>({0, layout::kMagicOffset}), layout::kMagic);
+  EXPECT_EQ(std::memcmp(pool->device_region(0).base, &v, 8), 0);
+  // Bounds: the node's device memory, then exhaustion.
+  const uint64_t dm = pool->device_region(0).bytes;
+  EXPECT_EQ(dm, NodeSpec::kDefaultDeviceMemoryBytes);
+  EXPECT_THROW(c.read(GlobalAddress::device(0, dm - 8), &v, 16), AddressError);
+  EXPECT_THROW(c.alloc_device_memory(0, dm), PoolExhausted);
+  // The compute node has none.
+  EXPECT_THROW(c.alloc_device_memory(2, 8), PoolExhausted);
+  EXPECT_THROW(c.read(GlobalAddress::device(2, 0), &v, 8), AddressError);
+}
+
+TEST(DeviceMemory, IsNeverALocalAccess) {
+  // A compute node with device memory of its own: reads of it keep the network path (the CPU
+  // cannot load NIC memory), and so does a host-memory batch to the node in the same group.
+  ClusterConfig cfg = ClusterConfig::embedded(1, 1, uint64_t{64} << 20, uint64_t{8} << 20);
+  cfg.nodes[1].device_memory_bytes = 4096;
+  auto pool = shm::Pool::create(cfg);
+  testing::ShmClient cl(shm::Endpoint(pool, 1, 0));
+  GlobalAddress d = cl.alloc_device_memory(1, 64);
+  uint64_t v = 0, w = 0;
+  cl.read(d, &v, 8);
+  EXPECT_EQ(cl.counters().total.local_accesses, 0u);
+  cl.read({1, layout::kMagicOffset}, &v, 8);
+  EXPECT_EQ(cl.counters().total.local_accesses, 1u);
+  Batch two[2];
+  two[0].read({1, layout::kMagicOffset}, &v, 8);
+  two[1].read(d, &w, 8);
+  const uint64_t rt = cl.counters().total.round_trips;
+  cl.run(std::span<Batch>(two, 2));
+  EXPECT_EQ(cl.counters().total.local_accesses, 1u);
+  EXPECT_EQ(cl.counters().total.round_trips, rt + 1);
+}
+
+TEST(DeviceMemory, NamedPoolsShareIt) {
+  const std::string name = "dmtest" + std::to_string(getpid());
+  auto pool =
+      shm::Pool::create(ClusterConfig::embedded(1, 1, uint64_t{64} << 20, uint64_t{8} << 20), name);
+  testing::ShmClient a(shm::Endpoint(pool, 1, 0));
+  GlobalAddress d = a.alloc_device_memory(0, 8);
+  a.faa(d, 41);
+  auto attached = shm::Pool::attach(name);
+  EXPECT_EQ(attached->config().nodes[0].device_memory_bytes, NodeSpec::kDefaultDeviceMemoryBytes);
+  EXPECT_EQ(attached->config().nodes[1].device_memory_bytes, 0u);
+  testing::ShmClient b(shm::Endpoint(attached, 1, 1));
+  EXPECT_EQ(b.faa(d, 1), 41u);
+  EXPECT_EQ(b.alloc_device_memory(0, 8), GlobalAddress::device(0, 64));
 }
 
 }  // namespace

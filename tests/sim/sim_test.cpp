@@ -277,6 +277,132 @@ TEST(SimOrdering, VerbsTakeEffectWhenTheyReachTheTarget) {
   }
 }
 
+// One verb of `kind` by one client to host memory or to device memory (runtime/address.h): its
+// virtual latency, the client's counters and the memory node's NIC figures.
+struct OneVerb {
+  uint64_t ns = 0;
+  VerbCounters counted;
+  uint64_t nic_ops = 0, nic_tx = 0, nic_rx = 0;
+};
+OneVerb one_verb(const Options& o, VerbKind kind, bool device) {
+  Cluster c(o);
+  OneVerb out;
+  c.run([&](SimClient& cl, const WorkerInfo&) {
+    // Both allocate, so that both start their verb at the same virtual time.
+    GlobalAddress dm = cl.alloc_device_memory(0, 64);
+    GlobalAddress a = device ? dm : data(c, 0, 0);
+    uint64_t v = 5, t0 = cl.now_ns();
+    switch (kind) {
+      case VerbKind::kCas:
+        EXPECT_EQ(cl.cas(a, 0, 9), 0u);
+        break;
+      case VerbKind::kFaa:
+        EXPECT_EQ(cl.faa(a, 9), 0u);
+        break;
+      case VerbKind::kRead:
+        cl.read(a, &v, 8);
+        EXPECT_EQ(v, 0u);
+        break;
+      default:
+        cl.write(a, &v, 8);
+    }
+    out.ns = cl.now_ns() - t0;
+    if (kind != VerbKind::kRead) {
+      EXPECT_EQ(cl.read_value<uint64_t>(a), kind == VerbKind::kWrite ? 5u : 9u);
+    }
+  });
+  out.counted = c.last_counters().total;
+  const NicReport& m = c.report().nics[0];
+  out.nic_ops = m.ops;
+  out.nic_tx = m.tx_bytes;
+  out.nic_rx = m.rx_bytes;
+  return out;
+}
+
+TEST(SimDeviceMemory, ReadsAndAtomicsSkipThePcieRoundTripWithTheSameVerbsAndBytes) {
+  Options o = model(1, 1);
+  o.pcie_rtt_ns = 300;
+  for (VerbKind k : {VerbKind::kCas, VerbKind::kFaa, VerbKind::kRead, VerbKind::kWrite}) {
+    OneVerb host = one_verb(o, k, false), dm = one_verb(o, k, true);
+    // Unloaded: post 20 + 1000 + serve 20 + 1000 + response rx + cpu 100, minus the PCIe round
+    // trip for a READ or an atomic on device memory; a WRITE is posted to memory either way.
+    EXPECT_GT(host.ns, 2140u) << verb_name(k);
+    EXPECT_EQ(host.ns - dm.ns, k == VerbKind::kWrite ? 0u : 300u) << verb_name(k);
+    // The same verbs, bytes and round trips, at the client and on the memory node's NIC.
+    EXPECT_EQ(dm.counted.round_trips, host.counted.round_trips) << verb_name(k);
+    EXPECT_EQ(dm.counted.verbs, host.counted.verbs) << verb_name(k);
+    EXPECT_EQ(dm.counted.bytes_read, host.counted.bytes_read) << verb_name(k);
+    EXPECT_EQ(dm.counted.bytes_written, host.counted.bytes_written) << verb_name(k);
+    EXPECT_EQ(dm.counted.local_accesses, 0u);
+    EXPECT_EQ(dm.nic_ops, host.nic_ops) << verb_name(k);
+    EXPECT_EQ(dm.nic_tx, host.nic_tx) << verb_name(k);
+    EXPECT_EQ(dm.nic_rx, host.nic_rx) << verb_name(k);
+  }
+  // Without a PCIe saving (the cxl preset's 0) device memory costs what host memory does.
+  o.pcie_rtt_ns = 0;
+  EXPECT_EQ(one_verb(o, VerbKind::kCas, true).ns, one_verb(o, VerbKind::kCas, false).ns);
+  // A saving larger than the latency it is part of counts as the whole latency.
+  o.pcie_rtt_ns = 5000;
+  EXPECT_EQ(one_verb(o, VerbKind::kCas, false).ns - one_verb(o, VerbKind::kCas, true).ns, 1000u);
+}
+
+TEST(SimDeviceMemory, WithSerializedAtomicsOneHostWordWaitsForEachPcieRoundTrip) {
+  // Two clients on two compute nodes CAS the same word at the same moment. With
+  // serialize_atomics, on host memory the second waits for the first's PCIe read-modify-write
+  // (400 ns); on device memory, or without serialize_atomics, neither waits. Both take effect in
+  // arrival order: exactly one CAS wins every time.
+  for (bool serialize : {true, false}) {
+    for (bool device : {false, true}) {
+      Options o = model(2, 1);
+      o.serialize_atomics = serialize;
+      Cluster c(o);
+      uint64_t ns[2] = {0, 0}, won = 0;
+      c.run([&](SimClient& cl, const WorkerInfo& w) {
+        GlobalAddress a = device ? GlobalAddress::device(0, 0) : data(c, 0, 0);
+        uint64_t t0 = cl.now_ns();
+        if (cl.cas(a, 0, w.index + 1) == 0) ++won;
+        ns[w.index] = cl.now_ns() - t0;
+      });
+      EXPECT_EQ(won, 1u);
+      const uint64_t slow = std::max(ns[0], ns[1]), fast = std::min(ns[0], ns[1]);
+      if (serialize && !device)
+        EXPECT_GE(slow - fast, 400u);
+      else
+        EXPECT_LT(slow - fast, 50u) << "only the NIC's message rate separates them";
+    }
+  }
+}
+
+TEST(SimDeviceMemory, ContendedLockHandsOverSoonerInDeviceMemory) {
+  // Eight clients on two compute nodes take and release one lock word (CAS, then WRITE 0) for
+  // 200 us of virtual time: with the word in device memory each CAS answers 400 ns sooner, so
+  // the lock is held for less time and changes hands more often. Deterministic counts.
+  auto acquisitions = [](bool device) {
+    Options o = model(2, 4);
+    o.serialize_atomics = true;
+    Cluster c(o);
+    GlobalAddress lock;
+    uint64_t taken = 0;
+    c.run(
+        [&](SimClient& cl, const WorkerInfo& w) {
+          if (w.index == 0) lock = device ? cl.alloc_device_memory(0, 64) : data(c, 0, 0);
+          while (!lock) cl.pause();
+          while (!w.expired()) {
+            if (cl.cas(lock, 0, w.index + 1) != 0) continue;
+            ++taken;
+            uint64_t zero = 0;
+            cl.write(lock, &zero, 8);
+          }
+        },
+        RunOptions{200'000, {}, 0});
+    return taken;
+  };
+  uint64_t host = acquisitions(false), dm = acquisitions(true);
+  EXPECT_GT(host, 0u);
+  EXPECT_GT(dm, host + host / 10) << "host " << host << ", device memory " << dm;
+  EXPECT_EQ(dm, acquisitions(true));  // deterministic
+}
+
 std::span<const std::byte> bytes(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }

@@ -1,6 +1,7 @@
 // verbs transport tests: run against any RDMA device (Soft-RoCE in tests/vm/run.sh); skip cleanly
 // when the host has none. One process plays two memory nodes and a compute node, each with its
 // own device context, PD, region and TCP bootstrap endpoint, joined over RC QPs.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -368,6 +369,157 @@ TEST_F(Verbs, UnboundThreadIsAClearError) {
   VClient c(compute_->endpoint(2, 0));
   uint64_t v;
   EXPECT_THROW(c.read({0, layout::kMagicOffset}, &v, 8), TransportError);
+}
+
+// --- device memory (runtime/address.h)
+// ------------------------------------------------------------ Against the fake device
+// (tests/fakeverbs) both paths run: it offers device memory or not as the test asks. On a real
+// device the path follows what the device offers.
+
+using SetDeviceMemory = void (*)(uint64_t);
+using LiveCount = int (*)();
+
+SetDeviceMemory fake_device_memory() {
+  return reinterpret_cast<SetDeviceMemory>(dlsym(RTLD_DEFAULT, "dmrt_fakeverbs_set_device_memory"));
+}
+int fake_live_dms() {
+  auto f = reinterpret_cast<LiveCount>(dlsym(RTLD_DEFAULT, "dmrt_fakeverbs_live_dms"));
+  return f ? f() : -1;
+}
+
+// One memory node with `dm` bytes of device memory, one compute node.
+struct DmCluster {
+  ClusterConfig config;
+  std::unique_ptr<verbs::Cluster> mem, compute;
+  explicit DmCluster(uint64_t dm) {
+    config.mailbox.mailboxes = 16;
+    config.mailbox.slot_bytes = 256;
+    for (int i = 0; i < 2; ++i) {
+      NodeSpec n;
+      n.role = i == 0 ? NodeRole::kMemory : NodeRole::kCompute;
+      n.region_bytes = uint64_t{4} << 20;
+      n.device_memory_bytes = i == 0 ? dm : 0;
+      n.address = "127.0.0.1:" + std::to_string(free_port());
+      config.nodes.push_back(n);
+    }
+    config.validate();
+    verbs::Options o;
+    o.threads = 1;
+    o.connect_timeout_ms = 20000;
+    o.ack_timeout = 20;
+    mem = std::make_unique<verbs::Cluster>(config, 0, o);
+    compute = std::make_unique<verbs::Cluster>(config, 1, o);
+    compute->connect();
+  }
+};
+
+// Every verb on device memory of `dm` bytes, a batch that mixes it with host memory in order, its
+// bounds, its allocator, and its counts (the same as host memory's).
+void exercise_device_memory(verbs::Cluster& compute, uint64_t dm) {
+  verbs::Cluster::ThreadBinding bind(compute, 0);
+  VClient c(compute.endpoint(1, 0));
+  GlobalAddress lock = c.alloc_device_memory(0, 8);
+  EXPECT_EQ(lock, GlobalAddress::device(0, 0));
+  EXPECT_EQ(lock.to_string(), "0:dm+0x0");
+  EXPECT_EQ(c.alloc_device_memory(0, 100), GlobalAddress::device(0, 64));  // 64-byte granules
+  EXPECT_EQ(c.read_value<uint64_t>(lock), 0u);  // zeroed when the node came up
+  const Counters before = c.counters();
+  EXPECT_EQ(c.cas(lock, 0, 7), 0u);
+  EXPECT_EQ(c.faa(lock, 3), 7u);
+  EXPECT_EQ(c.read_value<uint64_t>(lock), 10u);
+  const Counters after = c.counters();
+  EXPECT_EQ(after.total.round_trips - before.total.round_trips, 3u);
+  EXPECT_EQ(after.total.bytes_read - before.total.bytes_read, 24u);
+  EXPECT_EQ(after.total.local_accesses, before.total.local_accesses);
+  // Lock word in device memory and data in host memory: one batch, in order.
+  GlobalAddress host{0, layout::heap_start(compute.config().mailbox)};
+  uint64_t v = 42, old = 0, got = 0, seen = 0;
+  c.write(host, &v, 8);
+  Batch b;
+  b.cas(lock, 10, 11, &old).read(host, &got, 8).write(lock + 8, &v, 8).read(lock + 8, &seen, 8);
+  c.run(b);
+  EXPECT_EQ(old, 10u);
+  EXPECT_EQ(got, 42u);
+  EXPECT_EQ(seen, 42u);
+  EXPECT_EQ(c.read_value<uint64_t>(lock), 11u);
+  // Device memory offsets are not host offsets: the region header is where it was.
+  EXPECT_EQ(c.read_value<uint64_t>({0, layout::kMagicOffset}), layout::kMagic);
+  std::vector<uint8_t> out(4096), in(4096);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(i * 13 + 1);
+  c.write(GlobalAddress::device(0, 1024), out.data(), 4096);
+  c.read(GlobalAddress::device(0, 1024), in.data(), 4096);
+  EXPECT_EQ(in, out);
+  EXPECT_THROW(c.read(GlobalAddress::device(0, dm - 8), &v, 16), AddressError);
+  EXPECT_THROW(c.alloc_device_memory(0, dm), PoolExhausted);
+}
+
+TEST(VerbsDeviceMemory, OnChipWhenTheDeviceOffersIt) {
+  std::string why;
+  if (!verbs::device_available(&why)) GTEST_SKIP() << why;
+  const uint64_t dm = 64 << 10;
+  SetDeviceMemory set = fake_device_memory();
+  if (set) set(uint64_t{256} << 10);  // the fake device: offer 256 KiB
+  {
+    DmCluster k(dm);
+    const bool offered = k.mem->device().device_memory_bytes() >= dm;
+    if (set) {
+      EXPECT_TRUE(offered);
+      EXPECT_EQ(k.mem->device_memory_mode(), "on-chip");
+      EXPECT_EQ(fake_live_dms(), 1);  // ibv_alloc_dm on the memory node only
+    } else if (!offered) {
+      EXPECT_EQ(k.mem->device_memory_mode(), "host fallback");
+    }
+    EXPECT_NE(k.mem->report().find("device memory " + k.mem->device_memory_mode()),
+              std::string::npos)
+        << k.mem->report();
+    EXPECT_EQ(k.compute->device_memory_mode(), "none");
+    exercise_device_memory(*k.compute, dm);
+    // The compute node learnt where node 0 keeps it when it connected.
+    EXPECT_EQ(k.compute->device_memory_mode(0), k.mem->device_memory_mode());
+  }
+  if (set) {
+    EXPECT_EQ(fake_live_dms(), 0);  // ibv_free_dm
+    set(0);
+  }
+}
+
+TEST(VerbsDeviceMemory, HostFallbackIsReported) {
+  std::string why;
+  if (!verbs::device_available(&why)) GTEST_SKIP() << why;
+  SetDeviceMemory set = fake_device_memory();
+  if (set) set(0);  // the fake device: none, as Soft-RoCE
+  // More than the device offers (nothing, on rxe and on the fake device): the fallback.
+  uint64_t dm = 64 << 10;
+  {
+    verbs::Device probe(verbs::Options{});
+    while (dm <= probe.device_memory_bytes()) dm *= 2;
+  }
+  DmCluster k(dm);
+  EXPECT_EQ(k.mem->device_memory_mode(), "host fallback");
+  const std::string r = k.mem->report();
+  EXPECT_NE(r.find("device memory host fallback (" + std::to_string(dm) + " bytes: "),
+            std::string::npos)
+      << r;
+  EXPECT_NE(r.find(k.mem->device().device_memory_bytes() ? "asked" : "has no device memory"),
+            std::string::npos)
+      << r;
+  if (set) {
+    EXPECT_EQ(fake_live_dms(), 0);
+  }
+  exercise_device_memory(*k.compute, dm);
+  EXPECT_EQ(k.compute->device_memory_mode(0), "host fallback");
+}
+
+TEST(VerbsDeviceMemory, NoneWhenTheConfigGivesNone) {
+  std::string why;
+  if (!verbs::device_available(&why)) GTEST_SKIP() << why;
+  DmCluster k(0);
+  EXPECT_EQ(k.mem->device_memory_mode(), "none");
+  verbs::Cluster::ThreadBinding bind(*k.compute, 0);
+  VClient c(k.compute->endpoint(1, 0));
+  uint64_t v = 0;
+  EXPECT_THROW(c.read(GlobalAddress::device(0, 0), &v, 8), AddressError);
+  EXPECT_THROW(c.alloc_device_memory(0, 8), PoolExhausted);
 }
 
 }  // namespace

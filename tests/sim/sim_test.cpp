@@ -312,7 +312,8 @@ OneVerb one_verb(const Options& o, VerbKind kind, bool device) {
     }
   });
   out.counted = c.last_counters().total;
-  const NicReport& m = c.report().nics[0];
+  const Report r = c.report();  // not a reference into the temporary: nics dies with it
+  const NicReport& m = r.nics[0];
   out.nic_ops = m.ops;
   out.nic_tx = m.tx_bytes;
   out.nic_rx = m.rx_bytes;

@@ -29,8 +29,13 @@ class AbslHashIndex {
   };
 
   // Pre-sized for `expected` keys, as tbb-hash is, so that the load phase does not rehash.
-  explicit AbslHashIndex(size_t expected) : subs_(kSubmaps) {
-    for (Submap& s : subs_) s.map.reserve(expected / kSubmaps + 1);
+  explicit AbslHashIndex(const IndexOptions& o) : subs_(kSubmaps) {
+    for (Submap& s : subs_) s.map.reserve(o.expected_keys / kSubmaps + 1);
+  }
+  IndexStats stats() const {
+    return {{"size", static_cast<double>(size())},
+            {"submaps", static_cast<double>(kSubmaps)},
+            {"capacity", static_cast<double>(capacity())}};
   }
   // The top bits of a mixer pick the submap; absl hashes the key again inside it, so the bits it
   // uses for its own groups do not repeat the submap's.
@@ -91,26 +96,8 @@ class AbslHashHandle {
   AbslHashIndex* idx_;
 };
 
-template <Transport T>
-struct AbslHashAdapter {
-  static constexpr bool kLocal = true;
-  using Index = AbslHashIndex;
-  using Handle = AbslHashHandle;
-
-  static std::shared_ptr<Index> create(Client<T>&, const IndexOptions& o) {
-    return std::make_shared<Index>(o.expected_keys);
-  }
-  static Handle handle(Index& idx, Client<T>&) { return Handle(idx); }
-  static IndexStats stats(Index& idx, Client<T>&) {
-    return {{"size", static_cast<double>(idx.size())},
-            {"submaps", static_cast<double>(AbslHashIndex::kSubmaps)},
-            {"capacity", static_cast<double>(idx.capacity())}};
-  }
-  static uint64_t cache_bytes(Index&, Handle&) { return 0; }
-};
-
 int run_absl_hash(const RunRequest& r) {
-  return run_transports<AdapterTemplate<AbslHashAdapter>>(r, NoFlags{});
+  return run_transports<LocalPeer<AbslHashIndex, AbslHashHandle>>(r, NoFlags{});
 }
 
 }  // namespace dmrt::bench

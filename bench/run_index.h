@@ -155,11 +155,24 @@ int run_transports(const RunRequest& r, const Flags& flags) {
   return usage_error("transport not compiled into this dmrt-bench");
 }
 
-// An adapter template (a local peer's) in the form run_transports() takes.
-template <template <Transport> class A>
-struct AdapterTemplate {
+// The adapter of a local peer (an index in this process's memory: no verbs, no transport state)
+// in the form run_transports() takes. I is built from the run's IndexOptions and reports its
+// index_stats (`explicit I(const IndexOptions&)`, `IndexStats stats() const`); a handle is
+// `H(I&)`, with no per-client cache.
+template <class I, class H>
+struct LocalPeer {
   template <Transport T>
-  using type = A<T>;
+  struct type {
+    static constexpr bool kLocal = true;
+    using Index = I;
+    using Handle = H;
+    static std::shared_ptr<Index> create(Client<T>&, const IndexOptions& o) {
+      return std::make_shared<Index>(o);
+    }
+    static Handle handle(Index& idx, Client<T>&) { return Handle(idx); }
+    static IndexStats stats(Index& idx, Client<T>&) { return idx.stats(); }
+    static uint64_t cache_bytes(Index&, Handle&) { return 0; }
+  };
 };
 
 // The run entry of a disaggregated-memory index: DmAdapter over its run spec, every transport.

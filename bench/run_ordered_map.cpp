@@ -34,9 +34,14 @@ class OrderedMapIndex {
   };
 
   // Keys are expected in [1, key_space]; 0 = the full 64-bit space.
-  explicit OrderedMapIndex(uint64_t key_space) : shards_(kShards) {
-    width_ = key_space == 0 ? (~uint64_t{0} / kShards) + 1
-                            : std::max<uint64_t>(1, key_space / kShards + 1);
+  explicit OrderedMapIndex(const IndexOptions& o) : shards_(kShards) {
+    width_ = o.key_space == 0 ? (~uint64_t{0} / kShards) + 1
+                              : std::max<uint64_t>(1, o.key_space / kShards + 1);
+  }
+  IndexStats stats() const {
+    return {{"size", static_cast<double>(size())},
+            {"shards", static_cast<double>(kShards)},
+            {"largest_shard", static_cast<double>(largest_shard())}};
   }
 
   size_t shard_of(Key k) const { return std::min<uint64_t>(k / width_, kShards - 1); }
@@ -108,26 +113,8 @@ class OrderedMapHandle {
   OrderedMapIndex* idx_;
 };
 
-template <Transport T>
-struct OrderedMapAdapter {
-  static constexpr bool kLocal = true;
-  using Index = OrderedMapIndex;
-  using Handle = OrderedMapHandle;
-
-  static std::shared_ptr<Index> create(Client<T>&, const IndexOptions& o) {
-    return std::make_shared<Index>(o.key_space);
-  }
-  static Handle handle(Index& idx, Client<T>&) { return Handle(idx); }
-  static IndexStats stats(Index& idx, Client<T>&) {
-    return {{"size", static_cast<double>(idx.size())},
-            {"shards", static_cast<double>(OrderedMapIndex::kShards)},
-            {"largest_shard", static_cast<double>(idx.largest_shard())}};
-  }
-  static uint64_t cache_bytes(Index&, Handle&) { return 0; }
-};
-
 int run_ordered_map(const RunRequest& r) {
-  return run_transports<AdapterTemplate<OrderedMapAdapter>>(r, NoFlags{});
+  return run_transports<LocalPeer<OrderedMapIndex, OrderedMapHandle>>(r, NoFlags{});
 }
 
 }  // namespace dmrt::bench

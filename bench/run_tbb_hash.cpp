@@ -17,7 +17,11 @@ namespace dmrt::bench {
 class TbbHashIndex {
  public:
   using Map = tbb::concurrent_hash_map<Key, std::string>;
-  explicit TbbHashIndex(size_t expected) : map_(expected ? expected : 1024) {}
+  explicit TbbHashIndex(const IndexOptions& o) : map_(o.expected_keys ? o.expected_keys : 1024) {}
+  IndexStats stats() const {
+    return {{"size", static_cast<double>(map_.size())},
+            {"bucket_count", static_cast<double>(map_.bucket_count())}};
+  }
   Map& map() { return map_; }
 
  private:
@@ -52,25 +56,8 @@ class TbbHashHandle {
   TbbHashIndex::Map* map_;
 };
 
-template <Transport T>
-struct TbbHashAdapter {
-  static constexpr bool kLocal = true;
-  using Index = TbbHashIndex;
-  using Handle = TbbHashHandle;
-
-  static std::shared_ptr<Index> create(Client<T>&, const IndexOptions& o) {
-    return std::make_shared<Index>(o.expected_keys);
-  }
-  static Handle handle(Index& idx, Client<T>&) { return Handle(idx); }
-  static IndexStats stats(Index& idx, Client<T>&) {
-    return {{"size", static_cast<double>(idx.map().size())},
-            {"bucket_count", static_cast<double>(idx.map().bucket_count())}};
-  }
-  static uint64_t cache_bytes(Index&, Handle&) { return 0; }
-};
-
 int run_tbb_hash(const RunRequest& r) {
-  return run_transports<AdapterTemplate<TbbHashAdapter>>(r, NoFlags{});
+  return run_transports<LocalPeer<TbbHashIndex, TbbHashHandle>>(r, NoFlags{});
 }
 
 }  // namespace dmrt::bench

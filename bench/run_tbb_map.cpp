@@ -70,6 +70,7 @@ class TbbMapIndex {
   };
   using Map = tbb::concurrent_map<Key, Slot>;
 
+  explicit TbbMapIndex(const IndexOptions&) {}
   Map& map() { return map_; }
   // Keys with a value (tombstones excluded); walks the whole map.
   size_t size() const {
@@ -79,6 +80,11 @@ class TbbMapIndex {
     return n;
   }
   size_t nodes() const { return map_.size(); }
+  IndexStats stats() const {
+    size_t live = size();
+    return {{"size", static_cast<double>(live)},
+            {"tombstones", static_cast<double>(nodes() - live)}};
+  }
 
  private:
   Map map_;
@@ -125,25 +131,8 @@ class TbbMapHandle {
   Map* map_;
 };
 
-template <Transport T>
-struct TbbMapAdapter {
-  static constexpr bool kLocal = true;
-  using Index = TbbMapIndex;
-  using Handle = TbbMapHandle;
-
-  static std::shared_ptr<Index> create(Client<T>&, const IndexOptions&) {
-    return std::make_shared<Index>();
-  }
-  static Handle handle(Index& idx, Client<T>&) { return Handle(idx); }
-  static IndexStats stats(Index& idx, Client<T>&) {
-    size_t live = idx.size(), nodes = idx.nodes();
-    return {{"size", static_cast<double>(live)}, {"tombstones", static_cast<double>(nodes - live)}};
-  }
-  static uint64_t cache_bytes(Index&, Handle&) { return 0; }
-};
-
 int run_tbb_map(const RunRequest& r) {
-  return run_transports<AdapterTemplate<TbbMapAdapter>>(r, NoFlags{});
+  return run_transports<LocalPeer<TbbMapIndex, TbbMapHandle>>(r, NoFlags{});
 }
 
 }  // namespace dmrt::bench

@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 #include <set>
 
+#include "../common/torn_images.h"
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
@@ -180,9 +180,8 @@ TEST(ChimeSync, DifferentialWithVersionsOnSim) {
 // A leaf image with keys at their hopscotch slots, encoded with versions (or laid out with
 // checksums): `before`, and `after` a node write (nv + 1, half of the keys gone) or an entry
 // write (one entry's value and EV changed).
-struct Images {
+struct Images : test::TornImages {
   chime::Geometry g;
-  std::vector<uint8_t> before, after;
   Images(bool versions, bool node_write) : g(64, 8, 8, versions) {
     chime::LeafImage img(g);
     for (uint32_t r = 0; r < g.groups(); ++r) img.set_replica(r, 3, GlobalAddress::null());
@@ -232,15 +231,6 @@ struct Images {
     }
     return img.consistent(nullptr);
   }
-  // `before` with the pieces `take_after` chooses (grain-byte pieces) from `after`.
-  template <class Pick>
-  std::vector<uint8_t> mix(size_t grain, Pick take_after) const {
-    std::vector<uint8_t> m = before;
-    for (size_t p = 0; p * grain < m.size(); ++p)
-      if (take_after(p))
-        for (size_t b = p * grain; b < std::min(m.size(), (p + 1) * grain); ++b) m[b] = after[b];
-    return m;
-  }
 };
 
 // Every image a reader can get from a line-atomic READ racing the write (each 64-byte line from
@@ -248,25 +238,8 @@ struct Images {
 // is `before` or `after`; the same with word-grain pieces in checksum mode.
 size_t expect_torn_images_rejected(bool versions, bool node_write, size_t grain) {
   Images im(versions, node_write);
-  EXPECT_TRUE(im.accepts(im.before));
-  EXPECT_TRUE(im.accepts(im.after));
-  const size_t pieces = (im.before.size() + grain - 1) / grain;
-  size_t torn = 0;
-  auto check = [&](const std::vector<uint8_t>& m) {
-    bool whole = m == im.before || m == im.after;
-    torn += !whole;
-    EXPECT_EQ(im.accepts(m), whole);
-  };
-  for (size_t cut = 1; cut < pieces; ++cut) {
-    check(im.mix(grain, [&](size_t p) { return p >= cut; }));
-    check(im.mix(grain, [&](size_t p) { return p < cut; }));
-  }
-  std::mt19937_64 rng(5);
-  for (int r = 0; r < 500; ++r) {
-    uint64_t bits = rng();
-    check(im.mix(grain, [&](size_t p) { return (bits >> (p % 64)) & 1; }));
-  }
-  return torn;  // how many of the images checked were torn
+  return test::expect_only_whole_images_accepted(
+      im, grain, 5, [&](const std::vector<uint8_t>& m) { return im.accepts(m); });
 }
 
 TEST(ChimeSync, VersionsRejectLineTornNodeWrites) {

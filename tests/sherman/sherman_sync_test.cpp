@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 
+#include "../common/torn_images.h"
 #include "../runtime/test_cluster.h"
 #include "../sim/small_cluster.h"
 #include "indexes/sherman/prebuilt.h"
@@ -101,9 +101,8 @@ TEST(ShermanSync, DifferentialWithVersionsOnSim) {
 // A leaf image with 40 keys, laid out with versions or checksums: `before`, and `after` a node
 // write (the header's and every entry's nv + 1, the upper keys gone as a split leaves it) or an
 // entry write (one entry's value and EV changed).
-struct ShermanImages {
+struct ShermanImages : test::TornImages {
   sherman::LeafGeometry g;
-  std::vector<uint8_t> before, after;
   ShermanImages(bool versions, bool node_write) : g(64, 8, versions) {
     sherman::LeafImage img(g);
     img.set_header(5, 0, 0, true, GlobalAddress::null());
@@ -145,39 +144,14 @@ struct ShermanImages {
     img.finish_read();
     return img.consistent();
   }
-  template <class Pick>
-  std::vector<uint8_t> mix(size_t grain, Pick take_after) const {
-    std::vector<uint8_t> m = before;
-    for (size_t p = 0; p * grain < m.size(); ++p)
-      if (take_after(p))
-        for (size_t b = p * grain; b < std::min(m.size(), (p + 1) * grain); ++b) m[b] = after[b];
-    return m;
-  }
 };
 
 // Every image made of grain-byte pieces of `before` and `after` (cuts at every piece in both
 // orders, random subsets) is accepted only if it is one of them. Returns how many were torn.
 size_t sherman_torn_rejected(bool versions, bool node_write, size_t grain) {
   ShermanImages im(versions, node_write);
-  EXPECT_TRUE(im.accepts(im.before));
-  EXPECT_TRUE(im.accepts(im.after));
-  const size_t pieces = (im.before.size() + grain - 1) / grain;
-  size_t torn = 0;
-  auto check = [&](const std::vector<uint8_t>& m) {
-    bool whole = m == im.before || m == im.after;
-    torn += !whole;
-    EXPECT_EQ(im.accepts(m), whole);
-  };
-  for (size_t cut = 1; cut < pieces; ++cut) {
-    check(im.mix(grain, [&](size_t p) { return p >= cut; }));
-    check(im.mix(grain, [&](size_t p) { return p < cut; }));
-  }
-  std::mt19937_64 rng(9);
-  for (int r = 0; r < 500; ++r) {
-    uint64_t bits = rng();
-    check(im.mix(grain, [&](size_t p) { return (bits >> (p % 64)) & 1; }));
-  }
-  return torn;
+  return test::expect_only_whole_images_accepted(
+      im, grain, 9, [&](const std::vector<uint8_t>& m) { return im.accepts(m); });
 }
 
 TEST(ShermanSync, VersionsRejectLineTornNodeWrites) {

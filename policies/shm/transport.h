@@ -91,9 +91,10 @@ class Endpoint {
   // The same, or null where translate() throws.
   std::byte* try_translate(GlobalAddress a, uint64_t len) const {
     if (a.node() >= pool_->node_count()) return nullptr;
-    const Region& r = pool_->region(a.node());
-    if (a.offset() + len > r.bytes || a.offset() + len < a.offset()) return nullptr;
-    return r.base + a.offset();
+    const Region& r = pool_->region_of(a);
+    const uint64_t off = a.region_offset();
+    if (off + len > r.bytes || off + len < off) return nullptr;
+    return r.base + off;
   }
 
  private:

@@ -65,8 +65,10 @@ int main_impl(int argc, char** argv) {
   app.add_option("--workload", opt.workload,
                  "YCSB workload: load (load phase only), a (50% read/50% update), b (95/5), "
                  "c (read only), d (95% read latest/5% insert), e (95% scan/5% insert), "
-                 "f (50% read/50% read-modify-write)")
-      ->check(CLI::IsMember({"load", "a", "b", "c", "d", "e", "f"}, CLI::ignore_case))
+                 "f (50% read/50% read-modify-write); micro-benchmarks after the load: update, "
+                 "insert (new keys), scan")
+      ->check(CLI::IsMember({"load", "a", "b", "c", "d", "e", "f", "update", "insert", "scan"},
+                            CLI::ignore_case))
       ->capture_default_str();
   app.add_option("--keys", opt.keys, "Records inserted by the load phase")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))

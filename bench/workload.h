@@ -255,16 +255,24 @@ struct Mix {
   uint32_t max_scan = 100;     // E: scan length uniform in 1..max_scan
 };
 
-// YCSB core workloads A-F and LOAD (the load phase alone).
+// YCSB core workloads A-F and LOAD (the load phase alone), and the single-operation
+// micro-benchmarks the papers plot beside them (DMTree Fig. 11-12, CHIME Fig. 15): update and
+// scan of loaded keys, and insert of new keys into the loaded index (not the load phase, which
+// inserts into an empty one).
 inline std::optional<Mix> mix_of(std::string_view w) {
   Mix m;
-  if (w.size() != 1 && w != "load") return std::nullopt;
   if (w == "load") {
     m.name = 'L';
     m.load_only = true;
     m.insert = 1;
     return m;
   }
+  if (w == "update" || w == "insert" || w == "scan") {
+    m.name = static_cast<char>(w[0] - 'a' + 'A');
+    (w == "update" ? m.update : w == "insert" ? m.insert : m.scan) = 1;
+    return m;
+  }
+  if (w.size() != 1) return std::nullopt;
   m.name = w[0];
   switch (w[0]) {
     case 'a':

@@ -9,6 +9,7 @@ distinct command line), so a rerun only runs what changed; --fresh runs everythi
 import argparse
 import concurrent.futures
 import csv
+import functools
 import hashlib
 import json
 import os
@@ -84,8 +85,19 @@ def dig(obj, dotted):
     return obj
 
 
+@functools.lru_cache(maxsize=None)
+def binary_digest(path):
+    """A run is reusable only with the same dmrt-bench: a model or index change alters results."""
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def run_one(args, raw_dir, fresh):
-    key = hashlib.sha1(" ".join(args[1:]).encode()).hexdigest()[:16]
+    ident = binary_digest(args[0]) + " " + " ".join(args[1:])
+    key = hashlib.sha1(ident.encode()).hexdigest()[:16]
     out = raw_dir / f"{key}.json"
     if out.exists() and not fresh:
         return out, 0.0, True

@@ -103,6 +103,8 @@ class Geometry {
   static bool line_first(size_t d) {
     return d >= 64 && (d - 64) % 63 == 0;
   }  // after a line version
+  // Decoded bytes from `d` on that are contiguous in the encoding (up to the next line version).
+  static size_t run_from(size_t d) { return d < 64 ? 64 - d : 63 - (d - 64) % 63; }
   size_t enc_bytes() const { return enc(dec_bytes() - 1) + 1; }
   // The objects (replicas, entries) a local-image segment covers, in order, as (is_replica,
   // index, word) steps: the segment starts and ends at object boundaries.
@@ -367,10 +369,15 @@ struct LeafImage {
     g->for_objects(s, [&](bool rep, uint32_t i, size_t) {
       const size_t d0 = rep ? g->dec_replica(i) : g->dec_entry(i);
       const size_t n = rep ? Geometry::kReplicaBytes : g->entry_bytes();
-      for (size_t k = 0; k < n; ++k) buf[k] = enc[Geometry::enc(d0 + k)];
-      const uint8_t v = buf[0];
-      for (size_t k = 0; k < n; ++k)  // every line version inside the object equals its own
-        if (Geometry::line_first(d0 + k) && enc[Geometry::enc(d0 + k) - 1] != v) torn = true;
+      const uint8_t v = enc[Geometry::enc(d0)];
+      // Line by line: a run of decoded bytes is contiguous in the encoding up to the next line
+      // version, which must equal the object's own version byte (else the object is torn).
+      for (size_t k = 0; k < n;) {
+        const size_t d = d0 + k, run = std::min(n - k, Geometry::run_from(d));
+        if (Geometry::line_first(d) && enc[Geometry::enc(d) - 1] != v) torn = true;
+        std::memcpy(buf + k, &enc[Geometry::enc(d)], run);
+        k += run;
+      }
       const uint8_t nv = v >> 4;
       if (rep) {
         uint64_t sib;
@@ -414,9 +421,11 @@ struct LeafImage {
         std::memcpy(buf + 3, &k, 8);
         std::memcpy(buf + 11, value(i), g->value_size());
       }
-      for (size_t k = 0; k < n; ++k) {
-        enc[Geometry::enc(d0 + k)] = buf[k];
-        if (Geometry::line_first(d0 + k)) enc[Geometry::enc(d0 + k) - 1] = buf[0];
+      for (size_t k = 0; k < n;) {  // line by line, as decode()
+        const size_t d = d0 + k, run = std::min(n - k, Geometry::run_from(d));
+        if (Geometry::line_first(d)) enc[Geometry::enc(d) - 1] = buf[0];
+        std::memcpy(&enc[Geometry::enc(d)], buf + k, run);
+        k += run;
       }
     });
     if (s.to > g->node_words()) std::memcpy(&enc[g->lock_offset()], &w[g->lock_word()], 8);

@@ -485,11 +485,11 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         leaves.assign(links.size(), Leaf(r.geo));
         uint64_t ptr = 0, use = 0;
         MultiBatch mb;
-        for (size_t i = 0; i < links.size(); ++i)
-          mb.read(r.leaf(links[i].leaf), leaves[i].data(), r.geo.bytes());
+        reads_.post(mb, r, links, leaves, x.opts_.coalesce_leaf_reads);
         mb.read(v->addr + kSltOffset, &use, 8);
         mb.read(r.group_ptr(g), &ptr, 8);
         mb.run(*c_);
+        reads_.finish(leaves);
         if (!validate(g, v, links, leaves, ptr, use)) continue;
         for (size_t i = 0; i < leaves.size() && rows.size() < count; ++i) {
           const Leaf& l = leaves[i];
@@ -586,11 +586,11 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         leaves.assign(links.size(), Leaf(r.geo));
         uint64_t ptr = 0, use = 0;
         MultiBatch mb;
-        for (size_t i = 0; i < links.size(); ++i)
-          mb.read(r.leaf(links[i].leaf), leaves[i].data(), r.geo.bytes());
+        reads_.post(mb, r, links, leaves, x.opts_.coalesce_leaf_reads);
         mb.read(v->addr + kSltOffset, &use, 8);  // after the leaves (A14)
         mb.read(r.group_ptr(g), &ptr, 8);
         mb.run(*c_);
+        reads_.finish(leaves);
         links.erase(links.begin() + mine, links.end());
         leaves.erase(leaves.begin() + mine, leaves.end());
         if (!validate(g, v, links, leaves, ptr, use)) continue;
@@ -957,6 +957,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     std::shared_ptr<Index> x_;
     Client<T>* c_;
     std::string why_;
+    LeafReads reads_;
   };
 };
 

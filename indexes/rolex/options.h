@@ -34,6 +34,9 @@ struct Options {
   // Searches read every chain of L_range in their one batch, as the paper's do (§3.4; off: only the
   // owner chain that the cached boundaries name, about a quarter of the bytes).
   bool read_whole_range = true;
+  // Leaves with consecutive numbers in one search or scan batch are one READ (§4.2: "via one RDMA
+  // READ"; the leaf region is contiguous, Eq. 3); off: one READ per leaf, doorbell-batched (§3.4).
+  bool coalesce_leaf_reads = true;
   // A key's group is found through upper models trained over the groups' smallest keys, with a
   // search bounded by their error (§3.2, PGM-style levels); off: a binary search of all group keys.
   bool upper_models = true;
@@ -105,6 +108,9 @@ constexpr auto Options::fields() {
       option_switch("read_whole_range", &Options::read_whole_range,
                     "Searches read every chain of the model's error range, as the paper does "
                     "(off: only the owner chain the cached boundaries name)"),
+      option_switch("coalesce_leaf_reads", &Options::coalesce_leaf_reads,
+                    "Adjacent leaves of a search or scan are one READ (paper 4.2; off: one READ "
+                    "per leaf in the doorbell batch, 3.4)"),
       option_switch("unlink_empty_synonyms", &Options::unlink_empty_synonyms,
                     "A delete that empties a synonym leaf unlinks it from its chain (off: it "
                     "stays until the next retraining)"),

@@ -1,6 +1,8 @@
 // ROLEX remote access shared by compute nodes and the retraining service: meta, chains, leaf reads.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -75,6 +77,51 @@ class MultiBatch {
 
  private:
   std::vector<Batch> batches_;
+};
+
+// The leaf READs of one search or scan batch. With `coalesce`, leaves with consecutive numbers
+// (consecutive addresses in the leaf region, Eq. 3) are fetched by one READ per run, as §4.2 says
+// ROLEX reads "via one RDMA READ"; without, one READ per leaf in the doorbell batch (§3.4). The
+// bytes and the round trip are the same; the verbs (and their wire headers) are fewer. The
+// buffers are kept between operations (no allocation once warm).
+class LeafReads {
+ public:
+  template <class Links, class Leaves>
+  void post(MultiBatch& mb, const Remote& r, const Links& links, Leaves& leaves, bool coalesce) {
+    const uint32_t bytes = r.geo.bytes();
+    coalesced_ = coalesce && links.size() > 1;
+    if (!coalesced_) {
+      for (size_t i = 0; i < links.size(); ++i)
+        mb.read(r.leaf(links[i].leaf), leaves[i].data(), bytes);
+      return;
+    }
+    order_.resize(links.size());
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<uint32_t>(i);
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](uint32_t a, uint32_t b) { return links[a].leaf < links[b].leaf; });
+    words_ = bytes / 8;
+    buf_.resize(order_.size() * words_);
+    for (size_t p = 0; p < order_.size();) {
+      size_t e = p + 1;
+      while (e < order_.size() && links[order_[e]].leaf == links[order_[e - 1]].leaf + 1) ++e;
+      mb.read(r.leaf(links[order_[p]].leaf), buf_.data() + p * words_,
+              static_cast<uint32_t>((e - p) * bytes));
+      p = e;
+    }
+  }
+  // After the batch ran: the images into their leaves.
+  template <class Leaves>
+  void finish(Leaves& leaves) const {
+    if (!coalesced_) return;
+    for (size_t p = 0; p < order_.size(); ++p)
+      std::memcpy(leaves[order_[p]].data(), buf_.data() + p * words_, words_ * 8);
+  }
+
+ private:
+  bool coalesced_ = false;
+  size_t words_ = 0;
+  std::vector<uint32_t> order_;
+  std::vector<uint64_t> buf_;
 };
 
 // One leaf of a chain: its number and its own SLT slot (0 = the trained leaf, held in the LT).

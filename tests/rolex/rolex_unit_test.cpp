@@ -227,6 +227,43 @@ TEST(RolexIndex, RoundTripsPerOperation) {
 // eps = delta = 16, L_range spans three leaves, so an inner key's search reads four 272 B leaves
 // plus the slot_use and model-pointer words, against one leaf for the owner chain alone. Measured:
 // 1,087 B against 288 B per search.
+// A search posts the leaves of its error range, then slot_use and the model pointer. By default
+// adjacent leaves (a bulk load numbers them consecutively) are one READ: three verbs in all; with
+// coalesce_leaf_reads off, one READ per leaf. The bytes and the round trip are the same.
+TEST(RolexIndex, SearchCoalescesAdjacentLeafReads) {
+  std::vector<Key> keys;
+  for (Key k = 1; k <= 16000; ++k) keys.push_back(k * 1000);
+  uint64_t bytes_of[2] = {0, 0}, reads_of[2] = {0, 0}, searches = 0;
+  for (bool coalesce : {true, false}) {
+    auto pool = testing::small_pool(1, 1, uint64_t{128} << 20);
+    auto c = testing::make_client(pool, 0);
+    rolex::Options o;
+    ASSERT_TRUE(o.coalesce_leaf_reads);
+    o.coalesce_leaf_reads = coalesce;
+    auto idx = RIndex::create(c, o, keys);
+    auto h = idx->handle(c);
+    std::string out;
+    for (Key k : keys) h.search(k, out);  // warm the model cache
+    searches = 0;
+    for (size_t i = 100; i < keys.size() - 100; i += 7) {
+      const VerbCounters before = c.counters().total;
+      ASSERT_TRUE(h.search(keys[i], out));
+      const VerbCounters& after = c.counters().total;
+      const uint64_t reads = after.count(VerbKind::kRead) - before.count(VerbKind::kRead);
+      const uint64_t b = after.bytes_read - before.bytes_read;
+      if (coalesce)
+        EXPECT_EQ(reads, 3u) << keys[i];  // one run of leaves, slot_use, model ptr
+      else
+        EXPECT_EQ(reads, 2 + (b - 16) / (16 + 16 * 16)) << keys[i];  // a READ per leaf
+      ++searches;
+      bytes_of[coalesce] += b;
+      reads_of[coalesce] += reads;
+    }
+  }
+  EXPECT_EQ(bytes_of[0], bytes_of[1]);
+  EXPECT_GE(reads_of[0], reads_of[1] + searches * 3 / 2);  // about 4 leaves per error range
+}
+
 TEST(RolexIndex, DefaultSearchReadsTheErrorRange) {
   std::vector<Key> keys;
   for (Key k = 1; k <= 16000; ++k) keys.push_back(k * 1000);

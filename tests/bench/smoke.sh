@@ -53,7 +53,7 @@ start=$(date +%s)
 "$BENCH" --list-indexes >"$WORK/indexes" || { echo "smoke: --list-indexes failed"; exit 1; }
 while read -r index scan is_local; do
   for transport in $TRANSPORTS; do
-    for workload in load a b c d e f; do
+    for workload in load a b c d e f update insert scan; do
       # A local peer on sim is refused (nothing to time): one case checks that.
       [ "$is_local" = local ] && [ "$transport" = sim ] && [ "$workload" != a ] && continue
       echo "$index $scan $is_local $transport $workload"
@@ -88,7 +88,7 @@ for case in sorted(glob.glob(os.path.join(work, "*.case"))):
         else:
             passed += 1
         continue
-    if workload == "e" and scan != "scan":
+    if workload in ("e", "scan") and scan != "scan":
         if rc != 2 or "does not support scans" not in err:
             fail(f"expected exit 2 'does not support scans', got exit {rc}")
         else:

@@ -162,6 +162,7 @@ def run_spec(spec, a):
                 "throughput_mops": d.get("throughput_mops"),
                 "p50_us": dig(d, "latency_us.p50"), "p99_us": dig(d, "latency_us.p99"),
                 "round_trips": dig(d, "per_op.round_trips"),
+                "memory_node_verbs": dig(d, "per_op.memory_node_verbs"),
                 "bytes_read": dig(d, "per_op.bytes_read"),
                 "bytes_written": dig(d, "per_op.bytes_written"),
                 "bottleneck": bottleneck(d),
@@ -276,6 +277,20 @@ def markdown(spec, rows, comps, png):
         names = [s["name"] for s in spec["series"] if panel["name"] not in s.get("skip_panels", [])]
         head = spec["x"].get("label", spec["x"]["flag"]) if xs != [None] else ""
         label = panel.get("metric_label", spec["metric_label"])
+        if xs == [None]:  # one point per series: what each did per operation, and its limit
+            lines.append(f"| {panel['name']} | {label} | round trips / op | memory-node verbs / op "
+                         "| bytes read / op | bytes written / op | bottleneck |")
+            lines.append("|---|---|---|---|---|---|---|")
+            for n in names:
+                r = next((r for r in rows if r["panel"] == panel["name"] and r["series"] == n), None)
+                if r is None:
+                    lines.append(f"| {n} | – | | | | | |")
+                    continue
+                lines.append(f"| {n} | {fmt(r['value'])} | {fmt(r['round_trips'])} | "
+                             f"{fmt(r['memory_node_verbs'])} | {fmt(r['bytes_read'])} | "
+                             f"{fmt(r['bytes_written'])} | {r['bottleneck']} |")
+            lines.append("")
+            continue
         lines.append(f"| {panel['name']}: {label} | " +
                      " | ".join(str(x) if x is not None else "" for x in xs) + " |")
         lines.append("|---|" + "---|" * len(xs))

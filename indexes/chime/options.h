@@ -37,6 +37,10 @@ struct Options {
   // (§3.9: "fetches ... leaf nodes (1 RTT) via parallel READs"); off: one leaf per round trip
   // along the sibling chain.
   bool parallel_scan = true;
+  // Read delegation and write combining (RDWC, from SMART; §5.1 applies it to CHIME and all
+  // competitors): concurrent searches of one key on a compute node share one search, concurrent
+  // updates of one key one write (indexes/common/rdwc.h). off: every operation runs itself.
+  bool rdwc = true;
   Sync sync = Sync::kAuto;                  // leaf versions or checksums (see Sync)
   unsigned root_slot = root_slots::kChime;  // layout::root_slot on the first memory node
   // Test-only faults that prove the checkers can fail; compiled out without
@@ -85,6 +89,10 @@ constexpr auto Options::fields() {
       option_switch("parallel_scan", &Options::parallel_scan,
                     "Scans read the leaves a cached internal node names in one round trip (off: "
                     "one leaf per round trip along the siblings)"),
+      option_switch(
+          "rdwc", &Options::rdwc,
+          "Read delegation and write combining: concurrent same-key searches (updates) on "
+          "a compute node share one search (write)"),
       option_choice("sync", &Options::sync,
                     "Leaf synchronization: the paper's cache-line versions (needs a line-atomic "
                     "transport: sim, verbs), per-object checksums (any transport), or auto "

@@ -16,6 +16,7 @@
 #include "indexes/chime/options.h"
 #include "indexes/common/btree_core.h"
 #include "indexes/common/faults.h"
+#include "indexes/common/rdwc.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
 #include "runtime/kv.h"
@@ -54,23 +55,25 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   // The Index concept's form: this tree has no pool-wide figures to read, only its own.
   IndexStats stats(Client<T>&) { return stats(); }
   [[gnu::noinline]] IndexStats stats() {
-    const auto& s = core_.stats();
-    return {{"height", static_cast<double>(core_.cached_height()) + 1},
-            {"leaves", static_cast<double>(leaves_.load())},
-            {"splits", static_cast<double>(splits_.load() + s.internal_splits.load())},
-            {"leaf_splits", static_cast<double>(splits_.load())},
-            {"internal_splits", static_cast<double>(s.internal_splits.load())},
-            {"cache_hits", static_cast<double>(s.cache_hits.load())},
-            {"cache_misses", static_cast<double>(s.cache_misses.load())},
-            {"cache_bytes", static_cast<double>(core_.cache().used_bytes())},
-            {"cache_evictions", static_cast<double>(core_.cache().evictions())},
-            {"hotspot_bytes", static_cast<double>(hot_.bytes())},
-            {"speculative_hits", static_cast<double>(spec_hits_.load())},
-            {"speculative_misses", static_cast<double>(spec_misses_.load())},
-            {"sibling_moves", static_cast<double>(sibling_moves_.load())},
-            {"read_retries", static_cast<double>(read_retries_.load() + s.retries.load())},
-            {"lock_retries", static_cast<double>(lock_retries_.load())},
-            {"line_versions", geo_.versions() ? 1.0 : 0.0}};
+    const auto& cs = core_.stats();
+    IndexStats s{{"height", static_cast<double>(core_.cached_height()) + 1},
+                 {"leaves", static_cast<double>(leaves_.load())},
+                 {"splits", static_cast<double>(splits_.load() + cs.internal_splits.load())},
+                 {"leaf_splits", static_cast<double>(splits_.load())},
+                 {"internal_splits", static_cast<double>(cs.internal_splits.load())},
+                 {"cache_hits", static_cast<double>(cs.cache_hits.load())},
+                 {"cache_misses", static_cast<double>(cs.cache_misses.load())},
+                 {"cache_bytes", static_cast<double>(core_.cache().used_bytes())},
+                 {"cache_evictions", static_cast<double>(core_.cache().evictions())},
+                 {"hotspot_bytes", static_cast<double>(hot_.bytes())},
+                 {"speculative_hits", static_cast<double>(spec_hits_.load())},
+                 {"speculative_misses", static_cast<double>(spec_misses_.load())},
+                 {"sibling_moves", static_cast<double>(sibling_moves_.load())},
+                 {"read_retries", static_cast<double>(read_retries_.load() + cs.retries.load())},
+                 {"lock_retries", static_cast<double>(lock_retries_.load())},
+                 {"line_versions", geo_.versions() ? 1.0 : 0.0}};
+    if (opts_.rdwc) rdwc_.add_stats(s);
+    return s;
   }
   // Internal-node cache in use (the hotspot buffer is a separate, fixed budget).
   uint64_t cache_bytes() const { return core_.cache().used_bytes(); }
@@ -86,7 +89,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
              o.resolved_sync(c.line_atomic()) == Sync::kVersions),
         hot_(o.speculative_read ? o.hotspot_bytes : 0),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
-              nullptr) {}
+              nullptr),
+        rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit) {}
 
   static const Options& validate(Client<T>& c, const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
@@ -116,6 +120,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   Geometry geo_;
   HotspotBuffer hot_;
   btree::BTreeCore<T> core_;
+  rdwc::Combiner rdwc_;  // this compute node's (one Tree per compute node)
   std::atomic<uint64_t> leaves_{0}, splits_{0}, spec_hits_{0}, spec_misses_{0}, sibling_moves_{0},
       read_retries_{0}, lock_retries_{0};
 
@@ -124,49 +129,25 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
    public:
     Handle(std::shared_ptr<Tree> t, Client<T>& c) : t_(std::move(t)), c_(&c), img_(t_->geo_) {}
 
-    // 1 RTT (neighborhood or speculative entry), 2 when a speculation misses.
+    // 1 RTT (neighborhood or speculative entry), 2 when a speculation misses; none when another
+    // search of k on this compute node shares its result (RDWC).
     [[gnu::noinline]] bool search(Key k, std::string& out) {
-      const Geometry& g = t_->geo_;
-      auto [home, fp] = g.home_fp(k);
-      for (;;) {
-        btree::Located loc = t_->core_.locate(*c_, k);
-        if (t_->opts_.speculative_read && speculate(loc.leaf, k, home, fp, out)) return true;
-        GlobalAddress a = loc.leaf;
-        bool restart = false;
-        for (;;) {
-          read_neighborhood(a, home);
-          GlobalAddress sib = img_.sibling();
-          if (loc.from_cache && sib != loc.next) {  // SBV: cached parent is stale
-            t_->core_.cache().invalidate(loc.parent);
-            restart = true;
-            break;
-          }
-          int i = find_in_neighborhood(k, home);
-          if (i >= 0) {
-            if (img_.tomb(i)) return false;
-            t_->hot_.touch(a, static_cast<uint32_t>(i), fp);
-            btree::load_value(img_.value(i), g.value_size(), out);
-            return true;
-          }
-          if (!injected(t_->opts_.faults.skip_bitmap_check) &&
-              !img_.bitmap_matches(home)) {  // level 3
-            t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
-            c_->pause();
-            continue;
-          }
-          if (sib != loc.next) {  // half split: the key may have moved right
-            t_->sibling_moves_.fetch_add(1, std::memory_order_relaxed);
-            a = sib;
-            continue;
-          }
-          return false;
-        }
-        if (!restart) return false;
-      }
+      if (t_->opts_.rdwc)
+        return t_->rdwc_.run(*c_, k, false, {}, &out, [&](std::string_view, std::string* o) {
+          return search_direct(k, *o);
+        });
+      return search_direct(k, out);
     }
-
     bool insert(Key k, std::string_view v) { return write_op(k, v, Op::kInsert); }
-    bool update(Key k, std::string_view v) { return write_op(k, v, Op::kUpdate); }
+    // With RDWC, concurrent updates of k on this compute node are combined: one of them writes the
+    // last queued value for all (inserts and deletes run themselves, indexes/common/rdwc.h).
+    bool update(Key k, std::string_view v) {
+      if (!t_->opts_.rdwc) return write_op(k, v, Op::kUpdate);
+      check_value(v);  // before queueing: a bad value must fail only its own caller
+      return t_->rdwc_.run(*c_, k, true, v, nullptr, [&](std::string_view wv, std::string*) {
+        return write_op(k, wv, Op::kUpdate);
+      });
+    }
     bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
 
     // Whole leaves (general keys: the keys in range are unknown, notes A12), in key order. With
@@ -220,6 +201,46 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     Client<T>& client() { return *c_; }
 
    private:
+    bool search_direct(Key k, std::string& out) {
+      const Geometry& g = t_->geo_;
+      auto [home, fp] = g.home_fp(k);
+      for (;;) {
+        btree::Located loc = t_->core_.locate(*c_, k);
+        if (t_->opts_.speculative_read && speculate(loc.leaf, k, home, fp, out)) return true;
+        GlobalAddress a = loc.leaf;
+        bool restart = false;
+        for (;;) {
+          read_neighborhood(a, home);
+          GlobalAddress sib = img_.sibling();
+          if (loc.from_cache && sib != loc.next) {  // SBV: cached parent is stale
+            t_->core_.cache().invalidate(loc.parent);
+            restart = true;
+            break;
+          }
+          int i = find_in_neighborhood(k, home);
+          if (i >= 0) {
+            if (img_.tomb(i)) return false;
+            t_->hot_.touch(a, static_cast<uint32_t>(i), fp);
+            btree::load_value(img_.value(i), g.value_size(), out);
+            return true;
+          }
+          if (!injected(t_->opts_.faults.skip_bitmap_check) &&
+              !img_.bitmap_matches(home)) {  // level 3
+            t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
+            c_->pause();
+            continue;
+          }
+          if (sib != loc.next) {  // half split: the key may have moved right
+            t_->sibling_moves_.fetch_add(1, std::memory_order_relaxed);
+            a = sib;
+            continue;
+          }
+          return false;
+        }
+        if (!restart) return false;
+      }
+    }
+
     enum class Op { kInsert, kUpdate, kRemove };
     const Geometry& g() const { return t_->geo_; }
     GlobalAddress lock_addr(GlobalAddress a) const { return a + g().lock_offset(); }
@@ -458,10 +479,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         throw;
       }
     }
-    bool write_op_locking(Key k, std::string_view v, Op op) {
-      if (op != Op::kRemove && v.size() > g().value_size())
+    void check_value(std::string_view v) const {
+      if (v.size() > g().value_size())
         throw LimitError("chime: value of " + std::to_string(v.size()) +
                          " bytes exceeds value_size " + std::to_string(g().value_size()));
+    }
+    bool write_op_locking(Key k, std::string_view v, Op op) {
+      if (op != Op::kRemove) check_value(v);
       std::vector<uint64_t> val(g().vw());
       if (op != Op::kRemove) btree::store_value(val.data(), v, g().value_size());
       uint32_t home = g().home(k);

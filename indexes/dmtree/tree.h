@@ -13,7 +13,7 @@
 
 #include "indexes/common/btree_core.h"
 #include "indexes/common/faults.h"
-#include "indexes/dmtree/combiner.h"
+#include "indexes/common/rdwc.h"
 #include "indexes/dmtree/leaf.h"
 #include "indexes/dmtree/options.h"
 #include "runtime/client.h"
@@ -214,7 +214,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   std::shared_ptr<collab::Service<T>> svc_;
   btree::LocalLockTable llt_;
   btree::BTreeCore<T> core_;
-  Combiner comb_;
+  rdwc::Combiner comb_;
   GlobalAddress arena_;
   std::atomic<uint64_t> leaves_{0}, splits_{0}, read_retries_{0}, local_hits_{0}, primary_reads_{0},
       false_pos_{0}, inconsistent_{0}, version_mismatches_{0}, merges_{0}, merge_aborts_{0},

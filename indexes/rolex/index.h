@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "indexes/common/faults.h"
+#include "indexes/common/rdwc.h"
 #include "indexes/rolex/layout.h"
 #include "indexes/rolex/options.h"
 #include "indexes/rolex/remote.h"
@@ -108,6 +109,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       if (auto v = get_view(g)) models += v->m.segments.size(), ++cached;
     s["models"] = double(models);  // PLR segments of the cached groups
     s["cached_groups"] = double(cached);
+    if (opts_.rdwc) rdwc_.add_stats(s);
     return s;
   }
   // Adds the pool-wide counters (a few reads with `c`): retrainings, synonym_leaves, leaves.
@@ -141,7 +143,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   const Options& options() const { return opts_; }
 
  private:
-  Index(const Options& o, const Remote& r) : opts_(o), remote_(r) {
+  Index(const Options& o, const Remote& r)
+      : opts_(o), remote_(r), rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit) {
     opts_.value_size = r.geo.value_size;
     opts_.leaf_slots = r.geo.slots;
     opts_.epsilon = static_cast<uint32_t>(r.meta.epsilon);
@@ -425,6 +428,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   std::vector<std::shared_ptr<const View>> views_;
   mutable std::array<std::mutex, 64> stripes_;
   std::atomic<uint64_t> cache_bytes_{0};
+  // One combiner per compute node: every compute node's handles may share this Index.
+  rdwc::PerNode rdwc_;
   std::atomic<uint64_t> model_refreshes_{0}, table_refreshes_{0}, read_retries_{0},
       lock_retries_{0}, model_misses_{0}, full_slt_waits_{0}, compute_retrains_{0},
       unlinked_leaves_{0}, upper_misses_{0}, locked_table_reads_{0};
@@ -433,16 +438,29 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   // Per-client handle: one fiber's operations. All verbs are one-sided.
   class Handle {
    public:
-    Handle(std::shared_ptr<Index> idx, Client<T>& c) : x_(std::move(idx)), c_(&c) {}
+    Handle(std::shared_ptr<Index> idx, Client<T>& c)
+        : x_(std::move(idx)),
+          c_(&c),
+          rdwc_(x_->opts_.rdwc ? &x_->rdwc_.of(c.home_node()) : nullptr) {}
 
+    // With RDWC on, a search of k that another search of k on this compute node is running
+    // takes its result, and concurrent updates of k are combined into one write of the last
+    // queued value; inserts and deletes run themselves (indexes/common/rdwc.h).
     [[gnu::noinline]] bool search(Key k, std::string& out) {
-      Found f;
-      if (!find(k, f)) return false;
-      load_value(f.leaf.value(f.pos), x_->opts_.value_size, out);
-      return true;
+      if (rdwc_)
+        return rdwc_->run(*c_, k, false, {}, &out,
+                          [&](std::string_view, std::string* o) { return search_direct(k, *o); });
+      return search_direct(k, out);
     }
     bool insert(Key k, std::string_view v) { return write_op(Op::kInsert, k, v); }
-    bool update(Key k, std::string_view v) { return write_op(Op::kUpdate, k, v); }
+    bool update(Key k, std::string_view v) {
+      if (!rdwc_) return write_op(Op::kUpdate, k, v);
+      if (v.size() > x_->opts_.value_size)  // before queueing: it must fail only its own caller
+        return write_op(Op::kUpdate, k, v);
+      return rdwc_->run(*c_, k, true, v, nullptr, [&](std::string_view wv, std::string*) {
+        return write_op(Op::kUpdate, k, wv);
+      });
+    }
     bool remove(Key k) { return write_op(Op::kRemove, k, {}); }
 
     // Up to `count` pairs with key >= from, ascending. Each round is one batch of leaf reads over
@@ -512,6 +530,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
    private:
     enum class Op { kInsert, kUpdate, kRemove };
+    bool search_direct(Key k, std::string& out) {
+      Found f;
+      if (!find(k, f)) return false;
+      load_value(f.leaf.value(f.pos), x_->opts_.value_size, out);
+      return true;
+    }
     struct Found {
       Leaf leaf;
       uint32_t pos = 0;
@@ -956,6 +980,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
     std::shared_ptr<Index> x_;
     Client<T>* c_;
+    rdwc::Combiner* rdwc_;  // this compute node's, when RDWC is on
     std::string why_;
     LeafReads reads_;
   };

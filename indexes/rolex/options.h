@@ -51,6 +51,11 @@ struct Options {
   // models trained), as the paper loads before its workloads; off: it inserts them one by one
   // into an index of initial_groups empty groups.
   bool bulk_load = true;
+  // Read delegation and write combining (RDWC, from SMART; indexes/common/rdwc.h): concurrent
+  // searches of one key on a compute node share one search, concurrent updates one write. Not
+  // in the ROLEX paper (off); the CHIME paper's evaluation applies it to ROLEX ("for fairness,
+  // RDWC ... applied to all competitors"), so its reproduction specs switch it on.
+  bool rdwc = false;
   bool compute_retrain_fallback =
       false;  // a compute node retrains a full group itself when no
               // memory-node service has done so (no service: sim, tests)
@@ -117,6 +122,10 @@ constexpr auto Options::fields() {
       option_switch("bulk_load", &Options::bulk_load,
                     "dmrt-bench: the load phase bulk loads its keys and trains the models (off: "
                     "inserts them into evenly cut empty groups)"),
+      option_switch("rdwc", &Options::rdwc,
+                    "Read delegation and write combining (SMART's, as the CHIME paper applies "
+                    "it): concurrent same-key searches (updates) on a compute node share one "
+                    "search (write)"),
       option_switch("compute_retrain_fallback", &Options::compute_retrain_fallback,
                     "A compute node retrains a full group itself when no memory-node service "
                     "does (the bench decides from the transport)")

@@ -41,6 +41,11 @@ struct Options {
   // On every memory node: the address of its on-chip lock table.
   unsigned locks_root_slot = root_slots::kShermanLocks;
   uint32_t lock_table_slots = 4096;
+  // Read delegation and write combining (RDWC, from SMART; indexes/common/rdwc.h): concurrent
+  // searches of one key on a compute node share one search, concurrent updates one write. Not
+  // in the Sherman paper (off); the CHIME paper's evaluation applies it to Sherman ("for
+  // fairness, RDWC ... applied to all competitors"), so its reproduction specs switch it on.
+  bool rdwc = false;
   Sync sync = Sync::kAuto;  // leaf versions or checksums (see Sync)
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (indexes/common/faults.h). Never set them elsewhere.
@@ -80,6 +85,10 @@ constexpr auto Options::fields() {
       option_switch("write_combining", &Options::write_combining,
                     "Write-back and unlock in one batch (off: the unlock is a separate round "
                     "trip)"),
+      option_switch("rdwc", &Options::rdwc,
+                    "Read delegation and write combining (SMART's, as the CHIME paper applies "
+                    "it): concurrent same-key searches (updates) on a compute node share one "
+                    "search (write)"),
       option_choice("sync", &Options::sync,
                     "Leaf synchronization: the paper's two-level versions (needs a line-atomic "
                     "transport: sim, verbs), per-object checksums (any transport), or auto "

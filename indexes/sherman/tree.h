@@ -12,6 +12,7 @@
 
 #include "indexes/common/btree_core.h"
 #include "indexes/common/faults.h"
+#include "indexes/common/rdwc.h"
 #include "indexes/sherman/leaf.h"
 #include "indexes/sherman/options.h"
 #include "runtime/client.h"
@@ -56,20 +57,22 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   // The Index concept's form: this tree has no pool-wide figures to read, only its own.
   IndexStats stats(Client<T>&) { return stats(); }
   [[gnu::noinline]] IndexStats stats() {
-    const auto& s = core_.stats();
-    return {{"height", static_cast<double>(core_.cached_height()) + 1},
-            {"leaves", static_cast<double>(leaves_.load())},
-            {"splits", static_cast<double>(splits_.load() + s.internal_splits.load())},
-            {"leaf_splits", static_cast<double>(splits_.load())},
-            {"internal_splits", static_cast<double>(s.internal_splits.load())},
-            {"cache_hits", static_cast<double>(s.cache_hits.load())},
-            {"cache_misses", static_cast<double>(s.cache_misses.load())},
-            {"cache_bytes", static_cast<double>(core_.cache().used_bytes())},
-            {"cache_evictions", static_cast<double>(core_.cache().evictions())},
-            {"handovers", static_cast<double>(llt_.handovers())},
-            {"read_retries", static_cast<double>(read_retries_.load() + s.retries.load())},
-            {"lock_retries", static_cast<double>(lock_retries_.load())},
-            {"line_versions", geo_.versions() ? 1.0 : 0.0}};
+    const auto& cs = core_.stats();
+    IndexStats s{{"height", static_cast<double>(core_.cached_height()) + 1},
+                 {"leaves", static_cast<double>(leaves_.load())},
+                 {"splits", static_cast<double>(splits_.load() + cs.internal_splits.load())},
+                 {"leaf_splits", static_cast<double>(splits_.load())},
+                 {"internal_splits", static_cast<double>(cs.internal_splits.load())},
+                 {"cache_hits", static_cast<double>(cs.cache_hits.load())},
+                 {"cache_misses", static_cast<double>(cs.cache_misses.load())},
+                 {"cache_bytes", static_cast<double>(core_.cache().used_bytes())},
+                 {"cache_evictions", static_cast<double>(core_.cache().evictions())},
+                 {"handovers", static_cast<double>(llt_.handovers())},
+                 {"read_retries", static_cast<double>(read_retries_.load() + cs.retries.load())},
+                 {"lock_retries", static_cast<double>(lock_retries_.load())},
+                 {"line_versions", geo_.versions() ? 1.0 : 0.0}};
+    if (opts_.rdwc) rdwc_.add_stats(s);
+    return s;
   }
   uint64_t cache_bytes() const { return core_.cache().used_bytes(); }
   const Options& options() const { return opts_; }
@@ -92,7 +95,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         llt_(o.lock_table_slots, o.handover_max),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
               o.local_lock_table ? &llt_ : nullptr),
-        lock_tables_(c.node_count()) {}
+        lock_tables_(c.node_count()),
+        rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit) {}
 
   static const Options& validate(Client<T>& c, const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
@@ -146,6 +150,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   btree::LocalLockTable llt_;
   btree::BTreeCore<T> core_;
   std::vector<GlobalAddress> lock_tables_;  // by node: its on-chip lock table (on_chip_locks)
+  rdwc::Combiner rdwc_;                     // this compute node's (one Tree per compute node)
   std::atomic<uint64_t> leaves_{0}, splits_{0}, read_retries_{0}, lock_retries_{0};
 
  public:
@@ -154,31 +159,24 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
    public:
     Handle(std::shared_ptr<Tree> t, Client<T>& c) : t_(std::move(t)), c_(&c), img_(t_->geo_) {}
 
+    // With RDWC on, a search of k that another search of k on this compute node is running
+    // takes its result, and concurrent updates of k are combined into one write of the last
+    // queued value; inserts and deletes run themselves (indexes/common/rdwc.h).
     [[gnu::noinline]] bool search(Key k, std::string& out) {
-      for (;;) {
-        btree::Located loc = t_->core_.locate(*c_, k);
-        GlobalAddress a = loc.leaf;
-        bool cached = loc.from_cache;
-        for (;;) {
-          read_leaf(a);
-          if (k < img_.lo()) break;  // not reachable with B-link invariants; restart
-          if (!img_.covers(k)) {     // the leaf split after the parent was read: move right
-            if (cached) t_->core_.cache().invalidate(loc.parent);
-            cached = false;
-            a = img_.sibling();
-            continue;
-          }
-          int i = img_.find(k);
-          if (i < 0) return false;
-          btree::load_value(img_.value(i), t_->geo_.value_size(), out);
-          return true;
-        }
-        t_->core_.cache().invalidate(loc.parent);
-      }
+      if (t_->opts_.rdwc)
+        return t_->rdwc_.run(*c_, k, false, {}, &out, [&](std::string_view, std::string* o) {
+          return search_direct(k, *o);
+        });
+      return search_direct(k, out);
     }
-
     bool insert(Key k, std::string_view v) { return write_op(k, v, Op::kInsert); }
-    bool update(Key k, std::string_view v) { return write_op(k, v, Op::kUpdate); }
+    bool update(Key k, std::string_view v) {
+      if (!t_->opts_.rdwc) return write_op(k, v, Op::kUpdate);
+      check_value(v);  // before queueing: a bad value must fail only its own caller
+      return t_->rdwc_.run(*c_, k, true, v, nullptr, [&](std::string_view wv, std::string*) {
+        return write_op(k, wv, Op::kUpdate);
+      });
+    }
     bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
 
     [[gnu::noinline]] void scan(Key from, size_t count,
@@ -212,6 +210,28 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     Client<T>& client() { return *c_; }
 
    private:
+    bool search_direct(Key k, std::string& out) {
+      for (;;) {
+        btree::Located loc = t_->core_.locate(*c_, k);
+        GlobalAddress a = loc.leaf;
+        bool cached = loc.from_cache;
+        for (;;) {
+          read_leaf(a);
+          if (k < img_.lo()) break;  // not reachable with B-link invariants; restart
+          if (!img_.covers(k)) {     // the leaf split after the parent was read: move right
+            if (cached) t_->core_.cache().invalidate(loc.parent);
+            cached = false;
+            a = img_.sibling();
+            continue;
+          }
+          int i = img_.find(k);
+          if (i < 0) return false;
+          btree::load_value(img_.value(i), t_->geo_.value_size(), out);
+          return true;
+        }
+        t_->core_.cache().invalidate(loc.parent);
+      }
+    }
     enum class Op { kInsert, kUpdate, kRemove };
 
     // One READ of the whole leaf, repeated until every object is sealed with one node version.
@@ -299,11 +319,14 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         throw;
       }
     }
+    void check_value(std::string_view v) const {
+      if (v.size() > t_->geo_.value_size())
+        throw LimitError("sherman: value of " + std::to_string(v.size()) +
+                         " bytes exceeds value_size " + std::to_string(t_->geo_.value_size()));
+    }
     bool write_op_locking(Key k, std::string_view v, Op op) {
       const LeafGeometry& g = t_->geo_;
-      if (op != Op::kRemove && v.size() > g.value_size())
-        throw LimitError("sherman: value of " + std::to_string(v.size()) +
-                         " bytes exceeds value_size " + std::to_string(g.value_size()));
+      if (op != Op::kRemove) check_value(v);
       std::vector<uint64_t> val(g.vw());
       if (op != Op::kRemove) btree::store_value(val.data(), v, g.value_size());
       for (;;) {

@@ -1,5 +1,6 @@
-// DMTree's combiner when a remote operation fails: the failure reaches every member of the round
-// that shared it, and the slot is free again (no member waits for a result that never comes).
+// The RDWC combiner (indexes/common/rdwc.h, as DMTree uses it) when a remote operation fails: the
+// failure reaches every member of the round that shared it, and the slot is free again (no member
+// waits for a result that never comes).
 #include <gtest/gtest.h>
 
 #include <boost/fiber/all.hpp>
@@ -8,9 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "indexes/dmtree/combiner.h"
+#include "indexes/common/rdwc.h"
 
 namespace dmrt::dmtree {
+using rdwc::Combiner;
 namespace {
 
 // What Combiner::run needs of a client: a pause that lets the other fibers of the thread run.

@@ -147,11 +147,18 @@ void run_stress(rolex::Options o, testing::StressConfig cfg) {
   auto h = t0->handle(c0);
   EXPECT_EQ(testing::final_state_error(h, logs, cfg.key_space), "");
   auto s = t0->stats(c0);
+  auto s1 = t1->stats();
+  const double shared =
+      s["rdwc_delegated"] + s["rdwc_combined"] + s1["rdwc_delegated"] + s1["rdwc_combined"];
+  // Fibers interleave inside operations (testing::small_pool): zipfian 0.99 makes them meet.
+  if (o.rdwc) {
+    EXPECT_GT(shared, 0);
+  }
   std::printf(
       "rolex stress: retrainings %.0f, synonym leaves %.0f, lock retries %.0f+%.0f, read retries "
-      "%.0f+%.0f\n",
-      s["retrainings"], s["synonym_leaves"], s["lock_retries"], t1->stats()["lock_retries"],
-      s["read_retries"], t1->stats()["read_retries"]);
+      "%.0f+%.0f, rdwc shared %.0f\n",
+      s["retrainings"], s["synonym_leaves"], s["lock_retries"], s1["lock_retries"],
+      s["read_retries"], s1["read_retries"], shared);
 }
 
 TEST(RolexConcurrency, ZipfianMixedOpsTwoComputeNodes) {
@@ -162,6 +169,21 @@ TEST(RolexConcurrency, ZipfianMixedOpsTwoComputeNodes) {
   o.key_space = uint64_t{1} << 50;
   o.retrain_threshold = 16;
   run_stress(o, {});
+}
+
+// RDWC on (the CHIME paper's setting for ROLEX), with retrainings under way.
+TEST(RolexConcurrency, ZipfianWithRdwc) {
+  rolex::Options o;
+  o.leaf_slots = 8;
+  o.epsilon = 8;
+  o.initial_groups = 8;
+  o.key_space = uint64_t{1} << 50;
+  o.retrain_threshold = 16;
+  o.rdwc = true;
+  testing::StressConfig cfg;
+  cfg.fibers = 8;
+  cfg.ops_per_worker = 1500;
+  run_stress(o, cfg);
 }
 
 TEST(RolexConcurrency, CombinedLockReadWholeRangeManyFibers) {

@@ -32,8 +32,16 @@ void run_stress(sherman::Options o, testing::StressConfig cfg) {
   EXPECT_EQ(testing::final_state_error(h, logs, cfg.key_space), "");
   auto s = t0->stats();
   EXPECT_GT(s["leaf_splits"] + t1->stats()["leaf_splits"], 10);
-  std::printf("sherman stress: height %.0f, handovers %.0f+%.0f, read retries %.0f\n", s["height"],
-              s["handovers"], t1->stats()["handovers"], s["read_retries"]);
+  auto s1 = t1->stats();
+  const double shared =
+      s["rdwc_delegated"] + s["rdwc_combined"] + s1["rdwc_delegated"] + s1["rdwc_combined"];
+  // Fibers interleave inside operations (testing::small_pool): zipfian 0.99 makes them meet.
+  if (o.rdwc) {
+    EXPECT_GT(shared, 0);
+  }
+  std::printf(
+      "sherman stress: height %.0f, handovers %.0f+%.0f, read retries %.0f, rdwc shared %.0f\n",
+      s["height"], s["handovers"], s1["handovers"], s["read_retries"], shared);
 }
 
 TEST(ShermanConcurrency, ZipfianMixedOpsWithSplits) {
@@ -50,6 +58,21 @@ TEST(ShermanConcurrency, SortedLeavesNoLockTable) {
   o.sorted_leaves = true;
   o.local_lock_table = false;
   run_stress(o, {});
+}
+
+// RDWC on (the CHIME paper's setting for Sherman): same-key searches and updates of a compute
+// node's fibers share one remote operation; the end state is still explained by acknowledged
+// writes.
+TEST(ShermanConcurrency, ZipfianWithRdwc) {
+  sherman::Options o;
+  o.leaf_span = 8;
+  o.internal_span = 6;
+  o.rdwc = true;
+  testing::StressConfig cfg;
+  cfg.threads = 2;
+  cfg.fibers = 8;
+  cfg.ops_per_worker = 1500;
+  run_stress(o, cfg);
 }
 
 TEST(ShermanConcurrency, TinyCacheManyFibers) {

@@ -1,20 +1,23 @@
-// Read delegation and write combining (DMTree §4.1): same-key operations on one compute node share
-// one remote op.
+// Read delegation and write combining (RDWC, from SMART, OSDI '23; DMTree §4.1): same-key searches
+// or updates on one compute node share one remote operation.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "runtime/address.h"
 #include "runtime/hash.h"
 #include "runtime/kv.h"
 
-namespace dmrt::dmtree {
+namespace dmrt::rdwc {
 
 // Per compute node, shared by all its threads and fibers. A hashed slot tracks the operation in
 // flight for one key (a search or an update). Requests of the same kind on the same key that
@@ -25,8 +28,21 @@ namespace dmrt::dmtree {
 // value read after it was invoked; combined updates take effect at the leader's single write,
 // in queue order, so the last queued value stands and every member returns the same status.
 // The slot mutex is held for a few instructions, never across a verb.
+//
+// Only searches and updates go through it. An insert or a delete returns a status that depends on
+// the operations linearized before it (two inserts of one absent key cannot both succeed), so a
+// shared result would not be linearizable: indexes run them directly.
 class Combiner {
  public:
+  // Slots and round size of CHIME's, Sherman's and ROLEX's combiners. No bound on a round: as in
+  // SMART's per-key local queue, every request of a key that arrives while one runs waits for the
+  // next round, so at most one remote operation per key and kind runs per compute node (with a
+  // bound, the overflow would run directly and contend for the remote leaf lock: under zipfian
+  // 0.99 with 64 clients per node, hundreds of them on the hottest key). DMTree's paper bounds
+  // its rounds (`batch_limit`).
+  static constexpr size_t kSlots = 4096;
+  static constexpr uint32_t kLimit = std::numeric_limits<uint32_t>::max();
+
   Combiner(size_t slots, uint32_t limit) : slots_(slots ? slots : 1), limit_(limit) {}
 
   // `direct(value, out)` performs the operation remotely. Returns its (possibly shared) result.
@@ -86,11 +102,24 @@ class Combiner {
     while (r->state.load(std::memory_order_acquire) != 3) c.pause();
     if (r->error) std::rethrow_exception(r->error);
     shared_.fetch_add(1, std::memory_order_relaxed);
+    (write ? combined_ : delegated_).fetch_add(1, std::memory_order_relaxed);
     if (out) *out = r->result;
     return r->ok;
   }
 
+  // Members that took another's result: all, searches (delegated), updates (combined).
   uint64_t shared() const { return shared_.load(std::memory_order_relaxed); }
+  uint64_t delegated() const { return delegated_.load(std::memory_order_relaxed); }
+  uint64_t combined() const { return combined_.load(std::memory_order_relaxed); }
+  // Operations that found their slot held by another key (or the round full) and ran directly.
+  uint64_t direct_runs() const { return direct_runs_.load(std::memory_order_relaxed); }
+
+  // The figures under the names the indexes report ("rdwc_*"), added to `s`.
+  void add_stats(IndexStats& s) const {
+    s["rdwc_delegated"] += static_cast<double>(delegated());
+    s["rdwc_combined"] += static_cast<double>(combined());
+    s["rdwc_direct"] += static_cast<double>(direct_runs());
+  }
 
  private:
   struct Round {
@@ -122,7 +151,31 @@ class Combiner {
 
   std::vector<Slot> slots_;
   uint32_t limit_;
-  std::atomic<uint64_t> shared_{0}, direct_runs_{0};
+  std::atomic<uint64_t> shared_{0}, delegated_{0}, combined_{0}, direct_runs_{0};
 };
 
-}  // namespace dmrt::dmtree
+// One Combiner per compute node, for an index object that all compute nodes share (ROLEX's):
+// a handle looks its node's up once, when it is made (never on an operation's path).
+class PerNode {
+ public:
+  PerNode(size_t slots, uint32_t limit) : slots_(slots), limit_(limit) {}
+
+  Combiner& of(NodeId node) {
+    std::lock_guard l(m_);
+    auto& c = by_node_[node];
+    if (!c) c = std::make_unique<Combiner>(slots_, limit_);
+    return *c;
+  }
+  void add_stats(IndexStats& s) const {
+    std::lock_guard l(m_);
+    for (auto& [node, c] : by_node_) c->add_stats(s);
+  }
+
+ private:
+  size_t slots_;
+  uint32_t limit_;
+  mutable std::mutex m_;
+  std::map<NodeId, std::unique_ptr<Combiner>> by_node_;
+};
+
+}  // namespace dmrt::rdwc

@@ -2,6 +2,7 @@
 // verbs and bytes, latency percentiles; a table on stdout and JSON Lines with --json.
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -10,6 +11,8 @@
 
 #include "bench/indexes.h"
 #include "bench/options.h"
+#include "bench/provenance.h"
+#include "bench/report.h"
 #include "bench/run_limits.h"
 #include "bench/run_on.h"
 #include "bench/spec_flags.h"
@@ -49,6 +52,7 @@ std::string index_help() {
 }
 
 int main_impl(int argc, char** argv) {
+  const auto start = std::chrono::system_clock::now();
   Options opt;
   const auto names = index_names();
   opt.index = names.front();
@@ -314,6 +318,8 @@ int main_impl(int argc, char** argv) {
     opt.sim.compute_nodes = static_cast<unsigned>(config.compute_nodes().size());
 #endif
   check_limits(opt, *mix, vmax->count() > 0);
+  set_provenance(
+      provenance_json(std::vector<std::string>(argv, argv + argc), start, opt, config, ""));
 
   // The one transport switch; the chosen index's run() (bench/run_NAME.cpp) instantiates the
   // driver for that transport.

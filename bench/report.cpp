@@ -54,7 +54,16 @@ std::string option_text(const nlohmann::json& v) {
   return v.dump();
 }
 
+nlohmann::json& provenance() {
+  static nlohmann::json p;
+  return p;
+}
+
 }  // namespace
+
+void set_provenance(nlohmann::json p) {
+  provenance() = std::move(p);
+}
 
 nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
   nlohmann::json j;
@@ -99,6 +108,7 @@ nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
   j["index_stats"] = stats;
   j["index_options"] = info.index_options;
   if (!r.transport_report.is_null()) j[info.transport] = r.transport_report;
+  if (!provenance().is_null()) j["provenance"] = provenance();
   return j;
 }
 

@@ -28,6 +28,7 @@
 #endif
 #include "runtime/error.h"
 #include "runtime/scheduler.h"
+#include "tools/common/cli_config.h"
 
 namespace dmrt::bench {
 
@@ -230,9 +231,13 @@ int main_impl(int argc, char** argv) {
       "Print the indexes of this build, one per line: name, scan or -, local or -; then exit");
   // One option group per index; their flags are refused unless --index names that index.
   const auto flag_groups = add_index_flags(app, flags);
+  std::string write_config_path;
+  CLI::Option* config_file = tools::add_config_flags(app, write_config_path);
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    return usage_error(tools::config_error_text(e));
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : kUsage;
@@ -241,6 +246,10 @@ int main_impl(int argc, char** argv) {
   if (list) {
     for (const auto& i : index_infos(SpecList{}))
       std::printf("%s\t%s\t%s\n", i.name.c_str(), i.scan ? "scan" : "-", i.local ? "local" : "-");
+    return 0;
+  }
+  if (!write_config_path.empty()) {
+    tools::write_config(app, write_config_path);
     return 0;
   }
 
@@ -318,8 +327,8 @@ int main_impl(int argc, char** argv) {
     opt.sim.compute_nodes = static_cast<unsigned>(config.compute_nodes().size());
 #endif
   check_limits(opt, *mix, vmax->count() > 0);
-  set_provenance(
-      provenance_json(std::vector<std::string>(argv, argv + argc), start, opt, config, ""));
+  set_provenance(provenance_json(std::vector<std::string>(argv, argv + argc), start, opt, config,
+                                 config_file->count() > 0 ? config_file->as<std::string>() : ""));
 
   // The one transport switch; the chosen index's run() (bench/run_NAME.cpp) instantiates the
   // driver for that transport.

@@ -14,6 +14,7 @@
 #if DMRT_TRANSPORT_VERBS
 #include "policies/verbs/cli.h"
 #endif
+#include "tools/common/cli_config.h"
 #include "tools/dmrt-node/node.h"
 
 namespace dmrt::node {
@@ -102,10 +103,24 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(transports))
       ->capture_default_str();
   auto groups = registry.add_flags(app);
+  std::string write_config_path;
+  tools::add_config_flags(app, write_config_path);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    std::cerr << "dmrt-node: " << tools::config_error_text(e) << std::endl;
+    return static_cast<int>(CLI::ExitCodes::ConfigError);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (!write_config_path.empty()) {
+    try {
+      tools::write_config(app, write_config_path);
+    } catch (const std::exception& e) {
+      std::cerr << "dmrt-node: " << e.what() << std::endl;
+      return 1;
+    }
+    return 0;
   }
   if (list) {
     for (const ServiceInfo& s : Services::kServices)

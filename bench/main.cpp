@@ -27,6 +27,7 @@
 #include "policies/verbs/cluster.h"
 #endif
 #include "runtime/error.h"
+#include "runtime/launcher_rank.h"
 #include "runtime/scheduler.h"
 #include "tools/common/cli_config.h"
 
@@ -151,7 +152,9 @@ int main_impl(int argc, char** argv) {
       ->excludes(cluster)
       ->group(vg);
   app.add_option("--node", opt.node,
-                 "verbs: this process's node id in the cluster (default: its compute node)")
+                 "verbs: this process's node id in the cluster (default: with --cluster or "
+                 "--nodes, the rank a launcher gives, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, "
+                 "MV2_COMM_WORLD_RANK or SLURM_PROCID; else the cluster's compute node)")
       ->check(CLI::Range(0, 65535))
       ->group(vg);
   app.add_flag("--stop-nodes", opt.stop_nodes,
@@ -311,6 +314,22 @@ int main_impl(int argc, char** argv) {
           : ClusterConfig::embedded(opt.memory_nodes, opt.compute_nodes, opt.memory_bytes);
   if (opt.transport != "verbs" && (!opt.nodes.empty() || opt.node >= 0 || opt.stop_nodes))
     return usage_error("--nodes, --node and --stop-nodes are flags of --transport verbs");
+  // A cluster started by srun / mpirun: this process's rank is its node id, which must be the
+  // cluster's compute node (the memory nodes' ranks run dmrt-node).
+  if (opt.transport == "verbs" && opt.node < 0 && (!opt.cluster.empty() || !opt.nodes.empty())) {
+    if (auto rank = launcher_rank()) {
+      if (rank->rank >= config.size() || config.role(rank->rank) != NodeRole::kCompute)
+        return usage_error("node " + std::to_string(rank->rank) + " from " + rank->variable +
+                           " is not a compute node of the cluster (" +
+                           std::to_string(config.size()) +
+                           " nodes): dmrt-bench is the compute node; give its memory nodes' "
+                           "ranks to dmrt-node, or --node");
+      opt.node = static_cast<int>(rank->rank);
+      opt.node_from = rank->variable;
+      std::fprintf(stderr, "dmrt-bench: node %u from %s (no --node)\n", rank->rank,
+                   rank->variable.c_str());
+    }
+  }
   for (const CLI::Option* o : {shm_mode, shm_preset, shm_latency, shm_gbps})
     if (o->count() > 0 && opt.transport != "shm")
       return usage_error(o->get_name() + " is a flag of --transport shm");

@@ -52,6 +52,7 @@ struct Options {
 #endif
   std::string nodes;        // verbs: the cluster inline, role:size@host:port,... ("" = --cluster)
   int node = -1;            // verbs: this process's node id (-1: the cluster's compute node)
+  std::string node_from;    // verbs: the launcher variable --node came from ("" = the flag)
   bool stop_nodes = false;  // verbs: ask the memory nodes (dmrt-node) to exit at the end
   bool verify = false;
   uint64_t verify_max_ops = ~uint64_t{0};  // --verify --seconds: the run phase ends here

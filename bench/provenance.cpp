@@ -132,6 +132,9 @@ nlohmann::json transport_json(const Options& opt, const ClusterConfig& config) {
                     {"masked_cas", masked},
                     {"hugepages", v.hugepages},
                     {"node", opt.node},
+                    {"node_from", opt.node < 0            ? "default"
+                                  : opt.node_from.empty() ? "--node"
+                                                          : opt.node_from},
                     {"nodes", opt.nodes}};
   }
 #endif

@@ -1,5 +1,6 @@
 // dmrt-bench: YCSB core workloads over dmrt indexes (and local peers), per-operation round trips,
 // verbs and bytes, latency percentiles; a table on stdout and JSON Lines with --json.
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -44,6 +45,19 @@ std::vector<std::string> index_names() {
   std::vector<std::string> out;
   for (const auto& i : index_infos(SpecList{})) out.push_back(i.name);
   return out;
+}
+
+// --progress auto: the rewritten line on an interactive terminal only. A serial or system console
+// is a terminal too, but what it shows ends up in a log (the VM tests' console.log), where every
+// rewrite would be a line of its own.
+std::string resolve_progress(const std::string& mode) {
+  if (mode != "auto") return mode;
+  if (isatty(STDERR_FILENO) != 1) return "off";
+  const char* tty = ttyname(STDERR_FILENO);
+  const std::string name = tty ? tty : "";
+  for (const char* console : {"/dev/console", "/dev/ttyS", "/dev/ttyAMA", "/dev/hvc"})
+    if (name.rfind(console, 0) == 0) return "off";
+  return "tty";
 }
 
 std::string index_help() {
@@ -228,10 +242,17 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e7))
       ->capture_default_str();
   app.add_flag("--quiet", opt.quiet, "No table on stdout (with --json FILE: JSON only)");
+  app.add_option("--progress", opt.progress,
+                 "Progress of each phase on stderr: tty (one line rewritten every 250 ms), lines "
+                 "(a plain line every 10 s, for logs), off, or auto (tty on an interactive "
+                 "terminal, else off)")
+      ->check(CLI::IsMember({"auto", "tty", "lines", "off"}))
+      ->capture_default_str();
   bool list = false;
   app.add_flag(
       "--list-indexes", list,
-      "Print the indexes of this build, one per line: name, scan or -, local or -; then exit");
+      "Print the indexes of this build, one per line after a '#' header: name, scan or -, local "
+      "or -; then exit");
   // One option group per index; their flags are refused unless --index names that index.
   const auto flag_groups = add_index_flags(app, flags);
   std::string write_config_path;
@@ -247,6 +268,7 @@ int main_impl(int argc, char** argv) {
   }
 
   if (list) {
+    std::printf("# index\tscan\tlocal\n");
     for (const auto& i : index_infos(SpecList{}))
       std::printf("%s\t%s\t%s\n", i.name.c_str(), i.scan ? "scan" : "-", i.local ? "local" : "-");
     return 0;
@@ -264,6 +286,7 @@ int main_impl(int argc, char** argv) {
   if (!mix) return usage_error("unknown workload " + opt.workload);
   if (dist->count() == 0) opt.distribution = mix->forces_latest ? "latest" : "zipfian";
   if (opt.json == "-" && !opt.quiet) opt.quiet = true;  // keep stdout parseable
+  opt.progress = resolve_progress(opt.progress);
 
 #if DMRT_TRANSPORT_SIM
   opt.compute_nodes = opt.sim.compute_nodes;

@@ -1,7 +1,9 @@
 // dmrt-bench: YCSB core workloads over dmrt indexes (and local peers), per-operation round trips,
 // verbs and bytes, latency percentiles; a table on stdout and JSON Lines with --json.
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -10,6 +12,8 @@
 
 #include "bench/indexes.h"
 #include "bench/options.h"
+#include "bench/provenance.h"
+#include "bench/report.h"
 #include "bench/run_limits.h"
 #include "bench/run_on.h"
 #include "bench/spec_flags.h"
@@ -24,7 +28,9 @@
 #include "policies/verbs/cluster.h"
 #endif
 #include "runtime/error.h"
+#include "runtime/launcher_rank.h"
 #include "runtime/scheduler.h"
+#include "tools/common/cli_config.h"
 
 namespace dmrt::bench {
 
@@ -41,6 +47,19 @@ std::vector<std::string> index_names() {
   return out;
 }
 
+// --progress auto: the rewritten line on an interactive terminal only. A serial or system console
+// is a terminal too, but what it shows ends up in a log (the VM tests' console.log), where every
+// rewrite would be a line of its own.
+std::string resolve_progress(const std::string& mode) {
+  if (mode != "auto") return mode;
+  if (isatty(STDERR_FILENO) != 1) return "off";
+  const char* tty = ttyname(STDERR_FILENO);
+  const std::string name = tty ? tty : "";
+  for (const char* console : {"/dev/console", "/dev/ttyS", "/dev/ttyAMA", "/dev/hvc"})
+    if (name.rfind(console, 0) == 0) return "off";
+  return "tty";
+}
+
 std::string index_help() {
   std::string s = "Index to measure:";
   for (const auto& i : index_infos(SpecList{}))
@@ -49,6 +68,7 @@ std::string index_help() {
 }
 
 int main_impl(int argc, char** argv) {
+  const auto start = std::chrono::system_clock::now();
   Options opt;
   const auto names = index_names();
   opt.index = names.front();
@@ -148,7 +168,9 @@ int main_impl(int argc, char** argv) {
       ->excludes(cluster)
       ->group(vg);
   app.add_option("--node", opt.node,
-                 "verbs: this process's node id in the cluster (default: its compute node)")
+                 "verbs: this process's node id in the cluster (default: with --cluster or "
+                 "--nodes, the rank a launcher gives, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, "
+                 "MV2_COMM_WORLD_RANK or SLURM_PROCID; else the cluster's compute node)")
       ->check(CLI::Range(0, 65535))
       ->group(vg);
   app.add_flag("--stop-nodes", opt.stop_nodes,
@@ -223,23 +245,39 @@ int main_impl(int argc, char** argv) {
           ->check(CLI::Range(0.0, 1e7))
           ->capture_default_str();
   app.add_flag("--quiet", opt.quiet, "No table on stdout (with --json FILE: JSON only)");
+  app.add_option("--progress", opt.progress,
+                 "Progress of each phase on stderr: tty (one line rewritten every 250 ms), lines "
+                 "(a plain line every 10 s, for logs), off, or auto (tty on an interactive "
+                 "terminal, else off)")
+      ->check(CLI::IsMember({"auto", "tty", "lines", "off"}))
+      ->capture_default_str();
   bool list = false;
   app.add_flag(
       "--list-indexes", list,
-      "Print the indexes of this build, one per line: name, scan or -, local or -; then exit");
+      "Print the indexes of this build, one per line after a '#' header: name, scan or -, local "
+      "or -; then exit");
   // One option group per index; their flags are refused unless --index names that index.
   const auto flag_groups = add_index_flags(app, flags);
+  std::string write_config_path;
+  CLI::Option* config_file = tools::add_config_flags(app, write_config_path);
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    return usage_error(tools::config_error_text(e));
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : kUsage;
   }
 
   if (list) {
+    std::printf("# index\tscan\tlocal\n");
     for (const auto& i : index_infos(SpecList{}))
       std::printf("%s\t%s\t%s\n", i.name.c_str(), i.scan ? "scan" : "-", i.local ? "local" : "-");
+    return 0;
+  }
+  if (!write_config_path.empty()) {
+    tools::write_config(app, write_config_path);
     return 0;
   }
 
@@ -254,6 +292,7 @@ int main_impl(int argc, char** argv) {
   if (opt.transport == "sim" && stall->count() == 0) opt.stall_seconds = 1800;
   if (dist->count() == 0) opt.distribution = mix->forces_latest ? "latest" : "zipfian";
   if (opt.json == "-" && !opt.quiet) opt.quiet = true;  // keep stdout parseable
+  opt.progress = resolve_progress(opt.progress);
 
 #if DMRT_TRANSPORT_SIM
   opt.compute_nodes = opt.sim.compute_nodes;
@@ -304,6 +343,22 @@ int main_impl(int argc, char** argv) {
           : ClusterConfig::embedded(opt.memory_nodes, opt.compute_nodes, opt.memory_bytes);
   if (opt.transport != "verbs" && (!opt.nodes.empty() || opt.node >= 0 || opt.stop_nodes))
     return usage_error("--nodes, --node and --stop-nodes are flags of --transport verbs");
+  // A cluster started by srun / mpirun: this process's rank is its node id, which must be the
+  // cluster's compute node (the memory nodes' ranks run dmrt-node).
+  if (opt.transport == "verbs" && opt.node < 0 && (!opt.cluster.empty() || !opt.nodes.empty())) {
+    if (auto rank = launcher_rank()) {
+      if (rank->rank >= config.size() || config.role(rank->rank) != NodeRole::kCompute)
+        return usage_error("node " + std::to_string(rank->rank) + " from " + rank->variable +
+                           " is not a compute node of the cluster (" +
+                           std::to_string(config.size()) +
+                           " nodes): dmrt-bench is the compute node; give its memory nodes' "
+                           "ranks to dmrt-node, or --node");
+      opt.node = static_cast<int>(rank->rank);
+      opt.node_from = rank->variable;
+      std::fprintf(stderr, "dmrt-bench: node %u from %s (no --node)\n", rank->rank,
+                   rank->variable.c_str());
+    }
+  }
   for (const CLI::Option* o : {shm_mode, shm_preset, shm_latency, shm_gbps})
     if (o->count() > 0 && opt.transport != "shm")
       return usage_error(o->get_name() + " is a flag of --transport shm");
@@ -320,6 +375,8 @@ int main_impl(int argc, char** argv) {
     opt.sim.compute_nodes = static_cast<unsigned>(config.compute_nodes().size());
 #endif
   check_limits(opt, *mix, vmax->count() > 0);
+  set_provenance(provenance_json(std::vector<std::string>(argv, argv + argc), start, opt, config,
+                                 config_file->count() > 0 ? config_file->as<std::string>() : ""));
 
   // The one transport switch; the chosen index's run() (bench/run_NAME.cpp) instantiates the
   // driver for that transport.

@@ -52,12 +52,14 @@ struct Options {
 #endif
   std::string nodes;        // verbs: the cluster inline, role:size@host:port,... ("" = --cluster)
   int node = -1;            // verbs: this process's node id (-1: the cluster's compute node)
+  std::string node_from;    // verbs: the launcher variable --node came from ("" = the flag)
   bool stop_nodes = false;  // verbs: ask the memory nodes (dmrt-node) to exit at the end
   bool verify = false;
   uint64_t verify_max_ops = ~uint64_t{0};  // --verify --seconds: the run phase ends here
-  std::string history;        // --verify: also save the recorded history here (check/history_io.h)
-  CheckBudget check_budget;   // --verify: deadline and memory of the check
-  bool quiet = false;         // no table on stdout
+  std::string history;       // --verify: also save the recorded history here (check/history_io.h)
+  CheckBudget check_budget;  // --verify: deadline and memory of the check
+  bool quiet = false;        // no table on stdout
+  std::string progress = "auto";  // tty, lines or off once main.cpp resolved auto (runner.h)
   double stall_seconds = 60;  // an operation running this long (wall clock) ends the run: exit 1
 
   Distribution dist() const {

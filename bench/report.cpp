@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include "runtime/error.h"
 
@@ -47,14 +49,42 @@ nlohmann::json per_op_json(const KindResult& k) {
           {"messages", per(k.total.messages, n)}};
 }
 
-// A scalar option as the table shows it: switches as on/off.
-std::string option_text(const nlohmann::json& v) {
+nlohmann::json& provenance() {
+  static nlohmann::json p;
+  return p;
+}
+
+// An index statistic for the table: byte counts with a binary unit, whole numbers as integers
+// (never 3.14573e+07), fractions to four significant digits.
+std::string stat_text(const std::string& name, double v) {
+  const bool whole = v == std::floor(v) && std::fabs(v) < 1e15;
+  const bool bytes = name == "bytes" || (name.size() > 6 && name.ends_with("_bytes"));
+  if (bytes && whole && std::fabs(v) >= 1024) {
+    static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    double x = v;
+    size_t u = 0;
+    for (x /= 1024; std::fabs(x) >= 1024 && u + 1 < std::size(kUnits); ++u) x /= 1024;
+    std::string t = fmt::format("{:.1f}", x);
+    if (t.ends_with(".0")) t.resize(t.size() - 2);
+    return t + kUnits[u];
+  }
+  if (whole) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.4g}", v);
+}
+
+// A scalar option as the table shows it: switches as on/off, numbers as the index stats.
+std::string option_text(const std::string& name, const nlohmann::json& v) {
   if (v.is_boolean()) return v.get<bool>() ? "on" : "off";
   if (v.is_string()) return v.get<std::string>();
+  if (v.is_number()) return stat_text(name, v.get<double>());
   return v.dump();
 }
 
 }  // namespace
+
+void set_provenance(nlohmann::json p) {
+  provenance() = std::move(p);
+}
 
 nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
   nlohmann::json j;
@@ -99,6 +129,7 @@ nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
   j["index_stats"] = stats;
   j["index_options"] = info.index_options;
   if (!r.transport_report.is_null()) j[info.transport] = r.transport_report;
+  if (!provenance().is_null()) j["provenance"] = provenance();
   return j;
 }
 
@@ -116,7 +147,7 @@ void print_phase(const RunInfo& info, const PhaseResult& r) {
   if (!info.index_options.empty()) {
     out += "options:";
     for (const auto& it : info.index_options.items())
-      out += " " + it.key() + "=" + option_text(it.value());
+      out += " " + it.key() + "=" + option_text(it.key(), it.value());
     out += "\n";
   }
   out += fmt::format(
@@ -142,7 +173,7 @@ void print_phase(const RunInfo& info, const PhaseResult& r) {
                      static_cast<double>(r.cache_bytes) / 1024, r.all.total.emulated_masked_cas);
   if (!r.index_stats.empty()) {
     out += "\nindex:";
-    for (const auto& [k, v] : r.index_stats) out += fmt::format(" {}={:g}", k, v);
+    for (const auto& [k, v] : r.index_stats) out += " " + k + "=" + stat_text(k, v);
   }
   if (!r.transport_summary.empty()) out += "\n" + r.transport_summary;
   out += "\n\n";

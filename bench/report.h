@@ -62,6 +62,8 @@ struct RunInfo {
   nlohmann::json index_options = nlohmann::json::object();  // the options the index ran with
 };
 
+// Every JSON line carries `provenance` (bench/provenance.h) once main has set it.
+void set_provenance(nlohmann::json provenance);
 nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r);
 void print_phase(const RunInfo& info, const PhaseResult& r);
 // Appends one line (JSON Lines) to `path`, or prints it when path is "-". Throws on I/O errors.

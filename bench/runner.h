@@ -31,30 +31,40 @@
 
 namespace dmrt::bench {
 
-// Prints "phase: done/target" on stderr every 250 ms while a phase runs, only on a terminal.
+// The phase's progress on stderr (--progress, resolved by main.cpp): "tty" rewrites one line
+// every 250 ms; "lines" prints a plain line every 10 s, for logs; "off" prints nothing.
 class Progress {
  public:
-  Progress(std::string phase, uint64_t target, double seconds)
-      : enabled_(isatty(STDERR_FILENO) == 1) {
+  Progress(std::string phase, uint64_t target, double seconds, const std::string& mode)
+      : enabled_(mode == "tty" || mode == "lines") {
     if (!enabled_) return;
-    thread_ = std::thread([this, phase = std::move(phase), target, seconds] {
+    const bool tty = mode == "tty";
+    thread_ = std::thread([this, phase = std::move(phase), target, seconds, tty] {
       auto start = std::chrono::steady_clock::now();
+      double printed = 0;
       while (!stop_.load(std::memory_order_relaxed)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(250));
         double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (!tty && el - printed < 10) continue;
+        printed = el;
+        const char* lead = tty ? "\r" : "";
+        const char* tail = tty ? "   " : "\n";
         uint64_t d = done.load(std::memory_order_relaxed);
         if (seconds > 0)
-          std::fprintf(stderr, "\r%s: %llu ops, %.1f/%.1f s, %.2f Mops/s   ", phase.c_str(),
-                       static_cast<unsigned long long>(d), el, seconds,
-                       el > 0 ? d / el / 1e6 : 0.0);
+          std::fprintf(stderr, "%s%s: %llu ops, %.1f/%.1f s, %.2f Mops/s%s", lead, phase.c_str(),
+                       static_cast<unsigned long long>(d), el, seconds, el > 0 ? d / el / 1e6 : 0.0,
+                       tail);
         else
-          std::fprintf(stderr, "\r%s: %llu/%llu ops (%.0f%%), %.2f Mops/s   ", phase.c_str(),
-                       static_cast<unsigned long long>(d), static_cast<unsigned long long>(target),
-                       target ? 100.0 * d / target : 100.0, el > 0 ? d / el / 1e6 : 0.0);
+          std::fprintf(stderr, "%s%s: %llu/%llu ops (%.0f%%), %.2f Mops/s, %.0f s%s", lead,
+                       phase.c_str(), static_cast<unsigned long long>(d),
+                       static_cast<unsigned long long>(target), target ? 100.0 * d / target : 100.0,
+                       el > 0 ? d / el / 1e6 : 0.0, el, tail);
         std::fflush(stderr);
       }
-      std::fprintf(stderr, "\r%*s\r", 72, "");
-      std::fflush(stderr);
+      if (tty) {
+        std::fprintf(stderr, "\r%*s\r", 80, "");
+        std::fflush(stderr);
+      }
     });
   }
   ~Progress() {
@@ -279,7 +289,7 @@ class Bench {
       }
     env_.begin_phase();
     {
-      Progress progress(name, target, seconds);
+      Progress progress(name, target, seconds, opt_.progress);
       Scheduler sched({opt_.threads, opt_.fibers});
       sched_ = &sched;
       for (size_t i = 0; i < workers_.size(); ++i) watch_[i].end();

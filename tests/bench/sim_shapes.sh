@@ -37,7 +37,7 @@ run_case() {
 export -f run_case
 
 start=$(date +%s)
-"$BENCH" --list-indexes >"$WORK/indexes" || { echo "sim_shapes: --list-indexes failed"; exit 1; }
+"$BENCH" --list-indexes | grep -v "^#" >"$WORK/indexes" || { echo "sim_shapes: --list-indexes failed"; exit 1; }
 {
   if grep -q "^dmtree	" "$WORK/indexes"; then
     for nodes in 1 2 3 4 5 6; do

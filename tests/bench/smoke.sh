@@ -50,7 +50,7 @@ RUN_TIMEOUT=60
 export BENCH WORK KEYS OPS SHM_ARGS SIM_ARGS RUN_TIMEOUT
 
 start=$(date +%s)
-"$BENCH" --list-indexes >"$WORK/indexes" || { echo "smoke: --list-indexes failed"; exit 1; }
+"$BENCH" --list-indexes | grep -v "^#" >"$WORK/indexes" || { echo "smoke: --list-indexes failed"; exit 1; }
 while read -r index scan is_local; do
   for transport in $TRANSPORTS; do
     for workload in load a b c d e f update insert scan; do

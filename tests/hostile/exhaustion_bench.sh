@@ -24,7 +24,7 @@ role = "compute"
 region = "64MiB"
 EOF
 
-"$BENCH" --list-indexes >"$WORK/indexes" || { echo "exhaustion_bench: --list-indexes failed"; exit 1; }
+"$BENCH" --list-indexes | grep -v "^#" >"$WORK/indexes" || { echo "exhaustion_bench: --list-indexes failed"; exit 1; }
 status=0
 checked=0
 while read -r index _ is_local; do

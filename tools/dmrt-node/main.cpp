@@ -11,9 +11,11 @@
 #include <string>
 
 #include "runtime/error.h"
+#include "runtime/launcher_rank.h"
 #if DMRT_TRANSPORT_VERBS
 #include "policies/verbs/cli.h"
 #endif
+#include "tools/common/cli_config.h"
 #include "tools/dmrt-node/node.h"
 
 namespace dmrt::node {
@@ -86,7 +88,10 @@ int main(int argc, char** argv) {
   app.add_option("--service", args.services, "run this memory-node service (repeatable)")
       ->check(CLI::IsMember(names));
   app.add_flag("--list-services", list, "list the services this dmrt-node can run, then exit");
-  app.add_option("--node", args.node, "the node of the cluster this process serves")
+  app.add_option("--node", args.node,
+                 "the node of the cluster this process serves (default: the rank a launcher "
+                 "gives, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, MV2_COMM_WORLD_RANK or "
+                 "SLURM_PROCID)")
       ->check(CLI::Range(0L, 65534L));
   bool no_echo = false;
   app.add_flag("--no-echo", no_echo, "do not run the echo service on mailbox 0");
@@ -102,10 +107,24 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(transports))
       ->capture_default_str();
   auto groups = registry.add_flags(app);
+  std::string write_config_path;
+  tools::add_config_flags(app, write_config_path);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    std::cerr << "dmrt-node: " << tools::config_error_text(e) << std::endl;
+    return static_cast<int>(CLI::ExitCodes::ConfigError);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (!write_config_path.empty()) {
+    try {
+      tools::write_config(app, write_config_path);
+    } catch (const std::exception& e) {
+      std::cerr << "dmrt-node: " << e.what() << std::endl;
+      return 1;
+    }
+    return 0;
   }
   if (list) {
     for (const ServiceInfo& s : Services::kServices)
@@ -136,6 +155,14 @@ int main(int argc, char** argv) {
         if (o->count() > 0)
           throw ConfigError(o->get_name() + " is a flag of --transport " + h.transport +
                             ", not of --transport " + transport);
+    }
+    // One srun / mpirun starts every node from one cluster file: the rank is the node id.
+    if (args.node < 0) {
+      if (auto rank = launcher_rank()) {
+        args.node = rank->rank;
+        std::cerr << "dmrt-node: node " << rank->rank << " from " << rank->variable
+                  << " (no --node)" << std::endl;
+      }
     }
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);

@@ -21,6 +21,9 @@ using boost::fibers::context;
 namespace {
 thread_local Core* t_active = nullptr;
 
+// How much of a verb's target validate() prefetches.
+constexpr uint64_t kPrefetchBytes = 256;
+
 // Payload bytes a verb carries towards the target and back.
 uint64_t request_bytes(const Verb& v) {
   switch (v.kind) {
@@ -178,7 +181,14 @@ MailboxRing Core::ring(NodeId node, uint32_t mailbox) const {
 
 void Core::validate(std::span<Batch> batches) const {
   for (const Batch& b : batches)
-    for (const Verb& v : b.verbs()) translate(v.remote, v.length);
+    for (const Verb& v : b.verbs()) {
+      // The verb reaches this memory a wire latency later, after a few hundred other events: the
+      // target's first lines are fetched now (a timed run spent about a tenth of its time
+      // waiting for them in apply()). Only a hint; it changes nothing.
+      const std::byte* p = translate(v.remote, v.length);
+      for (uint64_t off = 0; off < v.length && off < kPrefetchBytes; off += 64)
+        __builtin_prefetch(p + off);
+    }
 }
 
 void Core::apply(const Verb& v, Counters& counters) {
@@ -262,6 +272,13 @@ bool Core::event_first() const {
 void Core::process_one() {
   Event e;
   const uint64_t time = events_.pop(e);
+  // The next event's verb and pending record sit on the stack of a suspended fiber, usually out
+  // of the cache: start fetching them while this one is handled.
+  if (!events_.empty()) {
+    const Event& next = events_.top();
+    __builtin_prefetch(next.v);
+    __builtin_prefetch(next.p);
+  }
   if (time > now_ps_) now_ps_ = time;
   ++events_processed_;
   if (e.kind == kWatchTimeout) {

@@ -20,9 +20,10 @@ namespace dmrt::sim {
 template <class T, unsigned kShiftBits = 11, uint64_t kRingBuckets = 4096>
 class EventQueue {
  public:
-  // 2.048 ns per bucket and a ring of 8.4 us by default: about one event per bucket at the
-  // densest runs measured (RACE, 10 x 32 clients), and every wire latency and most NIC queues
-  // within the ring.
+  // 2.048 ns per bucket and a ring of 8.4 us by default: about one event per bucket in the
+  // densest runs measured (RACE, 10 x 32 clients, ~160 events per virtual us), and every wire
+  // latency within the ring. A saturated NIC's queue can be longer (those events take the heap);
+  // a ring of 134 us was slower all the same (docs/sim.md, "Speed").
   static constexpr unsigned kShift = kShiftBits;
   static constexpr uint64_t kBuckets = kRingBuckets;
 

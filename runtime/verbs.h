@@ -1,7 +1,6 @@
 // The one-sided verb set (READ, WRITE, CAS, masked CAS, FAA) and Batch: ordered verbs to one node.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -63,7 +62,9 @@ class Batch {
  public:
   static constexpr size_t kMaxVerbs = 32;
 
-  Batch() = default;
+  // User-provided, so that even a value-initialised Batch (Batch{}, std::vector<Batch>(n)) leaves
+  // the slots alone: see slots_.
+  Batch() {}
 
   // Builders return *this so that a batch reads as the verb list it posts.
   Batch& read(GlobalAddress src, void* dst, uint32_t len) {
@@ -96,7 +97,7 @@ class Batch {
     return *this;
   }
 
-  NodeId node() const { return verbs_[0].remote.node(); }
+  NodeId node() const { return size_ ? verbs_[0].remote.node() : GlobalAddress{}.node(); }
   // Only READs and WRITEs: data moved, no atomic.
   bool data_only() const {
     for (size_t i = 0; i < size_; ++i)
@@ -113,13 +114,18 @@ class Batch {
   // local batch with the CPU instead of the network path.
   bool local() const { return local_; }
   void set_local(bool l) { local_ = l; }
-  std::span<Verb> verbs() { return {verbs_.data(), size_}; }
-  std::span<const Verb> verbs() const { return {verbs_.data(), size_}; }
+  std::span<Verb> verbs() { return {verbs_, size_}; }
+  std::span<const Verb> verbs() const { return {verbs_, size_}; }
   Verb& operator[](size_t i) { return verbs_[i]; }
   const Verb& operator[](size_t i) const { return verbs_[i]; }
 
  private:
-  std::array<Verb, kMaxVerbs> verbs_;
+  // Slots past size_ stay uninitialised (add() assigns them). Operations build their batches on
+  // the stack, often several per round trip; constructing all 32 verbs (2 KiB) every time cost
+  // more than the verbs carried (the sim profile of RACE searches, docs/sim.md "Speed").
+  union {
+    Verb verbs_[kMaxVerbs];
+  };
   size_t size_ = 0;
   bool local_ = false;
 };

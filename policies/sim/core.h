@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "policies/shm/pool.h"
+#include "policies/sim/event_queue.h"
 #include "policies/sim/options.h"
 #include "runtime/messaging.h"
 #include "runtime/stats.h"
@@ -128,14 +129,13 @@ class Core {
  private:
   friend class Algorithm;
   struct Pending;
+  // What happens at an event's time (EventQueue keeps the time and the order).
   struct Event {
-    uint64_t time;
-    uint64_t seq;
     Pending* p;
-    uint32_t batch;  // kWatchTimeout: the watcher slot
-    uint16_t verb;
+    const Verb* v;  // kArriveTarget, kArriveSource of a verb: the verb, in p's batches
+    uint64_t aux;   // kWatchTimeout: the watcher's generation (the slot may have been reused)
+    uint32_t slot;  // kWatchTimeout: the watcher slot
     uint8_t kind;
-    uint64_t aux;  // kWatchTimeout: the watcher's generation (the slot may have been reused)
   };
   // A service fiber blocked in service_pause().
   struct Watcher {
@@ -167,8 +167,10 @@ class Core {
   void apply(const Verb& v, Counters& counters);
   void apply_inline(std::span<Batch> batches, Counters& counters);
   void validate(std::span<Batch> batches) const;
-  void push_event(uint64_t time, Pending* p, uint32_t batch, uint16_t verb, uint8_t kind,
-                  uint64_t aux = 0);
+  void push_event(uint64_t time, Pending* p, const Verb* v, uint8_t kind, uint32_t slot = 0,
+                  uint64_t aux = 0) {
+    events_.push(time, Event{p, v, aux, slot, kind});
+  }
   // Applies the batches that target `node` (a service's own memory); false when there were none,
   // else sets `cpu_ps` to the CPU time they cost.
   bool apply_local(NodeId node, std::span<Batch> batches, Counters& counters, uint64_t& cpu_ps,
@@ -203,11 +205,10 @@ class Core {
   Options opts_;
   std::shared_ptr<shm::Pool> pool_;
   uint64_t now_ps_ = 0;
-  uint64_t seq_ = 0;
   uint64_t next_fiber_id_ = 1;
-  uint64_t parked_ = 0;        // fibers waiting for a simulated completion
-  std::vector<Event> events_;  // min-heap on (time, seq)
-  std::vector<Ready> ready_;   // min-heap on (time, fiber id)
+  uint64_t parked_ = 0;       // fibers waiting for a simulated completion
+  EventQueue<Event> events_;  // earliest (time, push order) first
+  std::vector<Ready> ready_;  // min-heap on (time, fiber id)
   boost::fibers::context* dispatcher_ = nullptr;
   std::vector<NicState> nic_;
   std::vector<AtomicWord> atomic_words_;

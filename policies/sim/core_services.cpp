@@ -55,7 +55,7 @@ void Core::service_pause(NodeId node) {
   w.node = node;
   w.active = true;
   ++watching_[node];
-  push_event(start + idle_ps_, nullptr, slot, 0, kWatchTimeout, w.gen);
+  push_event(start + idle_ps_, nullptr, nullptr, kWatchTimeout, slot, w.gen);
   reschedule(self);
 }
 

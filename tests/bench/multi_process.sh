@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# shm as several processes: one memory node process (dmrt-node --transport shm --create) and two
+# compute processes (dmrt-bench --attach NAME --node K), YCSB A on RACE and on HStore (its servers
+# in the memory node process), each process saving its part of the history; dmrt-check checks
+# their union, dmrt-bench --merge merges their JSON. Then the error paths: the same --node twice,
+# a pool that does not exist, a compute process built for another run, one history given twice.
+#
+# Usage: tests/bench/multi_process.sh DMRT_NODE DMRT_BENCH DMRT_CHECK
+set -u
+
+NODE=${1:?usage: multi_process.sh DMRT_NODE DMRT_BENCH DMRT_CHECK}
+BENCH=${2:?usage}
+CHECK=${3:?usage}
+command -v python3 >/dev/null || { echo "multi_process: python3 is needed to check the JSON"; exit 77; }
+[ -w /dev/shm ] || { echo "multi_process: /dev/shm is not writable here"; exit 77; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/dmrt-multi-process.XXXXXX")
+NODE_PID=
+POOL=
+cleanup() {
+  [ -n "$NODE_PID" ] && kill -TERM "$NODE_PID" 2>/dev/null && wait "$NODE_PID" 2>/dev/null
+  [ -n "$POOL" ] && rm -f /dev/shm/dmrt."$POOL".*
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+# Prints a file indented, for a failure's context.
+show() { sed 's/^/    /' "$1"; }
+
+# Small: a few seconds for everything on a loaded 2-core machine.
+KEYS=2000
+OPS=4000
+COMMON="--workload a --keys $KEYS --ops $OPS --threads 1 --fibers 4 --shm-interleave --seed 11 --quiet"
+T=120  # seconds before a hung process counts as a failure (exit 124)
+
+# Starts the memory node process on pool $1 with the extra flags $2..; waits for "ready".
+start_node() {
+  POOL=$1
+  shift
+  "$NODE" --transport shm --pool "$POOL" --create --memory-mb 256 --compute-nodes 2 "$@" \
+    >"$WORK/$POOL.node" 2>&1 &
+  NODE_PID=$!
+  for _ in $(seq 1 200); do
+    grep -q "ready on shm pool" "$WORK/$POOL.node" && return 0
+    kill -0 "$NODE_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  fail "dmrt-node did not get ready on pool $POOL"
+  show "$WORK/$POOL.node"
+  return 1
+}
+
+# Stops it; it must exit 0 and remove the pool.
+stop_node() {
+  kill -TERM "$NODE_PID"
+  wait "$NODE_PID"
+  local rc=$?
+  NODE_PID=
+  [ "$rc" = 0 ] || { fail "dmrt-node on pool $POOL exited $rc"; show "$WORK/$POOL.node"; }
+  grep -q "removed shm pool '$POOL'" "$WORK/$POOL.node" || fail "dmrt-node did not say it removed $POOL"
+  if ls /dev/shm/dmrt."$POOL".* >/dev/null 2>&1; then fail "pool $POOL left objects in /dev/shm"; fi
+  POOL=
+}
+
+# NUMA placement is exercised when this build has libnuma (dmrt-node then reports page nodes).
+NUMA_NODE=()
+NUMA_BENCH=()
+
+run_index() {
+  local index=$1
+  shift
+  local pool="dmrt-mp-$$-$index"
+  start_node "$pool" "$@" "${NUMA_NODE[@]}" || return
+  local pids=()
+  for k in 1 2; do
+    # shellcheck disable=SC2086
+    timeout --kill-after=5 $T "$BENCH" --transport shm --attach "$pool" --node $k --index "$index" \
+      $COMMON "${NUMA_BENCH[@]}" --verify --history "$WORK/$index.h$k" --json "$WORK/$index.r$k.json" \
+      >"$WORK/$index.out$k" 2>&1 &
+    pids+=($!)
+  done
+  for k in 1 2; do
+    wait "${pids[$((k - 1))]}"
+    local rc=$?
+    [ "$rc" = 0 ] || { fail "$index: compute process --node $k exited $rc"; show "$WORK/$index.out$k"; }
+  done
+  stop_node
+  if [ ${#NUMA_NODE[@]} -gt 0 ]; then
+    grep -q "memory node 0: 256 MiB, bound to NUMA node 0 (mbind); resident pages by NUMA node: 0:" \
+      "$WORK/$pool.node" || { fail "$index: dmrt-node did not report its NUMA binding"; show "$WORK/$pool.node"; }
+  fi
+
+  # The union of the two parts: linearizable, and every operation is there (the load's keys once,
+  # by the creating process, and both run phases).
+  "$CHECK" "$WORK/$index.h1" "$WORK/$index.h2" >"$WORK/$index.check" 2>&1
+  local rc=$?
+  [ "$rc" = 0 ] || { fail "$index: dmrt-check of the union exited $rc"; show "$WORK/$index.check"; }
+  grep -q "^linearizable: yes" "$WORK/$index.check" || fail "$index: union not linearizable"
+  grep -q "^history: $((KEYS + 2 * OPS)) operations from" "$WORK/$index.check" ||
+    { fail "$index: the union does not hold $((KEYS + 2 * OPS)) operations"; show "$WORK/$index.check"; }
+
+  # One history given twice is refused (its clients would appear in both).
+  "$CHECK" "$WORK/$index.h1" "$WORK/$index.h1" >"$WORK/$index.twice" 2>&1
+  rc=$?
+  [ "$rc" = 2 ] && grep -q "has operations in" "$WORK/$index.twice" ||
+    { fail "$index: dmrt-check of one part twice: exit $rc"; show "$WORK/$index.twice"; }
+
+  # The merged report.
+  "$BENCH" --merge "$WORK/$index.r1.json" "$WORK/$index.r2.json" --json "$WORK/$index.merged.json" \
+    >"$WORK/$index.merge.out" 2>&1 || { fail "$index: --merge failed"; show "$WORK/$index.merge.out"; }
+  python3 - "$WORK/$index.r1.json" "$WORK/$index.r2.json" "$WORK/$index.merged.json" "$index" \
+    "$KEYS" "$OPS" "${#NUMA_BENCH[@]}" <<'EOF' || fail "$index: JSON checks"
+import json, sys
+r1, r2, merged, index = sys.argv[1:5]
+keys, ops, numa = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+parts = [[json.loads(l) for l in open(f)] for f in (r1, r2)]
+bad = []
+def check(cond, what):
+    if not cond: bad.append(what)
+# Each process: one node, its window, disjoint client ids; exactly one created (and loaded).
+procs = {}
+for lines in parts:
+    for l in lines:
+        p = l["process"]
+        check(l["index"] == index and l["failed_ops"] == 0, f"{l['phase']} of node {p['node']}: failed ops or wrong index")
+        check(p["window_ns"][0] <= p["window_ns"][1], "window runs backwards")
+        check("latency_histogram" in l and l["latency_histogram"]["count"] == l["ops"], "histogram count != ops")
+        check(l["placement"]["host_numa_nodes"] >= 1, "placement missing")
+        if numa: check(l["placement"]["numa_node"] == 0, "placement lacks --numa-node 0")
+        check("pool_pages" in l["shm"], "shm report lacks pool_pages")
+        procs.setdefault(p["node"], p)
+check(sorted(procs) == [1, 2], f"nodes {sorted(procs)}")
+creators = [n for n, p in procs.items() if p["creator"]]
+check(len(creators) == 1, f"creators {creators}")
+ids = [range(*p["client_ids"]) for p in procs.values()]
+check(not set(ids[0]) & set(ids[1]), "client ids overlap")
+loads = [l for lines in parts for l in lines if l["phase"] == "load"]
+check(len(loads) == 1 and loads[0]["ops"] == keys, "the load ran once, by the creator")
+# The merge: counts add up, the window is the union, percentiles from the summed histograms.
+m = {l["phase"]: l for l in map(json.loads, open(merged))}
+run = m.get("run")
+check(run is not None, "no merged run phase")
+if run:
+    runs = [l for lines in parts for l in lines if l["phase"] == "run"]
+    check(run["ops"] == 2 * ops == sum(l["ops"] for l in runs), "merged ops")
+    check(run["merged"]["processes"] == 2 and len(run["processes"]) == 2, "merged processes")
+    lo = min(l["process"]["window_ns"][0] for l in runs)
+    hi = max(l["process"]["window_ns"][1] for l in runs)
+    check(run["merged"]["window_ns"] == [lo, hi], "merged window is not the union")
+    check(abs(run["seconds"] - (hi - lo) / 1e9) < 1e-9, "merged seconds")
+    check(abs(run["throughput_mops"] - run["ops"] / run["seconds"] / 1e6) < 1e-9, "merged throughput")
+    check(run["latency_histogram"]["count"] == run["ops"], "merged histogram count")
+    check(sum(k["count"] for k in run["per_kind"].values()) == run["ops"], "merged per_kind counts")
+    rt = sum(l["per_op"]["round_trips"] * l["ops"] for l in runs) / run["ops"]
+    check(abs(run["per_op"]["round_trips"] - rt) < 1e-9, "merged round trips per op")
+    check(run["latency_us"]["max"] == max(l["latency_us"]["max"] for l in runs), "merged max latency")
+for b in bad: print("  JSON:", b)
+sys.exit(1 if bad else 0)
+EOF
+}
+
+# libnuma in this build: bind the memory node's pool and the compute processes to NUMA node 0.
+probe="dmrt-mp-$$-probe"
+if start_node "$probe"; then
+  grep -q "resident pages by NUMA node" "$WORK/$probe.node" && {
+    NUMA_NODE=(--numa-node 0)
+    NUMA_BENCH=(--numa-node 0)
+  }
+  stop_node
+fi
+
+run_index race
+run_index hstore --service hstore-hts --service hstore-sls
+
+# --- error paths --------------------------------------------------------------------------------
+pool="dmrt-mp-$$-errors"
+if start_node "$pool"; then
+  # The same --node twice: the second is refused while the first runs.
+  # shellcheck disable=SC2086
+  timeout $T "$BENCH" --transport shm --attach "$pool" --node 1 --index race $COMMON \
+    --attach-wait-seconds 3 >"$WORK/first.out" 2>&1 &
+  first=$!
+  for _ in $(seq 1 100); do
+    grep -q "waiting for" "$WORK/first.out" && break
+    sleep 0.05
+  done
+  # shellcheck disable=SC2086
+  "$BENCH" --transport shm --attach "$pool" --node 1 --index race $COMMON >"$WORK/twice.out" 2>&1
+  rc=$?
+  [ "$rc" = 2 ] && grep -q "is already run by process [0-9]" "$WORK/twice.out" ||
+    { fail "the same --node twice: exit $rc"; show "$WORK/twice.out"; }
+  # Another run's compute process (other --keys) is refused; the first then gives up waiting.
+  # shellcheck disable=SC2086
+  "$BENCH" --transport shm --attach "$pool" --node 2 --index race ${COMMON/--keys $KEYS/--keys 3000} \
+    >"$WORK/other.out" 2>&1
+  rc=$?
+  [ "$rc" = 2 ] && grep -q "was built for another run" "$WORK/other.out" ||
+    { fail "another run's process: exit $rc"; show "$WORK/other.out"; }
+  wait "$first"
+  rc=$?
+  [ "$rc" = 2 ] && grep -q "gave up after 3 s waiting for" "$WORK/first.out" ||
+    { fail "a process waiting for a peer that never came: exit $rc"; show "$WORK/first.out"; }
+  # A node that is no compute node of the pool.
+  "$BENCH" --transport shm --attach "$pool" --node 0 --index race >"$WORK/mem.out" 2>&1
+  rc=$?
+  [ "$rc" = 2 ] && grep -q "is not a compute node of pool" "$WORK/mem.out" ||
+    { fail "--node of a memory node: exit $rc"; show "$WORK/mem.out"; }
+  stop_node
+fi
+"$BENCH" --transport shm --attach "dmrt-mp-$$-none" --node 1 --index race >"$WORK/none.out" 2>&1
+rc=$?
+[ "$rc" = 2 ] && grep -q "no pool named" "$WORK/none.out" ||
+  { fail "a pool that does not exist: exit $rc"; show "$WORK/none.out"; }
+
+if [ "$failures" -gt 0 ]; then
+  echo "multi_process: $failures failures"
+  exit 1
+fi
+echo "multi_process: RACE and HStore over one memory process and two compute processes: passed"

@@ -138,7 +138,7 @@ struct Env<ShmTransport> {
       nlohmann::json pages = nlohmann::json::object();
       for (NodeId m : pool->config().memory_nodes()) {
         const shm::Region& reg = pool->region(m);
-        placement::PageNodes where = placement::page_nodes(reg.base, reg.bytes);
+        placement::PageNodes where = placement::page_nodes(reg.base, reg.bytes, kPageSample);
         if (!where.available) continue;
         nlohmann::json by_node = nlohmann::json::object();
         for (auto [numa, n] : where.pages) by_node[std::to_string(numa)] = n;
@@ -199,6 +199,8 @@ struct Env<ShmTransport> {
     auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
     return s(u.ru_utime) + s(u.ru_stime);
   }
+
+  static constexpr uint64_t kPageSample = 65536;  // pages asked about per memory node (256 MiB)
 
   std::shared_ptr<shm::Pool> pool;
   std::unique_ptr<AttachedRun> attached;  // --attach

@@ -5,7 +5,15 @@
 # their union, dmrt-bench --merge merges their JSON. Then the error paths: the same --node twice,
 # a pool that does not exist, a compute process built for another run, one history given twice.
 #
-# Usage: tests/bench/multi_process.sh DMRT_NODE DMRT_BENCH DMRT_CHECK
+# With libnuma the memory node process binds the pool to NUMA node $MP_MEMORY_NUMA and the compute
+# processes run on node $MP_COMPUTE_NUMA (both default 0; the VM stage, tests/vm/run.sh, gives its
+# VM two nodes and uses 1 and 0), and where the pool's pages landed is checked (move_pages).
+#
+# Given either, NUMA placement is required (no probe). MP_KEYS and MP_OPS (per process) shrink
+# the runs and MP_ERRORS=0 skips the error paths (the emulated VM is ~50x slower).
+#
+# Usage: [MP_MEMORY_NUMA=N] [MP_COMPUTE_NUMA=N] [MP_KEYS=N] [MP_OPS=N] [MP_ERRORS=0]
+#        tests/bench/multi_process.sh DMRT_NODE DMRT_BENCH DMRT_CHECK
 set -u
 
 NODE=${1:?usage: multi_process.sh DMRT_NODE DMRT_BENCH DMRT_CHECK}
@@ -33,8 +41,8 @@ fail() {
 show() { sed 's/^/    /' "$1"; }
 
 # Small: a few seconds for everything on a loaded 2-core machine.
-KEYS=2000
-OPS=4000
+KEYS=${MP_KEYS:-2000}
+OPS=${MP_OPS:-4000}
 COMMON="--workload a --keys $KEYS --ops $OPS --threads 1 --fibers 4 --shm-interleave --seed 11 --quiet"
 T=120  # seconds before a hung process counts as a failure (exit 124)
 
@@ -46,7 +54,7 @@ start_node() {
     >"$WORK/$POOL.node" 2>&1 &
   NODE_PID=$!
   for _ in $(seq 1 200); do
-    grep -q "ready on shm pool" "$WORK/$POOL.node" && return 0
+    grep -q "ready on shm pool" "$WORK/$POOL.node" 2>/dev/null && return 0
     kill -0 "$NODE_PID" 2>/dev/null || break
     sleep 0.05
   done
@@ -68,6 +76,8 @@ stop_node() {
 }
 
 # NUMA placement is exercised when this build has libnuma (dmrt-node then reports page nodes).
+MEM_NUMA=${MP_MEMORY_NUMA:-0}
+CMP_NUMA=${MP_COMPUTE_NUMA:-0}
 NUMA_NODE=()
 NUMA_BENCH=()
 
@@ -91,7 +101,7 @@ run_index() {
   done
   stop_node
   if [ ${#NUMA_NODE[@]} -gt 0 ]; then
-    grep -q "memory node 0: 256 MiB, bound to NUMA node 0 (mbind); resident pages by NUMA node: 0:" \
+    grep -q "memory node 0: 256 MiB, bound to NUMA node $MEM_NUMA (mbind); resident pages by NUMA node: $MEM_NUMA:[0-9]* (" \
       "$WORK/$pool.node" || { fail "$index: dmrt-node did not report its NUMA binding"; show "$WORK/$pool.node"; }
   fi
 
@@ -114,10 +124,17 @@ run_index() {
   "$BENCH" --merge "$WORK/$index.r1.json" "$WORK/$index.r2.json" --json "$WORK/$index.merged.json" \
     >"$WORK/$index.merge.out" 2>&1 || { fail "$index: --merge failed"; show "$WORK/$index.merge.out"; }
   python3 - "$WORK/$index.r1.json" "$WORK/$index.r2.json" "$WORK/$index.merged.json" "$index" \
-    "$KEYS" "$OPS" "${#NUMA_BENCH[@]}" <<'EOF' || fail "$index: JSON checks"
+    "$KEYS" "$OPS" "${#NUMA_BENCH[@]}" "$MEM_NUMA" "$CMP_NUMA" <<'EOF' || fail "$index: JSON checks"
 import json, sys
 r1, r2, merged, index = sys.argv[1:5]
 keys, ops, numa = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+mem_numa, cmp_numa = int(sys.argv[8]), int(sys.argv[9])
+def cpulist(node):
+    out = set()
+    for part in open(f"/sys/devices/system/node/node{node}/cpulist").read().strip().split(","):
+        a, _, b = part.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
 parts = [[json.loads(l) for l in open(f)] for f in (r1, r2)]
 bad = []
 def check(cond, what):
@@ -131,8 +148,18 @@ for lines in parts:
         check(p["window_ns"][0] <= p["window_ns"][1], "window runs backwards")
         check("latency_histogram" in l and l["latency_histogram"]["count"] == l["ops"], "histogram count != ops")
         check(l["placement"]["host_numa_nodes"] >= 1, "placement missing")
-        if numa: check(l["placement"]["numa_node"] == 0, "placement lacks --numa-node 0")
         check("pool_pages" in l["shm"], "shm report lacks pool_pages")
+        if numa:
+            # The compute process ran on its node's CPUs; every resident page of the pool's
+            # memory node is on the memory process's node (move_pages, seen from this process).
+            check(l["placement"]["numa_node"] == cmp_numa, f"placement lacks --numa-node {cmp_numa}")
+            check(set(l["placement"]["cpus"]) <= cpulist(cmp_numa),
+                  f"CPUs {l['placement']['cpus']} are not NUMA node {cmp_numa}'s")
+            pages = l["shm"]["pool_pages"]["0"]["by_numa_node"]
+            print(f"  {index} node {p['node']} {l['phase']}: pool pages by NUMA node {pages}, "
+                  f"CPUs {l['placement']['cpus']}")
+            check(list(pages) == [str(mem_numa)] and pages[str(mem_numa)] > 0,
+                  f"{l['phase']} of node {p['node']}: pool pages by NUMA node {pages}, all expected on {mem_numa}")
         procs.setdefault(p["node"], p)
 check(sorted(procs) == [1, 2], f"nodes {sorted(procs)}")
 creators = [n for n, p in procs.items() if p["creator"]]
@@ -164,13 +191,20 @@ sys.exit(1 if bad else 0)
 EOF
 }
 
-# libnuma in this build: bind the memory node's pool and the compute processes to NUMA node 0.
+# libnuma in this build: bind the memory node's pool and the compute processes to NUMA nodes.
+use_numa() {
+  for n in "$MEM_NUMA" "$CMP_NUMA"; do
+    [ -d "/sys/devices/system/node/node$n" ] || { fail "this host has no NUMA node $n"; exit 1; }
+  done
+  NUMA_NODE=(--numa-node "$MEM_NUMA")
+  NUMA_BENCH=(--numa-node "$CMP_NUMA")
+  echo "multi_process: memory process on NUMA node $MEM_NUMA, compute processes on $CMP_NUMA"
+}
 probe="dmrt-mp-$$-probe"
-if start_node "$probe"; then
-  grep -q "resident pages by NUMA node" "$WORK/$probe.node" && {
-    NUMA_NODE=(--numa-node 0)
-    NUMA_BENCH=(--numa-node 0)
-  }
+if [ -n "${MP_MEMORY_NUMA:-}${MP_COMPUTE_NUMA:-}" ]; then
+  use_numa
+elif start_node "$probe"; then
+  if grep -q "resident pages by NUMA node" "$WORK/$probe.node"; then use_numa; fi
   stop_node
 fi
 
@@ -179,11 +213,14 @@ run_index hstore --service hstore-hts --service hstore-sls
 
 # --- error paths --------------------------------------------------------------------------------
 pool="dmrt-mp-$$-errors"
-if start_node "$pool"; then
-  # The same --node twice: the second is refused while the first runs.
+if [ "${MP_ERRORS:-1}" = 0 ]; then
+  echo "multi_process: error paths skipped (MP_ERRORS=0)"
+elif start_node "$pool"; then
+  # The same --node twice: the second is refused while the first runs (it waits up to 6 s for
+  # a second compute process, which never comes).
   # shellcheck disable=SC2086
   timeout $T "$BENCH" --transport shm --attach "$pool" --node 1 --index race $COMMON \
-    --attach-wait-seconds 3 >"$WORK/first.out" 2>&1 &
+    --attach-wait-seconds 6 >"$WORK/first.out" 2>&1 &
   first=$!
   for _ in $(seq 1 100); do
     grep -q "waiting for" "$WORK/first.out" && break
@@ -203,7 +240,7 @@ if start_node "$pool"; then
     { fail "another run's process: exit $rc"; show "$WORK/other.out"; }
   wait "$first"
   rc=$?
-  [ "$rc" = 2 ] && grep -q "gave up after 3 s waiting for" "$WORK/first.out" ||
+  [ "$rc" = 2 ] && grep -q "gave up after 6 s waiting for 1 of 2 compute processes" "$WORK/first.out" ||
     { fail "a process waiting for a peer that never came: exit $rc"; show "$WORK/first.out"; }
   # A node that is no compute node of the pool.
   "$BENCH" --transport shm --attach "$pool" --node 0 --index race >"$WORK/mem.out" 2>&1
@@ -211,11 +248,11 @@ if start_node "$pool"; then
   [ "$rc" = 2 ] && grep -q "is not a compute node of pool" "$WORK/mem.out" ||
     { fail "--node of a memory node: exit $rc"; show "$WORK/mem.out"; }
   stop_node
+  "$BENCH" --transport shm --attach "dmrt-mp-$$-none" --node 1 --index race >"$WORK/none.out" 2>&1
+  rc=$?
+  [ "$rc" = 2 ] && grep -q "no pool named" "$WORK/none.out" ||
+    { fail "a pool that does not exist: exit $rc"; show "$WORK/none.out"; }
 fi
-"$BENCH" --transport shm --attach "dmrt-mp-$$-none" --node 1 --index race >"$WORK/none.out" 2>&1
-rc=$?
-[ "$rc" = 2 ] && grep -q "no pool named" "$WORK/none.out" ||
-  { fail "a pool that does not exist: exit $rc"; show "$WORK/none.out"; }
 
 if [ "$failures" -gt 0 ]; then
   echo "multi_process: $failures failures"

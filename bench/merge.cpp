@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -184,6 +185,22 @@ int merge_reports(const std::vector<std::string>& files, const std::string& json
       }
     }
     if (order.empty()) return usage_error("--merge: the files hold no phase");
+    // One line per process and phase: a --json file that two runs appended to would otherwise
+    // count a process twice.
+    for (const std::string& phase : order) {
+      std::map<std::pair<long, unsigned>, std::string> seen;
+      for (size_t i = 0; i < phases[phase].size(); ++i) {
+        const json& p = phases[phase][i].at("process");
+        auto [it, fresh] = seen.try_emplace({p.at("pid").get<long>(), p.at("node").get<unsigned>()},
+                                            origin[phase][i]);
+        if (!fresh)
+          return usage_error("--merge: the " + phase + " phase of node " +
+                             std::to_string(p.at("node").get<unsigned>()) + " (pid " +
+                             std::to_string(p.at("pid").get<long>()) + ") is in " + it->second +
+                             " and in " + origin[phase][i] +
+                             " (one file given twice, or appended to by two runs?)");
+      }
+    }
     for (const std::string& phase : order) {
       json m = merge_phase(phases[phase], origin[phase]);
       if (!json_out.empty()) {

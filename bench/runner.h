@@ -262,10 +262,10 @@ class Bench {
       return 2;
     }
     std::printf(
-        "history: %zu operations of node %u written to %s (clients %u..%u); check the union of "
-        "every process's history with dmrt-check FILE1 FILE2 ...\n",
+        "history: %zu operations of node %u written to %s (client ids %u to %u); check the union "
+        "of every process's history with dmrt-check FILE1 FILE2 ...\n",
         h.ops.size(), static_cast<unsigned>(attached_->node), opt_.history.c_str(), id_base_,
-        id_base_ + static_cast<uint32_t>(workers_.size()));
+        id_base_ + static_cast<uint32_t>(workers_.size()));  // the last: the setup/bulk loader
     return 0;
   }
 

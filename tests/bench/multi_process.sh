@@ -123,6 +123,10 @@ run_index() {
   # The merged report.
   "$BENCH" --merge "$WORK/$index.r1.json" "$WORK/$index.r2.json" --json "$WORK/$index.merged.json" \
     >"$WORK/$index.merge.out" 2>&1 || { fail "$index: --merge failed"; show "$WORK/$index.merge.out"; }
+  "$BENCH" --merge "$WORK/$index.r1.json" "$WORK/$index.r1.json" >"$WORK/$index.merge2.out" 2>&1
+  rc=$?
+  [ "$rc" = 2 ] && grep -q "one file given twice" "$WORK/$index.merge2.out" ||
+    { fail "$index: --merge of one file twice: exit $rc"; show "$WORK/$index.merge2.out"; }
   python3 - "$WORK/$index.r1.json" "$WORK/$index.r2.json" "$WORK/$index.merged.json" "$index" \
     "$KEYS" "$OPS" "${#NUMA_BENCH[@]}" "$MEM_NUMA" "$CMP_NUMA" <<'EOF' || fail "$index: JSON checks"
 import json, sys

@@ -227,7 +227,7 @@ elif start_node "$pool"; then
     --attach-wait-seconds 6 >"$WORK/first.out" 2>&1 &
   first=$!
   for _ in $(seq 1 100); do
-    grep -q "waiting for" "$WORK/first.out" && break
+    grep -q "waiting for" "$WORK/first.out" 2>/dev/null && break
     sleep 0.05
   done
   # shellcheck disable=SC2086

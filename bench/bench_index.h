@@ -60,6 +60,9 @@ class IndexMaker {
   // "index_options" of the results (an empty object when the index has none).
   virtual nlohmann::json describe(const IndexOptions&) const = 0;
   virtual std::unique_ptr<BenchIndex<T>> create(Client<T>& setup, const IndexOptions&) const = 0;
+  // Joins the index another process created with the same options (dmrt-bench --attach; the
+  // Index concept's attach). A local peer lives in one process and refuses (ConfigError).
+  virtual std::unique_ptr<BenchIndex<T>> attach(Client<T>& setup, const IndexOptions&) const = 0;
   // The index bulk loads the load phase's keys at create() (IndexOptions::bulk_load) instead of
   // taking them as inserts.
   virtual bool bulk_loads(const IndexOptions&) const { return false; }

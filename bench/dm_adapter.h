@@ -131,6 +131,19 @@ struct DmAdapter {
     }
     return out;
   }
+  // Joins the index another process created (dmrt-bench --attach); the memory-node services
+  // are the creator's or a dmrt-node's.
+  static std::shared_ptr<Index> attach(Client<T>& setup, const IndexOptions& io, const Flags& f) {
+    const Opts o = f.resolve(Run::template options<T>(f.defaults(), io), io);
+    auto out = std::make_shared<Index>();
+    if constexpr (kPerNode) {
+      out->index = std::make_unique<PerComputeNode<T, Idx, Opts>>(o);
+      out->index->attach_first(setup);
+    } else {
+      out->index = Idx::attach(setup, o);
+    }
+    return out;
+  }
   static bool bulk_loads(const IndexOptions& io, const Flags& f) {
     if constexpr (requires(const Opts& o) { Run::bulk_loads(o); })
       return Run::bulk_loads(f.resolve(Run::template options<T>(f.defaults(), io), io));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/indexes.h"
+#include "bench/merge.h"
 #include "bench/options.h"
 #include "bench/provenance.h"
 #include "bench/report.h"
@@ -29,6 +30,7 @@
 #endif
 #include "runtime/error.h"
 #include "runtime/launcher_rank.h"
+#include "runtime/placement.h"
 #include "runtime/scheduler.h"
 #include "tools/common/cli_config.h"
 
@@ -167,21 +169,46 @@ int main_impl(int argc, char** argv) {
                  "verbs: the cluster inline, role:size@host:port,... (instead of --cluster)")
       ->excludes(cluster)
       ->group(vg);
-  app.add_option("--node", opt.node,
-                 "verbs: this process's node id in the cluster (default: with --cluster or "
-                 "--nodes, the rank a launcher gives, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, "
-                 "MV2_COMM_WORLD_RANK or SLURM_PROCID; else the cluster's compute node)")
-      ->check(CLI::Range(0, 65535))
-      ->group(vg);
   app.add_flag("--stop-nodes", opt.stop_nodes,
                "verbs: stop the memory nodes (dmrt-node) when the run ends")
       ->group(vg);
   verbs::add_cli_flags(app, opt.verbs, vg);
 #endif
+  app.add_option("--node", opt.node,
+                 "verbs, shm --attach: this process's node id in the cluster (verbs default: "
+                 "with --cluster or --nodes, the rank a launcher gives, OMPI_COMM_WORLD_RANK, "
+                 "PMIX_RANK, PMI_RANK, MV2_COMM_WORLD_RANK or SLURM_PROCID; else the cluster's "
+                 "compute node)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--cpus", opt.cpus,
+                 "Bind this process to these CPUs (a list such as 0-3,6), its threads one CPU each "
+                 "in turn; reported in the JSON (placement)");
+  app.add_option("--numa-node", opt.numa_node,
+                 "Run this process on the CPUs of this NUMA node and allocate its memory there "
+                 "(numa_run_on_node); reported in the JSON (placement)")
+      ->check(CLI::Range(0, 1023));
+  std::vector<std::string> merge;
+  app.add_option("--merge", merge,
+                 "Merge the JSON files of the processes of one multi-process run (--attach) into "
+                 "one report per phase (to --json FILE, or a table), then exit")
+      ->check(CLI::ExistingFile);
   app.add_flag("--shm-interleave", opt.shm_interleave,
                "shm: every client fiber yields after each round trip, as while a NIC serves it, so "
                "the fibers of a thread interleave inside operations (for --verify)");
   const std::string shm_group = "shm (--transport shm)";
+  auto* attach =
+      app.add_option("--attach", opt.attach,
+                     "shm: run as compute node --node of the named pool that a memory node process "
+                     "created (dmrt-node --transport shm --create --pool NAME); one process per "
+                     "compute node of the pool, the first creates and loads the index, all start "
+                     "the run phase together")
+          ->group(shm_group);
+  app.add_option("--attach-wait-seconds", opt.attach_wait_seconds,
+                 "shm --attach: seconds to wait for the index and for the other compute processes")
+      ->check(CLI::Range(0.1, 1e6))
+      ->capture_default_str()
+      ->needs(attach)
+      ->group(shm_group);
   auto* shm_mode =
       app.add_option("--shm-mode", opt.shm_mode,
                      "shm: how a round trip executes: inline (perform the verbs at once, stalling "
@@ -270,6 +297,7 @@ int main_impl(int argc, char** argv) {
     return rc == 0 ? 0 : kUsage;
   }
 
+  if (!merge.empty()) return merge_reports(merge, opt.json);
   if (list) {
     std::printf("# index\tscan\tlocal\n");
     for (const auto& i : index_infos(SpecList{}))
@@ -341,8 +369,11 @@ int main_impl(int argc, char** argv) {
           ? verbs::parse_cluster_arg(opt.nodes)
 #endif
           : ClusterConfig::embedded(opt.memory_nodes, opt.compute_nodes, opt.memory_bytes);
-  if (opt.transport != "verbs" && (!opt.nodes.empty() || opt.node >= 0 || opt.stop_nodes))
-    return usage_error("--nodes, --node and --stop-nodes are flags of --transport verbs");
+  if (opt.transport != "verbs" && (!opt.nodes.empty() || opt.stop_nodes))
+    return usage_error("--nodes and --stop-nodes are flags of --transport verbs");
+  if (opt.node >= 0 && opt.transport != "verbs" && opt.attach.empty())
+    return usage_error(
+        "--node is a flag of --transport verbs, or of --transport shm with --attach");
   // A cluster started by srun / mpirun: this process's rank is its node id, which must be the
   // cluster's compute node (the memory nodes' ranks run dmrt-node).
   if (opt.transport == "verbs" && opt.node < 0 && (!opt.cluster.empty() || !opt.nodes.empty())) {
@@ -359,16 +390,30 @@ int main_impl(int argc, char** argv) {
                    rank->variable.c_str());
     }
   }
+  if (!opt.attach.empty()) {
+    if (opt.transport != "shm") return usage_error("--attach is a flag of --transport shm");
+    if (opt.node < 0)
+      return usage_error("--attach needs --node K: the compute node of the pool this process runs");
+    for (const CLI::Option* o :
+         {cluster, static_cast<CLI::Option*>(memory_mb), compute, app.get_option("--memory-nodes")})
+      if (o->count() > 0)
+        return usage_error(o->get_name() +
+                           " cannot be combined with --attach: the pool's nodes are those its "
+                           "creator made (dmrt-node --create)");
+    if (opt.verify && opt.history.empty())
+      return usage_error(
+          "--verify with --attach needs --history FILE: each process saves its part of the "
+          "history, and dmrt-check FILE1 FILE2 ... checks their union");
+  }
+  // Where this process runs, before any thread or memory of the run exists.
+  if (opt.numa_node >= 0) placement::bind_numa(opt.numa_node);
+  if (!opt.cpus.empty()) placement::bind_thread(placement::parse_cpu_list(opt.cpus));
   for (const CLI::Option* o : {shm_mode, shm_preset, shm_latency, shm_gbps})
     if (o->count() > 0 && opt.transport != "shm")
       return usage_error(o->get_name() + " is a flag of --transport shm");
-  // The far-memory flags apply to every memory node, over what a cluster file says.
-  for (NodeId n : config.memory_nodes()) {
-    FarMemoryCost& far = config.nodes[n].far;
-    if (!opt.shm_preset.empty()) far = FarMemoryCost::preset(opt.shm_preset);
-    if (opt.shm_latency_ns >= 0) far.latency_ns = static_cast<uint64_t>(opt.shm_latency_ns);
-    if (opt.shm_gbps >= 0) far.gbps = opt.shm_gbps;
-  }
+  // The far-memory flags apply to every memory node, over what a cluster file says (an attached
+  // pool's nodes: bench/transports.h).
+  opt.apply_far_flags(config);
 
 #if DMRT_TRANSPORT_SIM
   if (opt.transport == "sim" && !opt.cluster.empty())

@@ -6,6 +6,7 @@
 
 #include "bench/workload.h"
 #include "check/report.h"
+#include "runtime/cluster.h"
 
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/options.h"
@@ -50,10 +51,14 @@ struct Options {
 #if DMRT_TRANSPORT_VERBS
   verbs::Options verbs;  // --transport verbs: device and queue-pair settings
 #endif
-  std::string nodes;        // verbs: the cluster inline, role:size@host:port,... ("" = --cluster)
-  int node = -1;            // verbs: this process's node id (-1: the cluster's compute node)
-  std::string node_from;    // verbs: the launcher variable --node came from ("" = the flag)
-  bool stop_nodes = false;  // verbs: ask the memory nodes (dmrt-node) to exit at the end
+  std::string nodes;  // verbs: the cluster inline, role:size@host:port,... ("" = --cluster)
+  int node = -1;  // verbs, shm --attach: this process's node id (-1: the cluster's compute node)
+  std::string node_from;            // verbs: the launcher variable --node came from ("" = the flag)
+  std::string attach;               // shm: run as compute node `node` of this named pool
+  double attach_wait_seconds = 60;  // shm --attach: how long to wait for the other processes
+  std::string cpus;                 // bind this process's threads to these CPUs ("" = no)
+  int numa_node = -1;               // run this process on this NUMA node (-1 = no)
+  bool stop_nodes = false;          // verbs: ask the memory nodes (dmrt-node) to exit at the end
   bool verify = false;
   uint64_t verify_max_ops = ~uint64_t{0};  // --verify --seconds: the run phase ends here
   std::string history;       // --verify: also save the recorded history here (check/history_io.h)
@@ -61,6 +66,16 @@ struct Options {
   bool quiet = false;        // no table on stdout
   std::string progress = "auto";  // tty, lines or off once main.cpp resolved auto (runner.h)
   double stall_seconds = 60;  // an operation running this long (wall clock) ends the run: exit 1
+
+  // The far-memory flags, over what the cluster (file) gives every memory node.
+  void apply_far_flags(ClusterConfig& config) const {
+    for (NodeId n : config.memory_nodes()) {
+      FarMemoryCost& far = config.nodes[n].far;
+      if (!shm_preset.empty()) far = FarMemoryCost::preset(shm_preset);
+      if (shm_latency_ns >= 0) far.latency_ns = static_cast<uint64_t>(shm_latency_ns);
+      if (shm_gbps >= 0) far.gbps = shm_gbps;
+    }
+  }
 
   Distribution dist() const {
     if (distribution == "uniform") return Distribution::kUniform;

@@ -29,6 +29,11 @@ class PerComputeNode {
     trees_.emplace(setup.home_node(), Tree::create(setup, opts_));
   }
 
+  // The same for a tree another process created (dmrt-bench --attach).
+  void attach_first(Client<T>& setup) {
+    trees_.emplace(setup.home_node(), Tree::attach(setup, opts_));
+  }
+
   std::shared_ptr<Tree> tree_for(Client<T>& c) {
     while (busy_.test_and_set(std::memory_order_acquire)) c.pause();
     std::shared_ptr<Tree> t;

@@ -22,14 +22,6 @@ double us(uint64_t ns) {
   return static_cast<double>(ns) / 1000.0;
 }
 
-nlohmann::json latency_json(const Histogram& h) {
-  return {{"p50", us(h.percentile(0.5))},
-          {"p99", us(h.percentile(0.99))},
-          {"p999", us(h.percentile(0.999))},
-          {"mean", h.mean() / 1000.0},
-          {"max", us(h.max())}};
-}
-
 // Averages per operation of one KindResult.
 nlohmann::json per_op_json(const KindResult& k) {
   const uint64_t n = k.count;
@@ -86,6 +78,34 @@ void set_provenance(nlohmann::json p) {
   provenance() = std::move(p);
 }
 
+nlohmann::json latency_json(const Histogram& h) {
+  return {{"p50", us(h.percentile(0.5))},
+          {"p99", us(h.percentile(0.99))},
+          {"p999", us(h.percentile(0.999))},
+          {"mean", h.mean() / 1000.0},
+          {"max", us(h.max())}};
+}
+
+nlohmann::json histogram_json(const Histogram& h) {
+  nlohmann::json buckets = nlohmann::json::array();
+  for (auto [b, n] : h.nonzero_buckets()) buckets.push_back({b, n});
+  return {{"unit", "ns"},   {"count", h.count()}, {"sum", h.sum()},
+          {"min", h.min()}, {"max", h.max()},     {"buckets", buckets}};
+}
+
+Histogram histogram_from_json(const nlohmann::json& j) {
+  std::vector<std::pair<uint32_t, uint64_t>> buckets;
+  for (const auto& b : j.at("buckets"))
+    buckets.emplace_back(b.at(0).get<uint32_t>(), b.at(1).get<uint64_t>());
+  try {
+    return Histogram::from_buckets(buckets, j.at("sum").get<uint64_t>(),
+                                   j.at("min").get<uint64_t>(), j.at("max").get<uint64_t>());
+  } catch (const std::out_of_range&) {
+    throw ConfigError("a latency histogram names a bucket past " +
+                      std::to_string(Histogram::kBuckets));
+  }
+}
+
 nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
   nlohmann::json j;
   j["index"] = info.index;
@@ -117,6 +137,7 @@ nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
     o["count"] = kr.count;
     o["failed"] = kr.failed;
     o["latency_us"] = latency_json(kr.latency);
+    if (!r.process.is_null()) o["latency_histogram"] = histogram_json(kr.latency);
     kinds[std::string(op_name(static_cast<OpKind>(k)))] = o;
   }
   j["per_kind"] = kinds;
@@ -129,6 +150,11 @@ nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
   j["index_stats"] = stats;
   j["index_options"] = info.index_options;
   if (!r.transport_report.is_null()) j[info.transport] = r.transport_report;
+  if (!info.placement.is_null()) j["placement"] = info.placement;
+  if (!r.process.is_null()) {
+    j["process"] = r.process;
+    j["latency_histogram"] = histogram_json(r.all.latency);
+  }
   if (!provenance().is_null()) j["provenance"] = provenance();
   return j;
 }

@@ -42,7 +42,12 @@ struct PhaseResult {
   IndexStats index_stats;
   // Transport-specific figures (sim: NIC utilisation and the bottleneck); null when none.
   nlohmann::json transport_report;
-  std::string transport_summary;  // the same for the table
+  std::string transport_summary;      // the same for the table
+  uint64_t start_ns = 0, end_ns = 0;  // the phase's window on the transport clock
+  // One process of a multi-process run (--attach): who it was and its window, and then the JSON
+  // also carries the latency histograms, so that dmrt-bench --merge can add them up. Null
+  // otherwise.
+  nlohmann::json process;
 };
 
 struct RunInfo {
@@ -60,11 +65,17 @@ struct RunInfo {
   unsigned memory_nodes = 1, compute_nodes = 1;
   bool local_index = false;
   nlohmann::json index_options = nlohmann::json::object();  // the options the index ran with
+  nlohmann::json placement;  // --cpus / --numa-node / --attach: where the process ran (or null)
 };
 
 // Every JSON line carries `provenance` (bench/provenance.h) once main has set it.
 void set_provenance(nlohmann::json provenance);
 nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r);
+// "latency_us" of a histogram (p50, p99, p999, mean, max), and the histogram itself in the
+// sparse form dmrt-bench --merge reads back.
+nlohmann::json latency_json(const Histogram& h);
+nlohmann::json histogram_json(const Histogram& h);
+Histogram histogram_from_json(const nlohmann::json& j);
 void print_phase(const RunInfo& info, const PhaseResult& r);
 // Appends one line (JSON Lines) to `path`, or prints it when path is "-". Throws on I/O errors.
 void write_json_line(const std::string& path, const nlohmann::json& j);

@@ -104,6 +104,13 @@ struct HStoreRun {
     if constexpr (std::is_same_v<T, ShmTransport>) {
       // Non-owning: the bench's environment owns the pool and outlives the index.
       std::shared_ptr<shm::Pool> pool(std::shared_ptr<void>{}, &setup.endpoint().pool());
+      if (!pool->owner()) {
+        // A pool another process made (dmrt-bench --attach): the servers are its dmrt-node's
+        // (--service hstore-hts / hstore-sls), which outlive this process.
+        out.index = Index<T>::create(setup, ho);
+        require_remote_servers(setup, out.index->meta());
+        return out;
+      }
       out.index = Index<T>::create(setup, ho);
       say_one_node(out.index->meta());
       // Both servers on one thread (ShmJointServiceHost); the bench never fails one alone.

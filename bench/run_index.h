@@ -102,6 +102,13 @@ class ErasedMaker final : public IndexMaker<T> {
     else
       return std::make_unique<ErasedIndex<T, A>>(A::create(setup, io));
   }
+  std::unique_ptr<BenchIndex<T>> attach(Client<T>& setup, const IndexOptions& io) const override {
+    if constexpr (requires { A::attach(setup, io, flags_); })
+      return std::make_unique<ErasedIndex<T, A>>(A::attach(setup, io, flags_));
+    else
+      throw ConfigError("index " + std::string(name_) +
+                        " lives in one process's memory: processes cannot share it (--attach)");
+  }
 
  private:
   std::string_view name_;

@@ -15,6 +15,7 @@
 #include "indexes/rolex/services.h"
 #include "policies/shm/service.h"
 #include "runtime/client.h"
+#include "runtime/error.h"
 #include "runtime/service.h"
 #include "runtime/services_word.h"
 #if DMRT_TRANSPORT_SIM
@@ -82,6 +83,16 @@ struct RolexRun {
     if constexpr (std::is_same_v<T, ShmTransport>) {
       // Non-owning: the bench's environment owns the pool and outlives the index.
       std::shared_ptr<shm::Pool> pool(std::shared_ptr<void>{}, &setup.endpoint().pool());
+      if (!pool->owner()) {
+        // A pool another process made (dmrt-bench --attach): retraining is its dmrt-node's
+        // (--service rolex), which outlives this process.
+        if (!(await_services(setup, node) & service_bit(rolex::RetrainService::kInfo)))
+          throw ConfigError("rolex on an attached pool: memory node " + std::to_string(node) +
+                            " does not run the service rolex (start its dmrt-node with "
+                            "--service rolex)");
+        out.index = Index<T>::create(setup, ro, keys, value_of);
+        return out;
+      }
       out.index = Index<T>::create(setup, ro, keys, value_of);
       auto host = std::make_shared<shm::ServiceHost>(
           pool, node, 1,

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -25,8 +26,10 @@
 #include "bench/verify.h"
 #include "bench/watchdog.h"
 #include "bench/workload.h"
+#include "check/history_io.h"
 #include "indexes/common/faults.h"
 #include "runtime/client.h"
+#include "runtime/placement.h"
 #include "runtime/scheduler.h"
 
 namespace dmrt::bench {
@@ -93,6 +96,15 @@ class Bench {
     const ClusterConfig& c = env_.config();
     compute_ = c.compute_nodes();
     if (compute_.empty()) compute_ = c.memory_nodes();  // no compute node: clients live on node 0
+    attached_ = attached_run(env_);
+    if (attached_) {
+      if (maker.local())
+        throw ConfigError("index " + std::string(maker.name()) +
+                          " is a local peer in one process's memory: processes cannot share it "
+                          "(--attach)");
+      compute_ = {attached_->node};  // every client of this process lives there
+    }
+    if (!opt.cpus.empty()) cpus_ = placement::parse_cpu_list(opt.cpus);
     workers_.resize(static_cast<size_t>(opt.threads) * opt.fibers);
     watch_.reset(new Watchdog::Slot[workers_.size()]);
     if constexpr (kFaultInjection) fault_ = BenchFault::from_env();
@@ -112,6 +124,7 @@ class Bench {
     info_.memory_nodes = static_cast<unsigned>(c.memory_nodes().size());
     info_.compute_nodes = static_cast<unsigned>(c.compute_nodes().size());
     info_.local_index = maker.local();
+    info_.placement = placement_json();
   }
 
   // Runs the phases; returns the process exit code (0, or the verifier's verdict).
@@ -136,26 +149,49 @@ class Bench {
     else
       io.key_space = opt_.order() == KeyOrder::kOrdered ? io.expected_keys + 1 : 0;
     io.clients = static_cast<unsigned>(workers_.size());
-    io.compute_nodes = static_cast<unsigned>(compute_.size());
+    io.compute_nodes = attached_ ? attached_->members : static_cast<unsigned>(compute_.size());
     io.seed = opt_.seed;
 
     info_.index_options = maker_.describe(io);
 
-    setup_ = std::make_unique<Client<T>>(
-        env_.endpoint(compute_[0], static_cast<uint32_t>(workers_.size())));
-    if (maker_.bulk_loads(io)) {
-      emit(bulk_load_phase(io));
+    // Client ids are unique across the processes of a multi-process run: value stamps, histories
+    // and lock owners depend on it. This process's clients, then its setup client.
+    const auto clients = static_cast<uint32_t>(workers_.size());
+    if (attached_) id_base_ = attached_->group->take_client_ids(clients + 1);
+    setup_ = std::make_unique<Client<T>>(env_.endpoint(compute_[0], id_base_ + clients));
+    if (attached_ && !attached_->creator()) {
+      // Another process creates and loads the index: wait for it, then join it.
+      attached_->group->await_ready(fingerprint(), attached_->wait_seconds,
+                                    [&](const std::string& s) { attached_->say(s); });
+      on_setup_client([&] { index_ = maker_.attach(*setup_, io); });
     } else {
-      on_setup_client([&] { index_ = maker_.create(*setup_, io); });
-      emit(load_phase());
+      if (attached_) attached_->group->begin_create();
+      try {
+        if (maker_.bulk_loads(io)) {
+          emit(bulk_load_phase(io));
+        } else {
+          on_setup_client([&] { index_ = maker_.create(*setup_, io); });
+          emit(load_phase());
+        }
+      } catch (...) {
+        if (attached_) attached_->group->fail();  // the waiting processes stop too
+        throw;
+      }
+      if (attached_) attached_->group->ready(fingerprint());
     }
-    if (!mix_.load_only) emit(run_phase());
+    if (!mix_.load_only) {
+      if (attached_)
+        attached_->group->barrier(attached_->members, attached_->wait_seconds,
+                                  [&](const std::string& s) { attached_->say(s); });
+      emit(run_phase());
+    }
 
     if (opt_.verify) {
       History h;
       h.append(std::move(load_history_));
       for (auto& w : workers_)
         if (w) h.append(std::move(w->history));
+      if (attached_) return save_part_of_history(std::move(h));
       return verify_history(std::move(h), opt_);
     }
     return 0;
@@ -181,19 +217,79 @@ class Bench {
   template <class F>
   void on_setup_client(F&& f) {
     Scheduler s({1, 1});
-    s.run([&](const WorkerId&) { f(); }, env_.hooks());
+    s.run([&](const WorkerId&) { f(); }, thread_hooks());
+  }
+
+  // The transport's thread hooks, and with --cpus each thread bound to one CPU of the list in
+  // turn (thread t: the t-th CPU, wrapping around).
+  ThreadHooks thread_hooks() {
+    ThreadHooks h = env_.hooks();
+    if (cpus_.empty()) return h;
+    auto start = std::move(h.on_start);
+    h.on_start = [this, start](unsigned t) {
+      placement::bind_thread({cpus_[t % cpus_.size()]});
+      if (start) start(t);
+    };
+    return h;
+  }
+
+  // Where this process runs (--cpus, --numa-node, --attach), for the JSON; null when none given.
+  nlohmann::json placement_json() const {
+    if (cpus_.empty() && opt_.numa_node < 0 && !attached_) return nullptr;
+    const int host_nodes = placement::host_numa_nodes();
+    nlohmann::json j = {{"cpus", placement::current_cpus()},
+                        {"thread_cpus", cpus_},
+                        {"numa_node", opt_.numa_node},
+                        {"host_numa_nodes", host_nodes}};
+    if (host_nodes == 1) {
+      j["far_socket"] =
+          "none: this host has one NUMA node; the far-memory cost model (--shm-latency-ns, "
+          "--shm-preset) stands in for the far socket";
+      if (!opt_.quiet || attached_)
+        std::fprintf(stderr,
+                     "dmrt-bench: this host has one NUMA node: no memory is on a far socket; the "
+                     "far-memory cost model (--shm-latency-ns, --shm-preset) stands in for it\n");
+    }
+    return j;
+  }
+
+  // What the index was built from, as the creator of a multi-process run publishes it and the
+  // others check it: everything that shapes the index and the keys it was loaded with.
+  uint64_t fingerprint() const {
+    std::string s = info_.index + "|" + std::to_string(opt_.keys) + "|" +
+                    std::to_string(opt_.value_size) + "|" + opt_.key_order + "|" + opt_.keyset +
+                    "|" + std::to_string(opt_.seed) + "|" + info_.index_options.dump();
+    return std::hash<std::string>{}(s) | 1;  // never 0, which no creator has written
+  }
+
+  // --verify with --attach: this process saw only its own clients' operations; the check is of
+  // the union of every process's history (dmrt-check FILE...), so it saves its part.
+  int save_part_of_history(History&& h) {
+    try {
+      save_history(h, opt_.history);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "history: %s\n", e.what());
+      return 2;
+    }
+    std::printf(
+        "history: %zu operations of node %u written to %s (client ids %u to %u); check the union "
+        "of every process's history with dmrt-check FILE1 FILE2 ...\n",
+        h.ops.size(), static_cast<unsigned>(attached_->node), opt_.history.c_str(), id_base_,
+        id_base_ + static_cast<uint32_t>(workers_.size()));  // the last: the setup/bulk loader
+    return 0;
   }
 
   Worker& worker(const WorkerId& id) {
     auto& slot = workers_[id.index];
     if (!slot) {
       slot = std::make_unique<Worker>();
-      slot->history = HistoryRecorder(id.index);
+      const uint32_t client = id_base_ + id.index;  // unique across processes (--attach)
+      slot->history = HistoryRecorder(client);
       slot->watch = &watch_[id.index];
-      slot->client = std::make_unique<Client<T>>(
-          env_.endpoint(compute_[id.index % compute_.size()], id.index));
+      slot->client =
+          std::make_unique<Client<T>>(env_.endpoint(compute_[id.index % compute_.size()], client));
       slot->handle = index_->handle(*slot->client);
-      slot->rng = Rng(opt_.seed * 0x9e3779b97f4a7c15ull + id.index + 1);
+      slot->rng = Rng(opt_.seed * 0x9e3779b97f4a7c15ull + client + 1);
       slot->value.reserve(opt_.value_size);
     }
     return *slot;
@@ -306,7 +402,7 @@ class Bench {
             body(w, id, progress);
             w.end_ns = w.client->now_ns();
           },
-          env_.hooks());
+          thread_hooks());
     }
     PhaseResult r;
     r.phase = name;
@@ -321,11 +417,20 @@ class Bench {
       end = std::max(end, w->end_ns);
     }
     r.seconds = end > start ? static_cast<double>(end - start) / 1e9 : 0.0;
+    r.start_ns = start;
+    r.end_ns = end;
     finish_phase(r);
     return r;
   }
 
   void finish_phase(PhaseResult& r) {
+    if (attached_)
+      r.process = {{"node", attached_->node},
+                   {"rank", attached_->rank},
+                   {"pid", static_cast<long>(::getpid())},
+                   {"creator", attached_->creator()},
+                   {"client_ids", {id_base_, id_base_ + workers_.size()}},
+                   {"window_ns", {r.start_ns, r.end_ns}}};
     r.pool_bytes_used = env_.pool_bytes_used();
     env_.end_phase(r);
     on_setup_client([&] {
@@ -347,7 +452,7 @@ class Bench {
     std::sort(recs.begin(), recs.end());
     std::vector<Key> sorted(recs.size());
     for (size_t i = 0; i < recs.size(); ++i) sorted[i] = recs[i].first;
-    const auto loader = static_cast<uint32_t>(workers_.size());  // a client id of its own
+    const auto loader = id_base_ + static_cast<uint32_t>(workers_.size());  // an id of its own
     BulkLoad load;
     load.keys = sorted;
     load.value_of = [&](Key k) {
@@ -375,6 +480,8 @@ class Bench {
     k.count = opt_.keys;
     r.all.merge(k);
     r.seconds = static_cast<double>(t1 - t0) / 1e9;
+    r.start_ns = t0;
+    r.end_ns = t1;
     finish_phase(r);
     if (opt_.verify) {
       load_history_ = HistoryRecorder(loader);
@@ -393,7 +500,7 @@ class Bench {
         if (first >= opt_.keys) break;
         uint64_t last = std::min(first + kChunk, opt_.keys);
         for (uint64_t rec = first; rec < last && !stopping(); ++rec) {
-          do_insert(w, id.index, rec);
+          do_insert(w, id_base_ + id.index, rec);
           env_.between_ops(*w.client);
         }
         p.add(last - first);
@@ -450,7 +557,7 @@ class Bench {
             }
             uint64_t batch = timed_run ? 1 : budget;
             for (uint64_t i = 0; i < batch && !stopping(); ++i) {
-              one_op(w, id.index, seq);
+              one_op(w, id_base_ + id.index, seq);
               env_.between_ops(*w.client);
             }
             budget -= batch;
@@ -510,6 +617,9 @@ class Bench {
   std::unique_ptr<Client<T>> setup_;
   std::unique_ptr<BenchIndex<T>> index_;
   uint64_t expected_inserts_ = 0;
+  AttachedRun* attached_ = nullptr;   // --attach: this process is one compute node of several
+  uint32_t id_base_ = 0;              // first client id of this process
+  std::vector<int> cpus_;             // --cpus: thread t runs on cpus_[t % size]
   HistoryRecorder load_history_;      // --verify: a bulk load's keys, as inserts
   const Scheduler* sched_ = nullptr;  // the running phase's, for its stop flag
 };

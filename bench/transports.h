@@ -3,9 +3,12 @@
 // its own header included below) and add one case to the switch in bench/main.cpp.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
+#include <string>
 
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -15,8 +18,11 @@
 #include "bench/options.h"
 #include "bench/report.h"
 #include "policies/shm/pool.h"
+#include "policies/shm/processes.h"
 #include "policies/shm/transport.h"
 #include "runtime/cluster.h"
+#include "runtime/error.h"
+#include "runtime/placement.h"
 #include "runtime/scheduler.h"
 
 #if DMRT_TRANSPORT_SIM
@@ -38,18 +44,74 @@ inline double process_cpu_seconds() {
   return s(u.ru_utime) + s(u.ru_stime);
 }
 
+// shm --attach: this process is compute node `node` of a named pool that other processes share
+// (policies/shm/processes.h). The first compute node of the pool creates and loads the index;
+// every process takes its client ids from the group, and all `members` (the pool's compute
+// nodes) start the run phase together.
+struct AttachedRun {
+  std::string pool;
+  NodeId node = 0;
+  unsigned rank = 0;     // position of `node` among the pool's compute nodes
+  unsigned members = 1;  // the pool's compute nodes: one process each
+  double wait_seconds = 60;
+  std::unique_ptr<shm::NodeClaim> claim;
+  std::unique_ptr<shm::ProcessGroup> group;
+  bool creator() const { return rank == 0; }
+  // Progress of a wait, on stderr.
+  void say(const std::string& what) const {
+    std::fprintf(stderr, "dmrt-bench node %u: %s\n", static_cast<unsigned>(node), what.c_str());
+  }
+};
+
+// The AttachedRun of an environment, or null (other transports, or shm without --attach).
+template <class E>
+AttachedRun* attached_run(E& env) {
+  if constexpr (requires { env.attached.get(); })
+    return env.attached.get();
+  else
+    return nullptr;
+}
+
 // Every Env<T> offers: a constructor from (Options, ClusterConfig); endpoint(home, id); hooks()
 // for the Scheduler; between_ops(client); config(); pool_bytes_used(); begin_phase() and
 // end_phase(PhaseResult&) around each measured phase.
 template <>
 struct Env<ShmTransport> {
-  Env(const Options& opt, const ClusterConfig& config) : pool(shm::Pool::create(config)) {
+  Env(const Options& opt, const ClusterConfig& config)
+      : pool(opt.attach.empty() ? shm::Pool::create(config) : shm::Pool::attach(opt.attach)) {
+    if (!opt.attach.empty()) attach(opt);
     pool->set_yield_per_round_trip(opt.shm_interleave);
     // auto: prefetching paid off only where a round trip waits anyway (docs/bench.md, "shm as
     // far memory"): with the far-memory model the misses then overlap the modelled wait.
     pool->set_execution(opt.shm_mode == "auto" ? (pool->far_memory() ? shm::Execution::kPrefetch
                                                                      : shm::Execution::kInline)
                                                : shm::parse_execution(opt.shm_mode));
+  }
+
+  // --attach: checks that --node is a compute node of the pool and takes it; the far-memory
+  // flags are modelled by this process (an attached pool models none of its own).
+  void attach(const Options& opt) {
+    auto a = std::make_unique<AttachedRun>();
+    a->pool = opt.attach;
+    a->wait_seconds = opt.attach_wait_seconds;
+    const std::vector<NodeId> compute = pool->config().compute_nodes();
+    auto it = std::find(compute.begin(), compute.end(), static_cast<NodeId>(opt.node));
+    if (it == compute.end()) {
+      std::string list;
+      for (NodeId n : compute) list += (list.empty() ? "" : ", ") + std::to_string(n);
+      throw ConfigError("--node " + std::to_string(opt.node) + " is not a compute node of pool '" +
+                        opt.attach + "' (" + std::to_string(pool->node_count()) +
+                        " nodes; compute nodes: " + (list.empty() ? "none" : list) + ")");
+    }
+    a->node = static_cast<NodeId>(opt.node);
+    a->rank = static_cast<unsigned>(it - compute.begin());
+    a->members = static_cast<unsigned>(compute.size());
+    a->claim = std::make_unique<shm::NodeClaim>(*pool, a->node);
+    a->group = std::make_unique<shm::ProcessGroup>(*pool);
+    ClusterConfig costs = pool->config();
+    opt.apply_far_flags(costs);
+    pool->model_far_memory(costs);
+    attached = std::move(a);
   }
 
   shm::Endpoint endpoint(NodeId home, uint32_t client_id) {
@@ -81,6 +143,21 @@ struct Env<ShmTransport> {
     r.transport_report["mops_per_cpu_second"] = per_cpu;
     r.transport_summary = fmt::format("shm: {}, {:.3f} CPU s, {:.3f} Mops per CPU s",
                                       shm::execution_name(pool->execution()), cpu, per_cpu);
+    if (attached) {
+      // Where the memory nodes' pages are (move_pages), for a pool another process placed.
+      nlohmann::json pages = nlohmann::json::object();
+      for (NodeId m : pool->config().memory_nodes()) {
+        const shm::Region& reg = pool->region(m);
+        placement::PageNodes where = placement::page_nodes(reg.base, reg.bytes, kPageSample);
+        if (!where.available) continue;
+        nlohmann::json by_node = nlohmann::json::object();
+        for (auto [numa, n] : where.pages) by_node[std::to_string(numa)] = n;
+        pages[std::to_string(m)] = {
+            {"sampled", where.sampled}, {"absent", where.absent}, {"by_numa_node", by_node}};
+      }
+      r.transport_report["pool"] = attached->pool;
+      r.transport_report["pool_pages"] = pages;
+    }
     const shm::FarMemory* far = pool->far_memory();
     if (!far) return;
     nlohmann::json links = nlohmann::json::array();
@@ -126,7 +203,10 @@ struct Env<ShmTransport> {
     return out;
   }
 
+  static constexpr uint64_t kPageSample = 65536;  // pages asked about per memory node (256 MiB)
+
   std::shared_ptr<shm::Pool> pool;
+  std::unique_ptr<AttachedRun> attached;  // --attach
   std::vector<shm::FarMemory::LinkStats> far_before;
   double cpu_before = 0;
 };

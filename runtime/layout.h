@@ -34,6 +34,13 @@ inline constexpr uint64_t kServicesReady = uint64_t{1} << 63;
 // all of the device memory is usable (it is small) and formatting it is only zeroing it.
 inline constexpr uint64_t kDeviceMemoryBytesOffset = 80;
 inline constexpr uint64_t kDeviceBumpOffset = 88;
+// Processes that share one shm pool (policies/shm/processes.h): on every node, the pid of the
+// process that runs it as a compute node (0: none); on node 0, a block of words that the compute
+// processes of one run coordinate through (who creates the index, client ids, a barrier).
+// Formatting leaves them zero.
+inline constexpr uint64_t kClaimOffset = 96;
+inline constexpr uint64_t kGroupOffset = 1024;
+inline constexpr uint64_t kGroupWords = 8;
 // Well-known words an index uses to find its roots (directory, tree root...). Index code picks
 // its slot numbers; slot k lives at kRootSlotsOffset + 8k on a chosen node.
 inline constexpr uint64_t kRootSlotsOffset = 128;

@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "runtime/verbs.h"
@@ -81,6 +82,31 @@ class Histogram {
   }
   // Representative (midpoint) value of a bucket.
   static uint64_t bucket_value(size_t b);
+
+  // The non-empty buckets as (bucket, count), and a histogram rebuilt from them and its sum, min
+  // and max: how a histogram travels in a report, so that reports can be added up exactly
+  // (dmrt-bench --merge). Throws std::out_of_range for a bucket past kBuckets.
+  std::vector<std::pair<uint32_t, uint64_t>> nonzero_buckets() const {
+    std::vector<std::pair<uint32_t, uint64_t>> out;
+    for (size_t i = 0; i < kBuckets; ++i)
+      if (buckets_[i]) out.emplace_back(static_cast<uint32_t>(i), buckets_[i]);
+    return out;
+  }
+  uint64_t sum() const { return sum_; }
+  static Histogram from_buckets(const std::vector<std::pair<uint32_t, uint64_t>>& buckets,
+                                uint64_t sum, uint64_t min, uint64_t max) {
+    Histogram h;
+    for (auto [b, n] : buckets) {
+      h.buckets_.at(b) += n;
+      h.count_ += n;
+    }
+    h.sum_ = sum;
+    if (h.count_) {
+      h.min_ = min;
+      h.max_ = max;
+    }
+    return h;
+  }
 
  private:
   std::array<uint64_t, kBuckets> buckets_{};

@@ -127,14 +127,21 @@ std::shared_ptr<Pool> Pool::create(const ClusterConfig& config, const std::strin
     }
     layout::format_region(base, spec.region_bytes, n, spec.role, config);
   }
-  if (FarMemory::any(config)) {
-    auto now = std::chrono::steady_clock::now().time_since_epoch();
-    pool->far_ = std::make_unique<FarMemory>(
-        config,
-        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
-    pool->set_hook(kFarMemory, true);
-  }
+  pool->model_far_memory(config);
   return pool;
+}
+
+void Pool::model_far_memory(const ClusterConfig& config) {
+  if (config.size() != regions_.size())
+    throw ConfigError("far-memory costs for " + std::to_string(config.size()) +
+                      " nodes, but the pool has " + std::to_string(regions_.size()));
+  if (!FarMemory::any(config)) return;
+  auto now = std::chrono::steady_clock::now().time_since_epoch();
+  far_ = std::make_unique<FarMemory>(
+      config,
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
+  for (NodeId n = 0; n < config.size(); ++n) config_.nodes[n].far = config.nodes[n].far;
+  set_hook(kFarMemory, true);
 }
 
 std::shared_ptr<Pool> Pool::attach(const std::string& name) {
@@ -189,9 +196,11 @@ Pool::~Pool() {
   for (NodeId n = 0; n < regions_.size(); ++n) {
     if (regions_[n].base) munmap(regions_[n].base, regions_[n].bytes);
     if (n < device_.size() && device_[n].base) munmap(device_[n].base, device_[n].bytes);
-    if (owner_ && !name_.empty()) {
+    // Only what this process created: a create() that failed half-way (the name was taken)
+    // must not remove another pool's objects.
+    if (owner_ && !name_.empty() && regions_[n].base) {
       shm_unlink(shm_object_name(name_, n).c_str());
-      if (config_.nodes.at(n).device_memory_bytes)
+      if (n < device_.size() && device_[n].base)
         shm_unlink((shm_object_name(name_, n) + ".dm").c_str());
     }
   }

@@ -66,6 +66,11 @@ class Pool {
   // The far-memory model of the nodes the config gives a cost (NodeSpec::far); null when none
   // has one. Only the creating process models costs: a pool attached by name has none.
   FarMemory* far_memory() const { return far_.get(); }
+  // Makes this process model the far-memory costs `config` gives its nodes (NodeSpec::far; the
+  // pool's own config with costs set): what create() does, for a pool attached by name. The
+  // links are this process's: processes attached to one pool do not queue behind each other.
+  // Before clients run; nothing when no node has a cost.
+  void model_far_memory(const ClusterConfig& config);
   // Off (the default), a round trip completes inline, as a CXL load does, and the fibers of one
   // thread interleave only where they pause. On, every client fiber yields after each round trip,
   // as it would while a NIC serves it, so they interleave inside operations too: what the

@@ -33,6 +33,8 @@ mount -t proc none /host/proc
 mount -t sysfs none /host/sys
 mount --bind /dev /host/dev
 mount --bind /dev/pts /host/dev/pts
+# shm_open's home, for the multi-process shm test (a tmpfs, so mbind places its pages).
+mkdir -p /host/dev/shm && mount -t tmpfs none /host/dev/shm
 echo "@@GUEST rxe0 ready $(cut -d' ' -f1 /proc/uptime)s"
 # Every dmrt program in the VM authenticates its bootstrap with one fresh cluster secret (the
 # nodes would otherwise listen on loopback only, unauthenticated).

@@ -8,7 +8,7 @@
 #     --cmd CMD     run CMD as one more test (may repeat); without any --cmd the verbs suite runs:
 #                   verbs_tests' transport tests (GoogleTest), the two-process dmrt-node test and dmrt-bench runs
 #     --no-default  run only the --cmd tests
-#   env: VM_LIMIT (s, default 900), VM_SMP (2), VM_MEM (2G), KPKG (kernel package; default what
+#   env: VM_LIMIT (s, default 900), VM_SMP (2), VM_MEM (2G), VM_NUMA (1: two NUMA nodes), KPKG (kernel package; default what
 #        linux-image-amd64 depends on), VM_CACHE (default tests/vm/cache), VM_TIMEOUT_EXP (ACK
 #        timeout exponent of the default tests, 20)
 # Prints the device (ibv_devinfo), each test's output, and a last line "N passed, M failed".
@@ -91,6 +91,25 @@ if [ ! -f "$INITRD" ] || [ "$(cat "$CACHE/initramfs.stamp" 2>/dev/null)" != "$ST
   echo "$STAMP" > "$CACHE/initramfs.stamp"
 fi
 
+# Two NUMA nodes (VM_NUMA=1, the default, with at least 2 vCPUs): half the vCPUs and half the
+# memory each, so that NUMA placement is tested for real (the multi-process shm test binds its
+# memory node process to node 1 and its compute processes to node 0).
+SMP=${VM_SMP:-2}
+MEM=${VM_MEM:-2G}
+NUMA=()
+if [ "${VM_NUMA:-1}" = 1 ] && [ "$SMP" -ge 2 ]; then
+  case "$MEM" in
+    *G) MEM_MB=$(( ${MEM%G} * 1024 )) ;;
+    *M) MEM_MB=${MEM%M} ;;
+    *) MEM_MB=$MEM ;;
+  esac
+  HALF=$(( MEM_MB / 2 ))
+  NUMA=(-object "memory-backend-ram,id=m0,size=${HALF}M"
+        -object "memory-backend-ram,id=m1,size=$(( MEM_MB - HALF ))M"
+        -numa "node,nodeid=0,cpus=0-$(( SMP / 2 - 1 )),memdev=m0"
+        -numa "node,nodeid=1,cpus=$(( SMP / 2 ))-$(( SMP - 1 )),memdev=m1")
+fi
+
 # 4. the script the guest runs (chrooted into the host's /)
 if [ "$DEFAULT" = 1 ]; then
   [ -x "$BUILD/tests/verbs/verbs_tests" ] || {
@@ -126,6 +145,11 @@ if [ "$DEFAULT" = 1 ]; then
       "$B --index dmtree --workload a --keys 2000 --ops 10000"
       "$B --index hstore --workload a --keys 2000 --ops 4000"
       "$B --index hstore --memory-nodes 2 --workload e --keys 2000 --ops 4000")
+    # shm as several processes on two NUMA nodes: the memory node process (its pool) on node 1,
+    # the two compute processes on node 0; where the pool's pages landed is checked (move_pages).
+    if [ ${#NUMA[@]} -gt 0 ]; then
+      DEFAULT_CMDS+=("MP_MEMORY_NUMA=1 MP_COMPUTE_NUMA=0 MP_KEYS=500 MP_OPS=1000 MP_ERRORS=0 $ROOT/tests/bench/multi_process.sh $NODE $BUILD/bench/dmrt-bench $BUILD/tools/dmrt-check/dmrt-check")
+    fi
   fi
   CMDS=("${DEFAULT_CMDS[@]}" "${CMDS[@]}")
 fi
@@ -155,12 +179,12 @@ chmod +x "$SCRIPT"
 # 5. boot
 LOG=$CACHE/console.log
 APPEND="console=ttyS0 panic=-1 loglevel=3 rdinit=/init dmrt_work=$ROOT dmrt_script=$SCRIPT dmrt_limit=$LIMIT"
-QEMU=(qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp "${VM_SMP:-2}" -m "${VM_MEM:-2G}"
+QEMU=(qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp "$SMP" -m "$MEM" "${NUMA[@]}"
       -kernel "$KDIR/boot/vmlinuz-$KVER" -initrd "$INITRD" -append "$APPEND"
       -nographic -nic none -no-reboot
       -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
       -virtfs "local,path=$ROOT,mount_tag=work,security_model=none,multidevs=remap")
-say "booting $KVER (TCG, ${VM_SMP:-2} vCPUs, no NIC); ${#CMDS[@]} test(s); limit ${LIMIT}s"
+say "booting $KVER (TCG, $SMP vCPUs, ${#NUMA[@]} NUMA args, no NIC); ${#CMDS[@]} test(s); limit ${LIMIT}s"
 T_BOOT=$(date +%s)
 "${QEMU[@]}" < /dev/null > "$LOG" 2>&1 &
 QPID=$!

@@ -1,10 +1,15 @@
 // dmrt-check: checks a history saved by `dmrt-bench --verify --history FILE` (or written by any
 // program through check/history_io.h) again, offline: with a larger budget, on one key, or after
-// a change to the checker.
+// a change to the checker. Several files are checked as one history, their union: the parts that
+// the processes of a multi-process run saved (dmrt-bench --attach), whose timestamps come from
+// one clock all processes of the host share.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "check/history_io.h"
 #include "check/linearizability.h"
@@ -12,14 +17,17 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"dmrt-check: linearizability check of a saved dmrt history"};
-  std::string file;
+  std::vector<std::string> files;
   std::vector<uint64_t> keys;
   dmrt::CheckOptions opts;
   opts.threads = 0;
   dmrt::CheckBudget budget;
   uint64_t max_history_mb = dmrt::HistoryLimits{}.max_bytes >> 20;
   bool no_scans = false, no_shrink = false;
-  app.add_option("FILE", file, "History file (dmrt-bench --history)")->required();
+  app.add_option("FILE", files,
+                 "History file (dmrt-bench --history); several: the parts of one run, checked "
+                 "as their union (no client may appear in two)")
+      ->required();
   app.add_option("--key", keys, "Check only the point operations on these keys (repeatable)");
   app.add_option("--max-steps", opts.max_steps_per_key,
                  "Search steps per key before it is declared undecided")
@@ -46,10 +54,35 @@ int main(int argc, char** argv) {
   budget.apply(opts);
 
   dmrt::History h;
+  std::map<uint32_t, std::string> client_file;  // each client's operations come from one file
   try {
     dmrt::HistoryLimits limits;
     limits.max_bytes = max_history_mb << 20;
-    h = dmrt::load_history(file, limits);
+    for (const std::string& file : files) {
+      dmrt::History part = dmrt::load_history(file, limits);
+      std::map<uint32_t, bool> seen;
+      for (const dmrt::Operation& op : part.ops) {
+        if (seen[op.client]) continue;
+        seen[op.client] = true;
+        auto [it, fresh] = client_file.try_emplace(op.client, file);
+        if (!fresh) {
+          std::fprintf(stderr,
+                       "dmrt-check: client %u has operations in %s and in %s: the parts of one "
+                       "run must come from different clients (is one file given twice?)\n",
+                       op.client, it->second.c_str(), file.c_str());
+          return 2;
+        }
+      }
+      // The union: rows of scans are rebased past the rows already in.
+      const size_t base = h.scan_rows.size();
+      h.scan_rows.insert(h.scan_rows.end(), part.scan_rows.begin(), part.scan_rows.end());
+      for (dmrt::Operation op : part.ops) {
+        if (op.kind == dmrt::OpKind::kScan) op.out += base;
+        h.ops.push_back(op);
+      }
+      for (auto& [hash, v] : part.values) h.values.try_emplace(hash, v);
+      h.hash_collisions += part.hash_collisions;
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dmrt-check: %s\n", e.what());
     return 2;
@@ -60,6 +93,8 @@ int main(int argc, char** argv) {
              std::find(keys.begin(), keys.end(), o.key) == keys.end();
     });
   }
-  std::printf("history: %zu operations from %s\n", h.ops.size(), file.c_str());
+  std::string names;
+  for (const std::string& f : files) names += (names.empty() ? "" : ", ") + f;
+  std::printf("history: %zu operations from %s\n", h.ops.size(), names.c_str());
   return dmrt::report_check(dmrt::check_history(h, opts));
 }

@@ -43,19 +43,43 @@ struct Host {
 
 Host add_shm_host(CLI::App& app) {
   auto* group = app.add_option_group("shm", "flags of --transport shm");
-  auto pool = std::make_shared<std::string>();
-  group->add_option("--pool", *pool, "name of the shm pool to attach to (shm::Pool::create)");
-  return {"shm", group, [pool](const NodeArgs& args, const Services& registry) {
-            return run_shm(*pool, args, registry);
+  auto sa = std::make_shared<ShmArgs>();
+  group->add_option("--pool", sa->pool, "name of the shm pool (/dev/shm/dmrt.NAME.*)");
+  auto* create = group->add_flag(
+      "--create", sa->create,
+      "create the pool (the memory node process of a multi-process shm run: it serves until "
+      "SIGINT/SIGTERM, then removes the pool); without it, attach to a pool another process made");
+  auto* mn = group
+                 ->add_option("--memory-nodes", sa->memory_nodes,
+                              "with --create and no --cluster: memory nodes")
+                 ->check(CLI::Range(1u, 1024u))
+                 ->capture_default_str();
+  auto* cn = group
+                 ->add_option("--compute-nodes", sa->compute_nodes,
+                              "with --create and no --cluster: compute nodes (one dmrt-bench "
+                              "--attach process each)")
+                 ->check(CLI::Range(1u, 1024u))
+                 ->capture_default_str();
+  auto* mb = group
+                 ->add_option("--memory-mb", sa->memory_mb,
+                              "with --create and no --cluster: region MiB per memory node")
+                 ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 24))
+                 ->capture_default_str();
+  auto* numa = group
+                   ->add_option("--numa-node", sa->numa_node,
+                                "with --create: bind the memory nodes' regions to this NUMA "
+                                "node (mbind; over the cluster file's numa)")
+                   ->check(CLI::Range(0, 1023));
+  for (CLI::Option* o : {mn, cn, mb, numa}) o->needs(create);
+  return {"shm", group, [sa](const NodeArgs& args, const Services& registry) {
+            return run_shm(*sa, args, registry);
           }};
 }
 
 #if DMRT_TRANSPORT_VERBS
-Host add_verbs_host(CLI::App& app) {
+Host add_verbs_host(CLI::App& app, CLI::Option* cluster) {
   auto va = std::make_shared<VerbsArgs>();
   auto* group = app.add_option_group("verbs", "flags of --transport verbs");
-  auto* cluster = group->add_option("--cluster", va->cluster_file, "cluster file (TOML)")
-                      ->check(CLI::ExistingFile);
   auto* nodes = group->add_option(
       "--nodes", va->nodes, "the cluster inline: role:size@host:port,... (instead of --cluster)");
   cluster->excludes(nodes);
@@ -63,6 +87,7 @@ Host add_verbs_host(CLI::App& app) {
                     "ask the dmrt-node serving host:port to exit, then exit (nothing else runs)");
   verbs::add_cli_flags(*group, va->opts);
   return {"verbs", group, [va](const NodeArgs& args, const Services& registry) {
+            va->cluster_file = args.cluster_file;
             return run_verbs(*va, args, registry);
           }};
 }
@@ -95,9 +120,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0L, 65534L));
   bool no_echo = false;
   app.add_flag("--no-echo", no_echo, "do not run the echo service on mailbox 0");
+  auto* cluster = app.add_option("--cluster", args.cluster_file,
+                                 "cluster file (TOML; verbs, and shm with --create)")
+                      ->check(CLI::ExistingFile);
   std::vector<Host> hosts;
 #if DMRT_TRANSPORT_VERBS
-  hosts.push_back(add_verbs_host(app));
+  hosts.push_back(add_verbs_host(app, cluster));
+#else
+  (void)cluster;
 #endif
   hosts.push_back(add_shm_host(app));
   std::vector<std::string> transports;

@@ -26,6 +26,7 @@ struct NodeArgs {
   std::vector<std::string> services;  // --service NAME (repeatable), in order
   bool echo = true;                   // the echo service on mailbox 0 (--no-echo: off)
   long node = -1;                     // --node N
+  std::string cluster_file;           // --cluster FILE (verbs; shm with --create)
 };
 
 // Set by SIGINT/SIGTERM.
@@ -107,8 +108,18 @@ inline int report_stopped(NodeId node, const NodeArgs& args, const EchoCounters&
 }
 
 // Each transport's host, run once main.cpp has parsed the command line (whose flags it owns).
-// node_shm.cpp: attaches to the shm pool `pool_name`.
-int run_shm(const std::string& pool_name, const NodeArgs& args, const Services& registry);
+// node_shm.cpp: the --transport shm flags. Without --create the node attaches to a pool another
+// process made; with it, this process creates the named pool (the cluster file's nodes, or an
+// embedded cluster), serves until stopped and removes the pool.
+struct ShmArgs {
+  std::string pool;
+  bool create = false;
+  unsigned memory_nodes = 1;
+  unsigned compute_nodes = 2;
+  uint64_t memory_mb = 1024;
+  int numa_node = -1;  // bind the memory nodes' regions there (over the cluster file's `numa`)
+};
+int run_shm(const ShmArgs& sa, const NodeArgs& args, const Services& registry);
 #if DMRT_TRANSPORT_VERBS
 // node_verbs.cpp: the --transport verbs flags.
 struct VerbsArgs {

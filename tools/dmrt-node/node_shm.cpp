@@ -1,6 +1,8 @@
-// dmrt-node on shm: attaches to a named shm pool created by another process (shm::Pool::create
-// with a name, e.g. a CXL-emulation run) and hosts the echo service and the requested services
-// on one of its nodes, each a shm::ServiceHost thread, until SIGINT/SIGTERM arrives.
+// dmrt-node on shm: the memory-node process of a multi-process shm run. With --create it creates
+// the named pool (a cluster file's nodes, or an embedded cluster; memory regions bound to a NUMA
+// node when asked), otherwise it attaches to one another process made; either way it hosts the
+// echo service and the requested services on one of the pool's nodes, each a shm::ServiceHost
+// thread, until SIGINT/SIGTERM arrives. A pool it created is removed when it stops.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -10,35 +12,94 @@
 #include "runtime/error.h"
 #include "runtime/layout.h"
 #include "runtime/local_memory.h"
+#include "runtime/placement.h"
 #include "tools/dmrt-node/node.h"
 
 namespace dmrt::node {
 
-int run_shm(const std::string& pool_name, const NodeArgs& args, const Services& registry) {
-  if (pool_name.empty()) throw ConfigError("--transport shm needs --pool NAME");
-  if (args.node < 0) throw ConfigError("--node N is required");
-  std::shared_ptr<shm::Pool> pool = shm::Pool::attach(pool_name);
-  if (static_cast<size_t>(args.node) >= pool->node_count())
-    throw ConfigError("--node " + std::to_string(args.node) + " but pool '" + pool_name + "' has " +
-                      std::to_string(pool->node_count()) + " nodes");
-  const auto node = static_cast<NodeId>(args.node);
-  Launcher<ShmTransport, shm::ServiceHost> launcher(
-      node, [pool, node](unsigned fibers, ServiceBody<ShmTransport> body) {
-        return std::make_unique<shm::ServiceHost>(pool, node, fibers, std::move(body));
-      });
-  EchoCounters echo;
-  try {
-    uint64_t word = start_services(args, registry, launcher, echo);
-    // Services of other node processes may share this pool's nodes: add our bits to the word.
-    auto w = local::word(pool->region(node).base + layout::kServicesOffset);
-    w.fetch_or(word | layout::kServicesReady);
-    std::cout << "dmrt-node " << node << " ready on shm pool '" << pool_name << "'" << std::endl;
-    wait_until_stopped([&] { return launcher.any_failed(); });
-  } catch (...) {
-    launcher.stop_all();
-    throw;
+namespace {
+
+// The pool a --create run makes: the cluster file, or the embedded cluster of the flags.
+std::shared_ptr<shm::Pool> create_pool(const ShmArgs& sa, const NodeArgs& args) {
+  ClusterConfig config =
+      args.cluster_file.empty()
+          ? ClusterConfig::embedded(sa.memory_nodes, sa.compute_nodes, sa.memory_mb << 20)
+          : ClusterConfig::from_toml_file(args.cluster_file);
+  if (sa.numa_node >= 0)
+    for (NodeId m : config.memory_nodes()) config.nodes[m].numa_node = sa.numa_node;
+  auto pool = shm::Pool::create(config, sa.pool);
+  std::cout << "dmrt-node: created shm pool '" << sa.pool << "': " << config.size() << " nodes ("
+            << config.memory_nodes().size() << " memory, " << config.compute_nodes().size()
+            << " compute)" << std::endl;
+  // Where the memory lies: the binding asked for, and where the pages written so far (each
+  // region's header and mailboxes) landed.
+  const int host_nodes = placement::host_numa_nodes();
+  for (NodeId m : config.memory_nodes()) {
+    const shm::Region& r = pool->region(m);
+    std::cout << "dmrt-node: memory node " << m << ": " << (r.bytes >> 20) << " MiB, ";
+    if (config.nodes[m].numa_node >= 0)
+      std::cout << "bound to NUMA node " << config.nodes[m].numa_node << " (mbind)";
+    else
+      std::cout << "not bound to a NUMA node";
+    placement::PageNodes where = placement::page_nodes(r.base, r.bytes);
+    if (where.available) {
+      std::cout << "; resident pages by NUMA node:";
+      for (auto [node, pages] : where.pages) std::cout << " " << node << ":" << pages;
+      std::cout << " (of " << where.sampled << " sampled, " << where.absent << " not yet touched)";
+    }
+    std::cout << std::endl;
   }
-  return report_stopped(node, args, echo, launcher.stop_all());
+  if (host_nodes == 1)
+    std::cout << "dmrt-node: this host has one NUMA node: no memory is on a far socket; the "
+                 "far-memory cost model (dmrt-bench --shm-latency-ns, --shm-preset) stands in "
+                 "for it"
+              << std::endl;
+  return pool;
+}
+
+}  // namespace
+
+int run_shm(const ShmArgs& sa, const NodeArgs& args, const Services& registry) {
+  if (sa.pool.empty()) throw ConfigError("--transport shm needs --pool NAME");
+  if (!sa.create && !args.cluster_file.empty())
+    throw ConfigError(
+        "--cluster with --transport shm needs --create (an attached pool's nodes "
+        "are the creator's)");
+  std::shared_ptr<shm::Pool> pool = sa.create ? create_pool(sa, args) : shm::Pool::attach(sa.pool);
+  long node_id = args.node;
+  if (node_id < 0) {
+    if (!sa.create) throw ConfigError("--node N is required");
+    node_id = pool->config().memory_nodes().front();  // the created pool's first memory node
+  }
+  if (static_cast<size_t>(node_id) >= pool->node_count())
+    throw ConfigError("--node " + std::to_string(node_id) + " but pool '" + sa.pool + "' has " +
+                      std::to_string(pool->node_count()) + " nodes");
+  const auto node = static_cast<NodeId>(node_id);
+  auto serve = [&] {
+    Launcher<ShmTransport, shm::ServiceHost> launcher(
+        node, [pool, node](unsigned fibers, ServiceBody<ShmTransport> body) {
+          return std::make_unique<shm::ServiceHost>(pool, node, fibers, std::move(body));
+        });
+    EchoCounters echo;
+    try {
+      uint64_t word = start_services(args, registry, launcher, echo);
+      // Services of other node processes may share this pool's nodes: add our bits to the word.
+      auto w = local::word(pool->region(node).base + layout::kServicesOffset);
+      w.fetch_or(word | layout::kServicesReady);
+      std::cout << "dmrt-node " << node << " ready on shm pool '" << sa.pool << "'" << std::endl;
+      wait_until_stopped([&] { return launcher.any_failed(); });
+    } catch (...) {
+      launcher.stop_all();
+      throw;
+    }
+    return report_stopped(node, args, echo, launcher.stop_all());
+  };
+  const int rc = serve();
+  if (sa.create) {
+    pool.reset();  // the last reference: unmaps and removes /dev/shm/dmrt.NAME.*
+    std::cout << "dmrt-node: removed shm pool '" << sa.pool << "'" << std::endl;
+  }
+  return rc;
 }
 
 }  // namespace dmrt::node

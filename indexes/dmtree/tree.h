@@ -105,7 +105,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             {"merge_aborts", static_cast<double>(merge_aborts_.load())},
             {"unmerged_only_children", static_cast<double>(only_children_.load())},
             {"dead_leaf_hits", static_cast<double>(dead_hits_.load())},
-            {"shared_results", static_cast<double>(comb_.shared())},
+            {"shared_results", static_cast<double>(comb_.shared() + wcomb_.shared())},
             {"takeovers", static_cast<double>(v.takeovers.load())},
             {"fences", static_cast<double>(v.fences.load())},
             {"recovered_locks", static_cast<double>(v.recovered_locks.load())},
@@ -129,7 +129,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         llt_(4096, 8),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
               &llt_, o.bottom_level_cache ? 1 : 0, o.entry_versions),
-        comb_(o.combiner_slots, o.batch_limit) {}
+        comb_(o.combiner_slots, o.batch_limit),
+        wcomb_(o.combiner_slots, o.batch_limit_writes ? o.batch_limit : rdwc::Combiner::kLimit) {}
 
   static void validate(const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
@@ -213,8 +214,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   Geometry geo_;
   std::shared_ptr<collab::Service<T>> svc_;
   btree::LocalLockTable llt_;
+  btree::LocalLockTable key_locks_{4096, 0};  // per-key write tickets (local_key_lock)
   btree::BTreeCore<T> core_;
-  rdwc::Combiner comb_;
+  rdwc::Combiner comb_;   // read delegation (rounds of at most batch_limit followers)
+  rdwc::Combiner wcomb_;  // write combining (unbounded unless batch_limit_writes)
   GlobalAddress arena_;
   std::atomic<uint64_t> leaves_{0}, splits_{0}, read_retries_{0}, local_hits_{0}, primary_reads_{0},
       false_pos_{0}, inconsistent_{0}, version_mismatches_{0}, merges_{0}, merge_aborts_{0},
@@ -251,7 +254,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       check_live();
       if (t_->opts_.write_combining) {
         check_value(v);
-        return t_->comb_.run(*c_, k, true, v, nullptr, [&](std::string_view wv, std::string*) {
+        return t_->wcomb_.run(*c_, k, true, v, nullptr, [&](std::string_view wv, std::string*) {
           return write_op(k, wv, Op::kUpdate);
         });
       }
@@ -563,10 +566,17 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     [[gnu::noinline]] bool write_op(Key k, std::string_view v, Op op) {
+      // The local ticket of the key (no remote lock is handed over through it: release(false)).
+      const GlobalAddress ticket = GlobalAddress::from_raw(k);
+      const bool local = t_->opts_.local_key_lock;
+      if (local) t_->key_locks_.acquire(*c_, ticket);
       try {
-        return write_op_locking(k, v, op);
+        bool ok = write_op_locking(k, v, op);
+        if (local) t_->key_locks_.release(ticket, false);
+        return ok;
       } catch (...) {
         release_after_error();
+        if (local) t_->key_locks_.release(ticket, false);
         throw;
       }
     }

@@ -234,6 +234,7 @@ CheckResult chime_attempt(uint64_t seed, bool fault) {
   o.internal_span = 8;
   o.hopscotch_leaf = false;
   o.speculative_read = false;  // every search reads the leaf
+  o.rdwc = false;              // ... itself: a delegated search shares another one's read
   o.faults.skip_bitmap_check = fault;
   ShmClient s(shm::Endpoint(pool, cn, 1));
   auto t = chime::Tree<ShmTransport>::create(s, o);

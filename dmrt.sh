@@ -155,18 +155,23 @@ case "$cmd" in
       echo "dmrt: build/tests/verbs/verbs_tests is missing: the VM stage cannot run" >&2
       failed=$((failed + 1))
     elif [ -x build/tests/verbs/verbs_tests ]; then
-      echo "== verbs in a Soft-RoCE VM" >&2
-      vm_log=$(mktemp)
-      tests/vm/run.sh --build build 2>&1 | tee "$vm_log" >&2 || true
-      vm_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$vm_log" | tail -n 1 || true)
-      if [ -n "$vm_line" ]; then
-        passed=$((passed + $(echo "$vm_line" | cut -d' ' -f1)))
-        failed=$((failed + $(echo "$vm_line" | cut -d' ' -f3)))
-      else
-        echo "dmrt: the VM stage did not report results" >&2
-        failed=$((failed + 1))
-      fi
-      rm -f "$vm_log"
+      # Two boots: the verbs suite (one NUMA node), then NUMA placement across processes (two).
+      for stage in verbs numa; do
+        echo "== $stage in a Soft-RoCE VM" >&2
+        vm_args=(--build build)
+        [ "$stage" = numa ] && vm_args+=(--numa-stage)
+        vm_log=$(mktemp)
+        tests/vm/run.sh "${vm_args[@]}" 2>&1 | tee "$vm_log" >&2 || true
+        vm_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$vm_log" | tail -n 1 || true)
+        if [ -n "$vm_line" ]; then
+          passed=$((passed + $(echo "$vm_line" | cut -d' ' -f1)))
+          failed=$((failed + $(echo "$vm_line" | cut -d' ' -f3)))
+        else
+          echo "dmrt: the VM stage ($stage) did not report results" >&2
+          failed=$((failed + 1))
+        fi
+        rm -f "$vm_log"
+      done
     fi
     echo "dmrt: tests took $(( $(date +%s) - start )) s" >&2
     echo "$passed passed, $failed failed"

@@ -219,6 +219,15 @@ int main_impl(int argc, char** argv) {
           ->check(CLI::IsMember({"auto", "inline", "prefetch"}))
           ->capture_default_str()
           ->group(shm_group);
+  auto* shm_coherence =
+      app.add_option("--shm-coherence", opt.shm_coherence,
+                     "shm: none, or flush: around every verb to another node, the cache-line "
+                     "flushes and fences a port to non-coherent shared CXL memory must issue "
+                     "(invalidate before reads, write back and fence after writes; "
+                     "docs/cxl-porting.md)")
+          ->check(CLI::IsMember({"none", "flush"}))
+          ->capture_default_str()
+          ->group(shm_group);
   auto* shm_preset =
       app.add_option("--shm-preset", opt.shm_preset,
                      "shm: far-memory figures for every memory node: cxl (300 ns, 256 Gbit/s, "
@@ -408,7 +417,7 @@ int main_impl(int argc, char** argv) {
   // Where this process runs, before any thread or memory of the run exists.
   if (opt.numa_node >= 0) placement::bind_numa(opt.numa_node);
   if (!opt.cpus.empty()) placement::bind_thread(placement::parse_cpu_list(opt.cpus));
-  for (const CLI::Option* o : {shm_mode, shm_preset, shm_latency, shm_gbps})
+  for (const CLI::Option* o : {shm_mode, shm_coherence, shm_preset, shm_latency, shm_gbps})
     if (o->count() > 0 && opt.transport != "shm")
       return usage_error(o->get_name() + " is a flag of --transport shm");
   // The far-memory flags apply to every memory node, over what a cluster file says (an attached

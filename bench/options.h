@@ -42,9 +42,10 @@ struct Options {
                                   // --sim-memory-bytes on sim (main.cpp decides)
   bool shm_interleave = false;    // shm: fibers yield after every round trip (Pool)
   std::string shm_mode = "auto";  // shm: round-trip execution: inline, prefetch, or auto (Pool)
-  std::string shm_preset;         // shm: far-memory figures for every memory node ("" = none)
-  int64_t shm_latency_ns = -1;    // shm: per memory node, over the preset (-1 = not given)
-  double shm_gbps = -1;           // shm: per memory node, over the preset (-1 = not given)
+  std::string shm_coherence = "none";  // shm: none, or flush (non-coherent CXL port; Pool)
+  std::string shm_preset;              // shm: far-memory figures for every memory node ("" = none)
+  int64_t shm_latency_ns = -1;         // shm: per memory node, over the preset (-1 = not given)
+  double shm_gbps = -1;                // shm: per memory node, over the preset (-1 = not given)
 #if DMRT_TRANSPORT_SIM
   sim::Options sim = sim::Options::preset("rdma-cx6");  // --transport sim: cluster and cost model
 #endif

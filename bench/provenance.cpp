@@ -96,6 +96,7 @@ nlohmann::json transport_json(const Options& opt, const ClusterConfig& config) {
   if (opt.transport == "shm") {
     j["interleave"] = opt.shm_interleave;
     j["mode"] = opt.shm_mode;
+    j["coherence"] = opt.shm_coherence;
     nlohmann::json far = nlohmann::json::array();
     for (NodeId n : config.memory_nodes())
       far.push_back({{"node", n},

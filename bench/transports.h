@@ -86,6 +86,7 @@ struct Env<ShmTransport> {
     pool->set_execution(opt.shm_mode == "auto" ? (pool->far_memory() ? shm::Execution::kPrefetch
                                                                      : shm::Execution::kInline)
                                                : shm::parse_execution(opt.shm_mode));
+    pool->set_coherence(shm::parse_coherence(opt.shm_coherence));
   }
 
   // --attach: checks that --node is a compute node of the pool and takes it; the far-memory
@@ -130,6 +131,8 @@ struct Env<ShmTransport> {
   const ClusterConfig& config() const { return pool->config(); }
   void begin_phase() {
     far_before = far_stats();
+    invalidated_before = pool->coherence_stats().invalidated();
+    written_back_before = pool->coherence_stats().written_back();
     cpu_before = process_cpu_seconds();
   }
   // The execution mode and, with the far-memory model, what each modelled link did this phase.
@@ -143,6 +146,22 @@ struct Env<ShmTransport> {
     r.transport_report["mops_per_cpu_second"] = per_cpu;
     r.transport_summary = fmt::format("shm: {}, {:.3f} CPU s, {:.3f} Mops per CPU s",
                                       shm::execution_name(pool->execution()), cpu, per_cpu);
+    if (pool->coherence() == shm::Coherence::kFlush) {
+      // Lines per operation: deterministic for a given history of verbs.
+      const double ops = r.all.count ? static_cast<double>(r.all.count) : 1.0;
+      const double inval =
+          static_cast<double>(pool->coherence_stats().invalidated() - invalidated_before) / ops;
+      const double wb =
+          static_cast<double>(pool->coherence_stats().written_back() - written_back_before) / ops;
+      r.transport_report["coherence"] = {{"mode", "flush"},
+                                         {"instructions", pool->flush_instructions().describe()},
+                                         {"lines_invalidated_per_op", inval},
+                                         {"lines_written_back_per_op", wb}};
+      r.transport_summary += fmt::format(
+          "; coherence flush: {:.2f} lines invalidated, {:.2f} "
+          "written back per op",
+          inval, wb);
+    }
     if (attached) {
       // Where the memory nodes' pages are (move_pages), for a pool another process placed.
       nlohmann::json pages = nlohmann::json::object();
@@ -208,6 +227,7 @@ struct Env<ShmTransport> {
   std::shared_ptr<shm::Pool> pool;
   std::unique_ptr<AttachedRun> attached;  // --attach
   std::vector<shm::FarMemory::LinkStats> far_before;
+  uint64_t invalidated_before = 0, written_back_before = 0;  // coherence flush counts
   double cpu_before = 0;
 };
 

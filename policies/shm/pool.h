@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "policies/shm/coherence.h"
 #include "policies/shm/execution.h"
 #include "policies/shm/far_memory.h"
 #include "runtime/cluster.h"
@@ -53,8 +54,9 @@ class Pool {
   enum RoundTripHook : uint8_t {
     kYieldPerRoundTrip = 1,
     kTornReads = 2,
-    kPrefetch = 4,   // set_execution(Execution::kPrefetch)
-    kFarMemory = 8,  // some node has a FarMemoryCost (far_memory())
+    kPrefetch = 4,    // set_execution(Execution::kPrefetch)
+    kFarMemory = 8,   // some node has a FarMemoryCost (far_memory())
+    kCoherence = 16,  // set_coherence(Coherence::kFlush)
   };
   uint8_t round_trip_hooks() const { return hooks_; }
   // Inline (the default) or prefetch (policies/shm/execution.h). The bench picks its own default
@@ -63,6 +65,17 @@ class Pool {
   Execution execution() const {
     return (hooks_ & kPrefetch) ? Execution::kPrefetch : Execution::kInline;
   }
+  // None (the default) or flush: the cache-line flushes and fences a port to non-coherent shared
+  // CXL memory issues around each verb (policies/shm/coherence.h). Set before clients run.
+  void set_coherence(Coherence c) {
+    if (c == Coherence::kFlush) flush_ = FlushInstructions::detect();
+    set_hook(kCoherence, c == Coherence::kFlush);
+  }
+  Coherence coherence() const {
+    return (hooks_ & kCoherence) ? Coherence::kFlush : Coherence::kNone;
+  }
+  const FlushInstructions& flush_instructions() const { return flush_; }
+  CoherenceStats& coherence_stats() const { return *coherence_stats_; }
   // The far-memory model of the nodes the config gives a cost (NodeSpec::far); null when none
   // has one. Only the creating process models costs: a pool attached by name has none.
   FarMemory* far_memory() const { return far_.get(); }
@@ -105,6 +118,8 @@ class Pool {
   bool numa_bound_ = false;
   uint8_t hooks_ = 0;  // RoundTripHook bits; present in every build so the layout never varies
   std::unique_ptr<FarMemory> far_;
+  FlushInstructions flush_;
+  std::unique_ptr<CoherenceStats> coherence_stats_ = std::make_unique<CoherenceStats>();
 };
 
 std::string shm_object_name(const std::string& pool, NodeId node);

@@ -125,14 +125,46 @@ class Endpoint {
       yield();
     }
     while (due != 0 && now_ns() < due) yield();
-    for (Batch& b : batches)
-      for (const Verb& v : b.verbs()) {
+    if (hooks & Pool::kCoherence) {
+      perform_coherent(batches, counters);
+    } else {
+      for (Batch& b : batches)
+        for (const Verb& v : b.verbs()) {
 #ifdef DMRT_FAULT_INJECTION
-        if ((hooks & Pool::kTornReads) && v.kind == VerbKind::kRead && read_torn(v)) continue;
+          if ((hooks & Pool::kTornReads) && v.kind == VerbKind::kRead && read_torn(v)) continue;
 #endif
-        perform(v, counters);
-      }
+          perform(v, counters);
+        }
+    }
     if (hooks & Pool::kYieldPerRoundTrip) yield();
+  }
+
+  // The verbs as a port to non-coherent shared memory performs them (policies/shm/coherence.h):
+  // the lines every READ and atomic of the round trip will load are invalidated first, behind
+  // one fence; each WRITE and atomic is written back and fenced before the next verb, so that a
+  // batch's later store (an unlock after the leaf it releases) never reaches memory first. Verbs
+  // on the client's own node are local memory and need none of it.
+  void perform_coherent(std::span<Batch> batches, Counters& counters) {
+    const FlushInstructions& f = pool_->flush_instructions();
+    uint64_t invalidated = 0, written_back = 0;
+    for (const Batch& b : batches) {
+      if (b.node() == home_) continue;
+      for (const Verb& v : b.verbs())
+        if (v.kind != VerbKind::kWrite)
+          if (const std::byte* p = try_translate(v.remote, v.length))
+            invalidated += invalidate_lines(p, v.length, f);
+    }
+    if (invalidated) load_fence();
+    for (Batch& b : batches) {
+      const bool far = b.node() != home_;
+      for (const Verb& v : b.verbs()) {
+        perform(v, counters);
+        if (!far || v.kind == VerbKind::kRead) continue;
+        written_back += write_back_lines(translate(v.remote, v.length), v.length, f);
+        store_fence();
+      }
+    }
+    pool_->coherence_stats().add(client_, invalidated, written_back);
   }
 
   void yield() {

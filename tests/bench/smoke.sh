@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# dmrt-bench smoke test: every index x every workload on shm and sim, tiny sizes, --verify, JSON.
+# dmrt-bench smoke test: every index x every workload on shm and sim, tiny sizes, --verify, JSON;
+# every disaggregated index on shm with the coherence flushes too (YCSB A, and E where it scans).
 #
 # Usage: tests/bench/smoke.sh PATH/TO/dmrt-bench [JOBS]
 # The index list comes from `dmrt-bench --list-indexes`, so an index registered in
@@ -37,9 +38,12 @@ run_one() {
   local tag="$index-$transport-$workload"
   local extra=$SHM_ARGS
   [ "$transport" = sim ] && extra=$SIM_ARGS
+  # shm-flush: shm with the coherence mode's flushes and fences around every verb.
+  [ "$transport" = shm-flush ] && extra="$SHM_ARGS --shm-coherence flush"
+  local t=${transport%-flush}
   # A hang is a failure too (exit 124), not a stuck test.
   # shellcheck disable=SC2086
-  timeout --kill-after=5 "$RUN_TIMEOUT" "$BENCH" --index "$index" --transport "$transport" \
+  timeout --kill-after=5 "$RUN_TIMEOUT" "$BENCH" --index "$index" --transport "$t" \
     --workload "$workload" --keys $KEYS --ops $OPS \
     $extra --seed 7 --verify --quiet --json "$WORK/$tag.json" >"$WORK/$tag.out" 2>"$WORK/$tag.err"
   echo $? >"$WORK/$tag.rc"
@@ -59,6 +63,11 @@ while read -r index scan is_local; do
       echo "$index $scan $is_local $transport $workload"
     done
   done
+  # The coherence mode (docs/cxl-porting.md) must keep every disaggregated index linearizable.
+  if [ "$is_local" != local ]; then
+    echo "$index $scan $is_local shm-flush a"
+    [ "$scan" = scan ] && echo "$index $scan $is_local shm-flush e"
+  fi
 done <"$WORK/indexes" | xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _
 
 # Check every case: exit status, verdict, JSON.
@@ -114,8 +123,12 @@ for case in sorted(glob.glob(os.path.join(work, "*.case"))):
         bad += [f"{j['phase']}: latency_us.{k}" for k in LAT if k not in j["latency_us"]]
         for kind, kj in j["per_kind"].items():
             bad += [f"{j['phase']}: per_kind.{kind}.{k}" for k in PER_OP + ["count", "failed", "latency_us"] if k not in kj]
-        if (j["index"], j["transport"], j["workload"]) != (index, transport, workload):
+        if (j["index"], j["transport"], j["workload"]) != (index, transport.removesuffix("-flush"), workload):
             bad.append(f"{j['phase']}: names {j['index']} {j['transport']} {j['workload']}")
+        if transport == "shm-flush":
+            coh = j.get("shm", {}).get("coherence", {})
+            if coh.get("mode") != "flush" or coh.get("lines_invalidated_per_op", 0) + coh.get("lines_written_back_per_op", 0) <= 0:
+                bad.append(f"{j['phase']}: shm.coherence {coh}")
         want = keys if j["phase"] == "load" else ops
         if j["ops"] != want:
             bad.append(f"{j['phase']}: ops {j['ops']}, expected {want}")
@@ -218,6 +231,7 @@ if [ "$TRANSPORTS" = "shm sim" ]; then
   expect 2 "--shm-latency-ns on sim" --transport sim --index race --shm-latency-ns 300
 fi
 expect 2 "--shm-mode out of its choices" --shm-mode eager
+expect 2 "--shm-coherence out of its choices" --shm-coherence clwb
 "$BENCH" --index race --workload a --keys 2000 --ops 5000 --shm-preset cxl --shm-latency-ns 500 \
   --quiet --json "$WORK/shm-far.json" >/dev/null 2>&1 || { echo "FAIL shm far: bench run"; status=1; }
 python3 - "$WORK/shm-far.json" <<'PY' || status=1

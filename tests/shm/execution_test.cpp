@@ -37,8 +37,10 @@ GlobalAddress exec_heap(const shm::Pool& pool, NodeId n) {
   return {n, layout::heap_start(pool.config().mailbox)};
 }
 
-Outcome run_mixed_batch(shm::Execution e) {
+Outcome run_mixed_batch(shm::Execution e, shm::Coherence coherence = shm::Coherence::kNone,
+                        uint64_t* invalidated = nullptr, uint64_t* written_back = nullptr) {
   auto pool = exec_pool(e);
+  pool->set_coherence(coherence);
   ExecClient c(shm::Endpoint(pool, 1, 0));
   const GlobalAddress a = exec_heap(*pool, 0);
   std::vector<uint64_t> init(16);
@@ -62,7 +64,11 @@ Outcome run_mixed_batch(shm::Execution e) {
       .masked_cas(a + 40, 0x69, 0xff, 0xab00, 0xff00, r + 6)  // 105 = 0x69: succeeds
       .read(a + 16, r + 7, 40)                                // words 2..6 after all that
       .write(a + 61, w, 5);                                   // unaligned: bytes 61..65 only
+  const uint64_t inval0 = pool->coherence_stats().invalidated();
+  const uint64_t wb0 = pool->coherence_stats().written_back();
   c.run(b);
+  if (invalidated) *invalidated = pool->coherence_stats().invalidated() - inval0;
+  if (written_back) *written_back = pool->coherence_stats().written_back() - wb0;
   o.memory.resize(16);
   c.read(a, o.memory.data(), 128);
   o.counters = c.counters().total;
@@ -101,6 +107,47 @@ TEST(ShmExecution, PrefetchGivesTheSameResultsMemoryAndCounts) {
   std::memcpy(&w8, reinterpret_cast<std::byte*>(&seven) + 3, 2);
   EXPECT_EQ(pf.memory[7], w7);
   EXPECT_EQ(pf.memory[8], w8);
+}
+
+// The coherence mode (policies/shm/coherence.h) flushes around the verbs and changes nothing
+// they do; it invalidates each line a READ or an atomic loads and writes back each line a WRITE
+// or an atomic stores, once per verb.
+TEST(ShmCoherence, FlushGivesTheSameResultsMemoryAndCountsAndCountsItsLines) {
+  Outcome in = run_mixed_batch(shm::Execution::kInline);
+  for (shm::Execution e : {shm::Execution::kInline, shm::Execution::kPrefetch}) {
+    uint64_t invalidated = 0, written_back = 0;
+    Outcome fl = run_mixed_batch(e, shm::Coherence::kFlush, &invalidated, &written_back);
+    EXPECT_EQ(in.results, fl.results);
+    EXPECT_EQ(in.memory, fl.memory);
+    EXPECT_EQ(in.counters.round_trips, fl.counters.round_trips);
+    EXPECT_EQ(in.counters.bytes_read, fl.counters.bytes_read);
+    EXPECT_EQ(in.counters.bytes_written, fl.counters.bytes_written);
+    // The heap starts on a line: every verb of the batch is inside line 0, except the 5-byte
+    // WRITE at byte 61, which spans lines 0 and 1. Loads: 2 READs, 2 CAS, 1 FAA, 2 masked CAS.
+    // Stores: 2 WRITEs (1 + 2 lines) and the 5 atomics.
+    EXPECT_EQ(invalidated, 7u);
+    EXPECT_EQ(written_back, 8u);
+  }
+}
+
+TEST(ShmCoherence, LocalVerbsAreNotFlushed) {
+  auto pool = exec_pool(shm::Execution::kInline);
+  pool->set_coherence(shm::Coherence::kFlush);
+  EXPECT_EQ(pool->coherence(), shm::Coherence::kFlush);
+  ExecClient home(shm::Endpoint(pool, 0, 0));  // node 0's own memory
+  ExecClient far(shm::Endpoint(pool, 1, 1));
+  const GlobalAddress a = exec_heap(*pool, 0);
+  uint64_t v[16] = {};
+  home.write(a, v, 128);
+  home.read(a, v, 128);
+  EXPECT_EQ(pool->coherence_stats().invalidated(), 0u);
+  EXPECT_EQ(pool->coherence_stats().written_back(), 0u);
+  far.write(a + 8, v, 128);  // bytes 8..135: lines 0, 1 and 2
+  far.read(a, v, 64);
+  EXPECT_EQ(pool->coherence_stats().written_back(), 3u);
+  EXPECT_EQ(pool->coherence_stats().invalidated(), 1u);
+  EXPECT_EQ(shm::parse_coherence("flush"), shm::Coherence::kFlush);
+  EXPECT_THROW(shm::parse_coherence("clwb"), ConfigError);
 }
 
 TEST(ShmExecution, PrefetchYieldsBetweenPrefetchAndPerform) {

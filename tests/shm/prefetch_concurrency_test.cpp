@@ -1,5 +1,6 @@
-// shm's prefetch execution under contention: CAS, FAA and masked CAS stay exact when every round
-// trip of 2 threads x 8 fibers yields between its prefetch and its verbs.
+// shm's prefetch execution and coherence flushes under contention: CAS, FAA and masked CAS stay
+// exact when every round trip of 2 threads x 8 fibers yields between its prefetch and its verbs,
+// or is wrapped in cache-line flushes.
 #include <gtest/gtest.h>
 
 #include "policies/shm/transport.h"
@@ -10,10 +11,11 @@
 namespace dmrt {
 namespace {
 
-TEST(ShmExecutionConcurrency, CasAndFaaAreExactInPrefetchMode) {
+void expect_exact_atomics(shm::Execution e, shm::Coherence coherence) {
   auto pool =
       shm::Pool::create(ClusterConfig::embedded(1, 1, uint64_t{64} << 20, uint64_t{8} << 20));
-  pool->set_execution(shm::Execution::kPrefetch);
+  pool->set_execution(e);
+  pool->set_coherence(coherence);
   const GlobalAddress counter(0, layout::heap_start(pool->config().mailbox));
   const GlobalAddress sum = counter + 64, fields = counter + 128;
   constexpr unsigned kThreads = 2, kFibers = 8, kPer = 1500;
@@ -46,6 +48,16 @@ TEST(ShmExecutionConcurrency, CasAndFaaAreExactInPrefetchMode) {
   EXPECT_EQ(c.read_value<uint64_t>(sum), 3ull * kThreads * kFibers * kPer);
   uint64_t f = c.read_value<uint64_t>(fields);
   for (unsigned k = 0; k < 16; ++k) EXPECT_EQ((f >> (4 * k)) & 0xf, kPer % 16) << k;
+}
+
+TEST(ShmExecutionConcurrency, CasAndFaaAreExactInPrefetchMode) {
+  expect_exact_atomics(shm::Execution::kPrefetch, shm::Coherence::kNone);
+}
+
+// The flushes and fences of the coherence mode around every atomic change none of them.
+TEST(ShmExecutionConcurrency, CasAndFaaAreExactWithCoherenceFlushes) {
+  expect_exact_atomics(shm::Execution::kInline, shm::Coherence::kFlush);
+  expect_exact_atomics(shm::Execution::kPrefetch, shm::Coherence::kFlush);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #   ./dmrt.sh test                          release tests, ASan/UBSan and TSan runs, then the
 #                                           verbs tests inside a Soft-RoCE VM (tests/vm/run.sh)
 #   ./dmrt.sh repro [FIGURE...] [--fresh]   the papers' figures on sim (bench/repro/README.md)
+#   ./dmrt.sh cxl-study [PART...] [--fresh] the CXL porting study's tables and plots
+#                                           (docs/cxl-porting.md, bench/cxl/specs)
 # Each configuration is built once into build/, build-asan/, build-tsan/ and reused.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -177,13 +179,18 @@ case "$cmd" in
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
     ;;
-  repro)
+  repro|cxl-study)
     packages+=("${repro_packages[@]}")
     install_missing
     targets=(bench/dmrt-bench)
     configure build -Dtransports=shm,sim,verbs
     targets=()
     # Debian's interpreter, which has python3-matplotlib (not whatever python3 is first on PATH).
+    if [ "$cmd" = cxl-study ]; then
+      exec /usr/bin/python3 bench/repro/run.py --bench build/bench/dmrt-bench \
+        --specs-dir bench/cxl/specs --out docs/cxl --results-md docs/cxl-porting.md --raw build/cxl-study \
+        --regenerate cxl-study "$@"
+    fi
     exec /usr/bin/python3 bench/repro/run.py --bench build/bench/dmrt-bench "$@"
     ;;
   *)

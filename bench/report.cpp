@@ -38,6 +38,7 @@ nlohmann::json per_op_json(const KindResult& k) {
           {"compute_node_round_trips", per(k.by_role[1].round_trips, n)},
           {"local_accesses", per(k.total.local_accesses, n)},
           {"emulated_masked_cas", per(k.total.emulated_masked_cas, n)},
+          {"masked_cas_retries", per(k.total.emulation_retries, n)},
           {"messages", per(k.total.messages, n)}};
 }
 

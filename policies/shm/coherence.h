@@ -79,13 +79,19 @@ inline uint64_t lines_spanned(const std::byte* p, uint64_t len) {
   return ((a + len - 1) >> 6) - (a >> 6) + 1;
 }
 
+// Calls f(line) for each cache line [p, p + len) spans; returns their number.
+template <class F>
+inline uint64_t for_each_line(const std::byte* p, uint64_t len, F&& f) {
+  const uint64_t n = lines_spanned(p, len);
+  auto a = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
+  for (uint64_t i = 0; i < n; ++i, a += 64) f(reinterpret_cast<char*>(a));
+  return n;
+}
+
 // Invalidates the lines of [p, p + len) in this host's caches (a dirty line is written back
 // first). Returns the number of lines. Order it before later loads with load_fence().
 inline uint64_t invalidate_lines(const std::byte* p, uint64_t len, const FlushInstructions& f) {
-  const uint64_t n = lines_spanned(p, len);
-  auto a = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
-  for (uint64_t i = 0; i < n; ++i, a += 64) {
-    auto* line = reinterpret_cast<char*>(a);
+  return for_each_line(p, len, [&](char* line) {
 #if defined(__x86_64__)
     if (f.clflushopt)
       asm volatile("clflushopt %0" : "+m"(*line));
@@ -95,17 +101,13 @@ inline uint64_t invalidate_lines(const std::byte* p, uint64_t len, const FlushIn
     (void)f;
     (void)line;
 #endif
-  }
-  return n;
+  });
 }
 
 // Writes the lines of [p, p + len) back to memory, keeping them cached where clwb exists.
 // Returns the number of lines. Order it before later stores with store_fence().
 inline uint64_t write_back_lines(const std::byte* p, uint64_t len, const FlushInstructions& f) {
-  const uint64_t n = lines_spanned(p, len);
-  auto a = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
-  for (uint64_t i = 0; i < n; ++i, a += 64) {
-    auto* line = reinterpret_cast<char*>(a);
+  return for_each_line(p, len, [&](char* line) {
 #if defined(__x86_64__)
     if (f.clwb)
       asm volatile("clwb %0" : "+m"(*line));
@@ -117,8 +119,7 @@ inline uint64_t write_back_lines(const std::byte* p, uint64_t len, const FlushIn
     (void)f;
     (void)line;
 #endif
-  }
-  return n;
+  });
 }
 
 // No later load runs before the invalidations issued so far have completed.

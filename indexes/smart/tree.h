@@ -174,10 +174,17 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // `e`, which points to what hangs below key byte depth - 1. `from`: the cached node e was
     // taken from, if any.
     struct Cursor {
+      Cursor() = default;
+      Cursor(GlobalAddress s, Slot v, unsigned d, NodeCache::NodePtr f, GlobalAddress ps = {},
+             Slot pe = {})
+          : slot(s), e(v), depth(d), from(std::move(f)), parent_slot(ps), parent_entry(pe) {}
       GlobalAddress slot;
       Slot e;
       unsigned depth = 0;
       NodeCache::NodePtr from;
+      // A node cursor (slot null): the parent slot it was last seen through, for type switches.
+      GlobalAddress parent_slot;
+      Slot parent_entry;
     };
     enum class At { kLeaf, kNoChild, kMismatch };
     struct Found {
@@ -218,7 +225,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         Slot s{n->slot(i)};
         if (!s.empty() && s.partial() == b) return {slot_addr(n->addr, i), s, n->pos + 1, n};
       }
-      return {GlobalAddress(), Slot::make(0, false, n->type, n->addr), n->pos, n};
+      return {GlobalAddress(), Slot::make(0, false, n->type, n->addr), n->pos, n, n->parent_slot,
+              n->parent_entry};
     }
 
     static GlobalAddress slot_addr(GlobalAddress node, unsigned i) { return node + 8 + 8ull * i; }
@@ -338,8 +346,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       auto path = kb.view(pos);
       if (!replace && t_->cache_.find_exact(path)) return;
       auto n = std::make_shared<NodeCache::Node>(cur.e.addr(), type, &nbuf_[1]);
-      n->parent_slot = cur.slot ? cur.slot : (cur.from ? cur.from->parent_slot : GlobalAddress());
-      n->parent_entry = cur.slot ? cur.e : (cur.from ? cur.from->parent_entry : Slot{});
+      n->parent_slot = cur.slot ? cur.slot : cur.parent_slot;
+      n->parent_entry = cur.slot ? cur.e : cur.parent_entry;
       n->pos = pos;
       t_->cache_.put(path, std::move(n));
     }
@@ -392,7 +400,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           cur = f.cur;
           continue;
         }
-        Gap g{f.cur.e.addr(), f.cur.slot, f.cur.e, &nbuf_[1], f.n, f.mismatch, nullptr};
+        Gap g{f.cur.e.addr(),
+              f.cur.slot ? f.cur.slot : f.cur.parent_slot,
+              f.cur.slot ? f.cur.e : f.cur.parent_entry,
+              &nbuf_[1],
+              f.n,
+              f.mismatch,
+              nullptr};
         // place() may walk on from a slot another insert filled: it reuses nbuf_ only after
         // it is done with g.slots.
         if (place(kb, v, g, cur)) {
@@ -528,8 +542,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       if (g.from && g.slots == gbuf_.data() && !any_empty) {
         // A full snapshot may be of an older type: read the node, then insert as a traversal
         // from it (a node cursor: its prefix is the path's, already matched).
-        cur = {GlobalAddress(), Slot::make(0, false, type_covering(g.n - 1), g.node), g.pos,
-               nullptr};
+        cur = {GlobalAddress(), Slot::make(0, false, type_covering(g.n - 1), g.node),
+               g.pos,           nullptr,
+               g.parent_slot,   g.parent_entry};
         return false;
       }
       for (unsigned i = g.n; i < kMaxSlots; ++i) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "indexes/smart/layout.h"
@@ -97,6 +98,14 @@ class NodeCache {
         evictions_.fetch_add(1, std::memory_order_relaxed);
       }
       fifo_.pop_front();
+    }
+    // Paths dropped by invalidate() and cached again are queued twice: keep the queue bounded.
+    if (fifo_.size() > 2 * map_.size() + 64) {
+      std::deque<std::string> live;
+      std::unordered_set<std::string_view> seen;
+      for (auto& p : fifo_)
+        if (map_.count(p) && seen.insert(p).second) live.push_back(p);
+      fifo_.swap(live);
     }
   }
 

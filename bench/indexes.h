@@ -39,8 +39,8 @@ struct TypeList {};
 
 // Every index this build offers, the default (--index) first: the disaggregated-memory indexes
 // (hash, then range), then the local peers. --help and the smoke test follow this order.
-using SpecList = TypeList<RaceSpec, HStoreSpec, ChimeSpec, ShermanSpec, RolexSpec, DmtreeSpec, SmartSpec,
-                          TbbHashSpec, AbslHashSpec, OrderedMapSpec, TbbMapSpec>;
+using SpecList = TypeList<RaceSpec, HStoreSpec, ChimeSpec, ShermanSpec, RolexSpec, DmtreeSpec,
+                          SmartSpec, TbbHashSpec, AbslHashSpec, OrderedMapSpec, TbbMapSpec>;
 
 // The typed flags of every index, filled by CLI11 (main.cpp) and handed to the chosen index's
 // run(); position i holds the flags of the i-th spec of SpecList.

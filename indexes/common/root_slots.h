@@ -29,8 +29,8 @@ inline constexpr unsigned kCollabCounter = collab::kDefaultCounterSlot;
 inline constexpr unsigned kCollabDescriptor = collab::kDefaultDescriptorSlot;
 
 inline constexpr std::array kAll{
-    kRace,  kChime,  kSherman,          kShermanLocks,  kDmtreeRoot,      kDmtreeMeta,
-    kRolex, kHstore, kSmart, kCollabMembership, kCollabCounter, kCollabDescriptor};
+    kRace,  kChime,  kSherman, kShermanLocks,     kDmtreeRoot,    kDmtreeMeta,
+    kRolex, kHstore, kSmart,   kCollabMembership, kCollabCounter, kCollabDescriptor};
 
 // Compile-time proof that the defaults fit the region header and that no two share a slot.
 constexpr bool all_distinct_and_in_range() {

@@ -72,10 +72,16 @@ Key racing_key(size_t r) {
          (r % 53) << 8 | (r / 106) % 3;
 }
 
-void racing_history(const smart::Options& o, uint32_t seed) {
+void racing_history(const smart::Options& o, uint32_t seed, bool torn = false) {
   const unsigned threads = 2, fibers = 4;
   const size_t ops = 2500, key_space = 1500;
   TwoNodes ns(2, o);
+#ifdef DMRT_FAULT_INJECTION
+  // Node reads torn between words too: a node's header and slots seen at different instants.
+  if (torn) ns.pool->set_torn_reads(true);
+#else
+  (void)torn;
+#endif
   std::vector<HistoryRecorder> recs;
   for (unsigned i = 0; i < threads * fibers; ++i) recs.emplace_back(i, ops);
   std::vector<testing::WorkerLog> logs(threads * fibers);
@@ -130,6 +136,12 @@ void racing_history(const smart::Options& o, uint32_t seed) {
 TEST(SmartConcurrency, RacingInsertsAreLinearizable) {
   racing_history({}, 3);
 }
+
+#ifdef DMRT_FAULT_INJECTION
+TEST(SmartConcurrency, RacingInsertsAreLinearizableWithTornReads) {
+  racing_history({}, 4, true);
+}
+#endif
 
 TEST(SmartConcurrency, RacingInsertsAreLinearizableWithoutCacheOrRdwc) {
   smart::Options o;

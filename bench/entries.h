@@ -10,6 +10,7 @@
 #include "indexes/race/options.h"
 #include "indexes/rolex/options.h"
 #include "indexes/sherman/options.h"
+#include "indexes/smart/options.h"
 
 namespace dmrt::bench {
 
@@ -19,6 +20,7 @@ int run_chime(const RunRequest&, const FlagResolver<chime::Options>&);
 int run_sherman(const RunRequest&, const FlagResolver<sherman::Options>&);
 int run_rolex(const RunRequest&, const FlagResolver<rolex::Options>&);
 int run_dmtree(const RunRequest&, const FlagResolver<dmtree::Options>&);
+int run_smart(const RunRequest&, const FlagResolver<smart::Options>&);
 // The local peers: no options.
 int run_tbb_hash(const RunRequest&);
 int run_ordered_map(const RunRequest&);

@@ -28,6 +28,7 @@
 #include "bench/index_race.h"
 #include "bench/index_rolex.h"
 #include "bench/index_sherman.h"
+#include "bench/index_smart.h"
 #include "bench/index_tbb_hash.h"
 #include "bench/index_tbb_map.h"
 
@@ -39,7 +40,7 @@ struct TypeList {};
 // Every index this build offers, the default (--index) first: the disaggregated-memory indexes
 // (hash, then range), then the local peers. --help and the smoke test follow this order.
 using SpecList = TypeList<RaceSpec, HStoreSpec, ChimeSpec, ShermanSpec, RolexSpec, DmtreeSpec,
-                          TbbHashSpec, AbslHashSpec, OrderedMapSpec, TbbMapSpec>;
+                          SmartSpec, TbbHashSpec, AbslHashSpec, OrderedMapSpec, TbbMapSpec>;
 
 // The typed flags of every index, filled by CLI11 (main.cpp) and handed to the chosen index's
 // run(); position i holds the flags of the i-th spec of SpecList.

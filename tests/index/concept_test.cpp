@@ -8,6 +8,7 @@
 #include "indexes/race/prebuilt.h"
 #include "indexes/rolex/prebuilt.h"
 #include "indexes/sherman/prebuilt.h"
+#include "indexes/smart/prebuilt.h"
 #include "policies/shm/transport.h"
 #include "runtime/index.h"
 #if DMRT_TRANSPORT_SIM
@@ -28,6 +29,7 @@ constexpr bool all_indexes() {
   static_assert(Index<dmtree::Index<T>, T>);
   static_assert(Index<rolex::Index<T>, T>);
   static_assert(Index<hstore::Index<T>, T>);
+  static_assert(Index<smart::Index<T>, T>);
   // The range indexes scan; the hash index does not.
   static_assert(!RangeHandle<typename race::Index<T>::Handle>);
   static_assert(RangeHandle<typename chime::Index<T>::Handle>);
@@ -35,6 +37,7 @@ constexpr bool all_indexes() {
   static_assert(RangeHandle<typename dmtree::Index<T>::Handle>);
   static_assert(RangeHandle<typename rolex::Index<T>::Handle>);
   static_assert(RangeHandle<typename hstore::Index<T>::Handle>);
+  static_assert(RangeHandle<typename smart::Index<T>::Handle>);
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include "indexes/race/options.h"
 #include "indexes/rolex/options.h"
 #include "indexes/sherman/options.h"
+#include "indexes/smart/options.h"
 #include "runtime/error.h"
 #include "runtime/option_fields.h"
 #include "runtime/option_toml.h"
@@ -40,6 +41,7 @@ TEST(OptionFields, EveryIndexsDefaultsAreInRange) {
   expect_defaults_valid<chime::Options>("chime");
   expect_defaults_valid<sherman::Options>("sherman");
   expect_defaults_valid<dmtree::Options>("dmtree");
+  expect_defaults_valid<smart::Options>("smart");
   expect_defaults_valid<rolex::Options>("rolex");
   expect_defaults_valid<hstore::Options>("hstore");
 }

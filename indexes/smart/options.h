@@ -1,0 +1,59 @@
+// SMART options: key and value geometry, cache budget, and the typed switches of the paper's
+// factor analysis (read delegation, write combining, the compute-side cache).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "indexes/common/root_slots.h"
+#include "runtime/option_fields.h"
+
+namespace dmrt::smart {
+
+struct Options {
+  uint32_t value_size = 8;  // bytes per value (stored inline in the leaf, zero-padded)
+  // Bytes of a key the radix tree branches on. dmrt's Key is a uint64_t today, stored as 8
+  // big-endian bytes so that byte order is key order; the layout (leaf size, node depths) takes
+  // the length from here so that byte-string keys need no new node format.
+  uint32_t key_bytes = 8;
+  uint64_t cache_bytes = uint64_t{64} << 20;  // compute-side inner-node cache per compute node
+  // The compute-side cache of inner nodes (§4.3): a traversal starts at the deepest cached node
+  // whose path matches the key. off: every traversal starts at the root.
+  bool cache = true;
+  bool read_delegation = true;  // concurrent searches of one key on a compute node share one read
+  bool write_combining = true;  // concurrent updates of one key on a compute node share one write
+  // Adaptive node types 4/16/48/256 (§4.1): a node is read with as many slots as its type holds.
+  // off: every inner node is a Node256 (the paper's "w/o ART" point).
+  bool adaptive_nodes = true;
+  // The artifact writes a new leaf (or node) and CASes its parent slot as two round trips; on:
+  // both go in one doorbell batch (RC ordering keeps the write first), one round trip less per
+  // insert.
+  bool batch_write_cas = false;
+  unsigned root_slot = root_slots::kSmart;  // root word on the first memory node
+
+  static constexpr auto fields();
+};
+
+constexpr auto Options::fields() {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  return option_fields(
+      option_switch("cache", &Options::cache,
+                    "Compute-side cache of inner nodes (off: every traversal starts at the root)"),
+      option_switch("read_delegation", &Options::read_delegation,
+                    "Concurrent searches of one key on a compute node share one read"),
+      option_switch("write_combining", &Options::write_combining,
+                    "Concurrent updates of one key on a compute node share one write"),
+      option_switch("adaptive_nodes", &Options::adaptive_nodes,
+                    "Inner node types 4/16/48/256 read by their size (off: all Node256)"),
+      option_switch("batch_write_cas", &Options::batch_write_cas,
+                    "Write a new leaf/node and CAS its parent slot in one doorbell batch (the "
+                    "artifact: two round trips)"),
+      option_number("key_bytes", &Options::key_bytes,
+                    "Key bytes the tree branches on (8 for dmrt's integer keys)", 8u, 8u)
+          .no_flag(),
+      option_number("cache_bytes", &Options::cache_bytes,
+                    "Inner-node cache per compute node (bench: --cache-mb)", uint64_t{0}, kMax)
+          .no_flag());
+}
+
+}  // namespace dmrt::smart

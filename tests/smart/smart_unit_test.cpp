@@ -1,0 +1,275 @@
+// SMART, single client: std::map differential runs (hashed and prefix-heavy keys), the exact
+// round trips and bytes of each operation on sim, prefix splits, node type switches, limits.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "../runtime/test_cluster.h"
+#include "../sherman/kv_checks.h"
+#include "../sim/small_cluster.h"
+#include "indexes/smart/prebuilt.h"
+
+namespace dmrt {
+namespace {
+
+using STree = smart::Tree<ShmTransport>;
+using SimTree = smart::Tree<SimTransport>;
+using sim::SimClient;
+using testing::value_for;
+
+struct ShmCluster {
+  std::shared_ptr<shm::Pool> pool;
+  std::vector<NodeId> cns;
+  std::vector<std::unique_ptr<testing::ShmClient>> clients;
+  explicit ShmCluster(unsigned compute_nodes) {
+    pool = testing::small_pool(1, compute_nodes, uint64_t{256} << 20);
+    cns = pool->config().compute_nodes();
+    for (unsigned i = 0; i < compute_nodes; ++i)
+      clients.push_back(std::make_unique<testing::ShmClient>(shm::Endpoint(pool, cns[i], 700 + i)));
+  }
+  testing::ShmClient& c(unsigned i) { return *clients[i]; }
+};
+
+// Keys that share long runs of bytes and differ in the middle: chains of prefix nodes, prefix
+// splits and node growth, which hashed 64-bit keys rarely produce.
+Key prefix_heavy_key(size_t r) {
+  uint64_t a = r % 3, b = (r / 3) % 7, c = r % 41;
+  return (a + 1) << 56 | (b * 37) << 32 | uint64_t{0xab} << 24 | (c * 5) << 8 | (r / 41) % 5;
+}
+
+// Random ops against std::map over keys from `key_of`.
+template <class H, class F>
+void differential(H& h, size_t ops, size_t key_space, uint32_t seed, F key_of) {
+  std::mt19937_64 rng(seed);
+  std::map<Key, std::string> model;
+  std::string out;
+  std::vector<std::pair<Key, std::string>> rows;
+  for (size_t i = 0; i < ops; ++i) {
+    Key k = key_of(rng() % key_space);
+    std::string v = value_for(k, 1, static_cast<uint32_t>(i));
+    unsigned op = rng() % 100;
+    if (op < 40) {
+      bool exp = model.emplace(k, v).second;
+      ASSERT_EQ(h.insert(k, v), exp) << "insert " << k << " at op " << i;
+    } else if (op < 55) {
+      auto it = model.find(k);
+      bool exp = it != model.end();
+      if (exp) it->second = v;
+      ASSERT_EQ(h.update(k, v), exp) << "update " << k << " at op " << i;
+    } else if (op < 70) {
+      ASSERT_EQ(h.remove(k), model.erase(k) > 0) << "remove " << k << " at op " << i;
+    } else if (op < 92) {
+      auto it = model.find(k);
+      bool got = h.search(k, out);
+      ASSERT_EQ(got, it != model.end()) << "search " << k << " at op " << i;
+      if (got) {
+        ASSERT_EQ(out, it->second);
+      }
+    } else {
+      size_t n = rng() % 40 + 1;
+      Key from = (rng() % 2) ? k : k + 1;
+      h.scan(from, n, rows);
+      auto it = model.lower_bound(from);
+      size_t j = 0;
+      for (; it != model.end() && j < n; ++it, ++j) {
+        ASSERT_LT(j, rows.size()) << "scan from " << from << " too short at op " << i;
+        ASSERT_EQ(rows[j].first, it->first) << "scan row " << j << " at op " << i;
+        ASSERT_EQ(rows[j].second, it->second);
+      }
+      ASSERT_EQ(rows.size(), j) << "scan from " << from << " too long at op " << i;
+    }
+  }
+  h.scan(0, model.size() + 10, rows);
+  ASSERT_EQ(rows.size(), model.size());
+  size_t j = 0;
+  for (auto& [k, v] : model) {
+    ASSERT_EQ(rows[j].first, k);
+    ASSERT_EQ(rows[j++].second, v);
+  }
+}
+
+TEST(SmartUnit, DifferentialHashedKeys) {
+  ShmCluster cl(1);
+  auto t = STree::create(cl.c(0), {});
+  auto h = t->handle(cl.c(0));
+  testing::differential_run(h, 20000, 3000, 7);
+  EXPECT_GT(t->stats()["leaf_splits"], 0);
+}
+
+TEST(SmartUnit, DifferentialPrefixHeavyKeysAllOptionsOff) {
+  for (int variant = 0; variant < 2; ++variant) {
+    ShmCluster cl(1);
+    smart::Options o;
+    if (variant == 1) {
+      o.cache = o.adaptive_nodes = o.read_delegation = o.write_combining = false;
+      o.batch_write_cas = true;
+    }
+    auto t = STree::create(cl.c(0), o);
+    auto h = t->handle(cl.c(0));
+    differential(h, 20000, 4000, 11 + variant, prefix_heavy_key);
+    auto s = t->stats();
+    EXPECT_GT(s["prefix_splits"], 0) << variant;
+    if (variant == 0) {
+      EXPECT_GT(s["type_switches"], 0);
+    } else {
+      EXPECT_EQ(s["type_switches"], 0);
+    }
+  }
+}
+
+TEST(SmartUnit, DifferentialTwoComputeNodesTinyCache) {
+  ShmCluster cl(2);
+  smart::Options o;
+  o.cache_bytes = 3000;
+  auto t0 = STree::create(cl.c(0), o);
+  auto t1 = STree::attach(cl.c(1), o);
+  auto h0 = t0->handle(cl.c(0));
+  auto h1 = t1->handle(cl.c(1));
+  struct Alt {
+    STree::Handle &a, &b;
+    unsigned i = 0;
+    STree::Handle& next() { return (i++ % 2) ? a : b; }
+    bool search(Key k, std::string& out) { return next().search(k, out); }
+    bool insert(Key k, std::string_view v) { return next().insert(k, v); }
+    bool update(Key k, std::string_view v) { return next().update(k, v); }
+    bool remove(Key k) { return next().remove(k); }
+    void scan(Key f, size_t n, std::vector<std::pair<Key, std::string>>& rows) {
+      next().scan(f, n, rows);
+    }
+  } alt{h0, h1};
+  differential(alt, 15000, 3000, 5, prefix_heavy_key);
+  EXPECT_GT(t0->stats()["cache_evictions"] + t1->stats()["cache_evictions"], 0);
+}
+
+// A chain of prefix nodes, then a prefix split inside it, at exact node counts.
+TEST(SmartUnit, PrefixChainAndSplit) {
+  ShmCluster cl(1);
+  auto t = STree::create(cl.c(0), {});
+  auto h = t->handle(cl.c(0));
+  const Key a = 0x0102030405060708, b = 0x0102030405060709, c = 0x0102ff0000000000;
+  ASSERT_TRUE(h.insert(a, "a"));
+  ASSERT_TRUE(h.insert(b, "b"));
+  // a and b share bytes 1..6 below the root: a node with 5 prefix bytes, then one with none.
+  EXPECT_EQ(t->stats()["inner_nodes"], 3);
+  EXPECT_EQ(t->stats()["leaf_splits"], 1);
+  ASSERT_TRUE(h.insert(c, "c"));  // differs at byte 2, inside the first node's prefix
+  auto s = t->stats();
+  EXPECT_EQ(s["prefix_splits"], 1);
+  EXPECT_EQ(s["inner_nodes"], 4);
+  std::string out;
+  for (Key k : {a, b, c}) ASSERT_TRUE(h.search(k, out)) << k;
+  ASSERT_TRUE(h.search(a, out));
+  EXPECT_EQ(out, std::string("a\0\0\0\0\0\0\0", 8));  // zero-padded to value_size
+  EXPECT_FALSE(h.search(0x0102030405060700, out));
+  EXPECT_FALSE(h.search(0x0102030000000000, out));
+  EXPECT_FALSE(h.insert(c, "x"));
+  std::vector<std::pair<Key, std::string>> rows;
+  h.scan(0x0102030405060709, 10, rows);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].first, b);
+  EXPECT_EQ(rows[1].first, c);
+  EXPECT_THROW(h.insert(5, "123456789"), LimitError);
+}
+
+// A node grows in place 4 -> 16 -> 48 -> 256 as keys with new bytes arrive under it.
+TEST(SmartUnit, NodeTypeSwitches) {
+  ShmCluster cl(1);
+  auto t = STree::create(cl.c(0), {});
+  auto h = t->handle(cl.c(0));
+  for (uint64_t i = 0; i < 60; ++i) ASSERT_TRUE(h.insert(uint64_t{7} << 56 | i << 48, "v"));
+  auto s = t->stats();
+  EXPECT_EQ(s["inner_nodes"], 2);
+  EXPECT_EQ(s["type_switches"], 3);
+  std::string out;
+  for (uint64_t i = 0; i < 60; ++i) ASSERT_TRUE(h.search(uint64_t{7} << 56 | i << 48, out));
+  std::vector<std::pair<Key, std::string>> rows;
+  h.scan(0, 100, rows);
+  ASSERT_EQ(rows.size(), 60u);
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_LT(rows[i - 1].first, rows[i].first);
+}
+
+// Verbs, round trips and bytes of one operation of the setup client on sim.
+struct Cost {
+  uint64_t rts, rd, wr;
+  bool operator==(const Cost&) const = default;
+};
+template <class F>
+Cost cost_of(SimClient& c, F f) {
+  Counters before = c.counters();
+  f();
+  const auto& after = c.counters().total;
+  return {after.round_trips - before.total.round_trips, after.bytes_read - before.total.bytes_read,
+          after.bytes_written - before.total.bytes_written};
+}
+
+// Every key's leaf hangs in the root (distinct first bytes), except where a test splits one.
+Key root_key(uint64_t i) {
+  return i << 56 | 0x1234;
+}
+
+// The paper's costs with a warm cache (§4): a search reads the leaf (1 round trip); an update
+// reads, locks and writes it back with the lock released (3); an insert writes its leaf and CASes
+// an empty slot (2), one more to read a leaf it must split. A leaf is 32 B (8 B status, 8 B
+// checksum, 8 B key, 8 B value).
+TEST(SmartUnit, RoundTripsPerOperationOnSim) {
+  sim::Cluster cluster(sim::small_test_cluster(1, 1));
+  SimClient c = sim::untimed_setup_client(cluster);
+  auto t = SimTree::create(c, {});
+  auto h = t->handle(c);
+  for (uint64_t i = 0; i < 100; ++i) ASSERT_TRUE(h.insert(root_key(i), "v"));
+  std::string out;
+  ASSERT_TRUE(h.search(root_key(1), out));  // caches the root
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.search(root_key(5), out)); }), (Cost{1, 32, 0}));
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.update(root_key(5), "w")); }), (Cost{3, 40, 40}));
+  ASSERT_TRUE(h.search(root_key(5), out));
+  EXPECT_EQ(out[0], 'w');
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.insert(root_key(200), "n")); }), (Cost{2, 8, 40}));
+  // A new key under an existing leaf: read it, write a Node4 (8 + 4 x 8 B) and the leaf, CAS.
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.insert(root_key(7) ^ uint64_t{1} << 48, "s")); }),
+            (Cost{3, 40, 40 + 32 + 8}));
+  // Keys equal up to their last byte: the 6 shared bytes need a chain of two nodes (a header
+  // holds 5 prefix bytes), written in the same round trip.
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.insert(root_key(8) | 1, "s")); }),
+            (Cost{3, 40, 2 * 40 + 32 + 8}));
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.search(root_key(8) | 1, out)); }),
+            (Cost{3, 40 + 40 + 32, 0}));
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.search(root_key(8) | 1, out)); }), (Cost{1, 32, 0}));
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.remove(root_key(9))); }), (Cost{3, 40, 40}));
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_FALSE(h.search(root_key(9), out)); }), (Cost{1, 32, 0}));
+  // The cache learned the split: the moved leaf's search goes to the new node (1 + 1).
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.search(root_key(7), out)); }), (Cost{2, 40 + 32, 0}));
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.search(root_key(7), out)); }), (Cost{1, 32, 0}));
+}
+
+// Without the cache a traversal reads the root (8 B header + 256 slots) first; batch_write_cas
+// puts a new leaf and its CAS in one round trip.
+TEST(SmartUnit, RoundTripsWithoutCacheAndWithBatchedPublish) {
+  sim::Cluster cluster(sim::small_test_cluster(1, 1));
+  SimClient c = sim::untimed_setup_client(cluster);
+  smart::Options o;
+  o.cache = false;
+  o.batch_write_cas = true;
+  auto t = SimTree::create(c, o);
+  auto h = t->handle(c);
+  for (uint64_t i = 0; i < 100; ++i) ASSERT_TRUE(h.insert(root_key(i), "v"));
+  std::string out;
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.search(root_key(5), out)); }), (Cost{2, 2056 + 32, 0}));
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.insert(root_key(200), "n")); }),
+            (Cost{2, 2056 + 8, 40}));
+  EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.update(root_key(5), "w")); }), (Cost{4, 2056 + 40, 40}));
+}
+
+TEST(SmartUnit, AttachChecksGeometry) {
+  ShmCluster cl(2);
+  auto t = STree::create(cl.c(0), {});
+  smart::Options o;
+  o.value_size = 16;
+  EXPECT_THROW(STree::attach(cl.c(1), o), ConfigError);
+  o.value_size = 8;
+  o.key_bytes = 16;
+  EXPECT_THROW(STree::attach(cl.c(1), o), ConfigError);
+}
+
+}  // namespace
+}  // namespace dmrt

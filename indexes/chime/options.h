@@ -37,6 +37,10 @@ struct Options {
   // (§3.9: "fetches ... leaf nodes (1 RTT) via parallel READs"); off: one leaf per round trip
   // along the sibling chain.
   bool parallel_scan = true;
+  // Scans read, of a leaf that their key range covers in part, only the neighborhoods of the
+  // integer keys it covers there (§4.4: "analyze neighborhood intersections of target keys and
+  // exclude unnecessary entries for each read"), where keys are integer-dense; off: whole leaves.
+  bool scan_intersection = true;
   // Read delegation and write combining (RDWC, from SMART; §5.1 applies it to CHIME and all
   // competitors): concurrent searches of one key on a compute node share one search, concurrent
   // updates of one key one write (indexes/common/rdwc.h). off: every operation runs itself.
@@ -89,6 +93,9 @@ constexpr auto Options::fields() {
       option_switch("parallel_scan", &Options::parallel_scan,
                     "Scans read the leaves a cached internal node names in one round trip (off: "
                     "one leaf per round trip along the siblings)"),
+      option_switch("scan_intersection", &Options::scan_intersection,
+                    "Scans read only the neighborhoods of the integer keys a range covers in a "
+                    "leaf it covers in part, where keys are integer-dense (off: whole leaves)"),
       option_switch(
           "rdwc", &Options::rdwc,
           "Read delegation and write combining: concurrent same-key searches (updates) on "

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -71,6 +73,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
                  {"sibling_moves", static_cast<double>(sibling_moves_.load())},
                  {"read_retries", static_cast<double>(read_retries_.load() + cs.retries.load())},
                  {"lock_retries", static_cast<double>(lock_retries_.load())},
+                 {"scan_windows", static_cast<double>(scan_windows_.load())},
+                 {"scan_partial_leaves", static_cast<double>(scan_partial_leaves_.load())},
                  {"line_versions", geo_.versions() ? 1.0 : 0.0}};
     if (opts_.rdwc) rdwc_.add_stats(s);
     return s;
@@ -122,7 +126,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   btree::BTreeCore<T> core_;
   rdwc::Combiner rdwc_;  // this compute node's (one Tree per compute node)
   std::atomic<uint64_t> leaves_{0}, splits_{0}, spec_hits_{0}, spec_misses_{0}, sibling_moves_{0},
-      read_retries_{0}, lock_retries_{0};
+      read_retries_{0}, lock_retries_{0}, scan_windows_{0}, scan_partial_leaves_{0};
 
  public:
   class Handle {
@@ -150,26 +154,36 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
     bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
 
-    // Whole leaves (general keys: the keys in range are unknown, notes A12), in key order. With
-    // parallel_scan (§3.9), the leaves that the cached level-1 node names after the first are
-    // read with it in one round trip: enough of them for `count` rows if each holds span/2 live
-    // keys, then another batch if not. A leaf's sibling pointer must name the next leaf of the
-    // batch; where a split put a new leaf between them, the rest of the batch is dropped and the
-    // scan goes on from the sibling, as the sequential scan does.
+    // Rows in key order. A round reads the leaves that the cached level-1 nodes name from the
+    // scan's position (§3.9: in one round trip, a batch per memory node; `parallel_scan`). What
+    // it reads of each (§4.4, `scan_intersection`): where keys are integer-dense (the first
+    // leaf's cached key interval is at most kDenseSpans spans wide, as YCSB's keys in their
+    // insertion order), a round covers the key window [lo, lo + w), w = the rows still wanted
+    // (doubled in each further round, for gaps): a leaf whose interval lies inside the window is
+    // read whole, one that the window covers in part only in the neighborhoods of the integer
+    // keys it covers there ("analyze neighborhood intersections of target keys and exclude
+    // unnecessary entries for each read"), merged into READs of up to half a leaf. Elsewhere
+    // (sparse keys: which keys lie in a range is unknown, notes A12) whole leaves, enough for
+    // `count` rows if each holds span/2 live keys. A leaf's sibling pointer must name the next
+    // leaf of the batch; where a split put a new leaf between them, the rest of the batch is
+    // dropped and the scan goes on from the sibling (or reads the split leaf again whole when the
+    // window cut it).
     [[gnu::noinline]] void scan(Key from, size_t count,
                                 std::vector<std::pair<Key, std::string>>& rows) {
       rows.clear();
       if (count == 0) return;
       const Geometry& g = t_->geo_;
-      btree::Located loc = t_->core_.locate(*c_, from);
-      GlobalAddress a = loc.leaf;
-      bool any = false;
+      GlobalAddress a = t_->core_.locate(*c_, from).leaf;
+      Key lower = from;  // the keys below are done
+      bool any = false, whole_next = false;
       Key last = 0;
+      uint64_t window = 0;
       std::vector<std::pair<Key, uint32_t>> ks;
-      auto take = [&](const LeafImage& img) {
+      auto take = [&](const LeafImage& img, Key to) {  // to = 0: no upper bound
         ks.clear();
         for (uint32_t i = 0; i < g.span(); ++i)
-          if (img.occupied(i) && !img.tomb(i) && img.key(i) >= from && (!any || img.key(i) > last))
+          if (img.have_e[i] && img.occupied(i) && !img.tomb(i) && img.key(i) >= lower &&
+              (!any || img.key(i) > last) && (to == 0 || img.key(i) < to))
             ks.emplace_back(img.key(i), i);
         std::sort(ks.begin(), ks.end());
         for (auto& [k, i] : ks) {
@@ -182,19 +196,48 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         }
       };
       while (a && rows.size() < count) {
-        plan_scan_batch(a, any ? last : from, count - rows.size());
-        if (scan_plan_.size() == 1) {
+        if (any && last == std::numeric_limits<Key>::max()) break;
+        const Key lo = any ? std::max(lower, last + 1) : lower;  // the first key not done
+        Key to = 0;
+        const bool win = plan_scan_batch(a, any ? std::max(lower, last) : lower, lo,
+                                         count - rows.size(), !whole_next, window, to);
+        whole_next = false;
+        if (!win && scan_plan_.size() == 1) {
           read_whole_consistent(a);
-          take(img_);
-          a = img_.sibling_of(0);
+          take(img_, 0);
+          a = img_.sibling();
           continue;
         }
         read_leaves_consistent();
-        for (size_t i = 0; i < scan_plan_.size() && rows.size() < count; ++i) {
-          take(scan_imgs_[i]);
-          a = scan_imgs_[i].sibling_of(0);
-          if (i + 1 < scan_plan_.size() && a != scan_plan_[i + 1]) break;  // a split between
+        if (!win) {
+          for (size_t i = 0; i < scan_plan_.size() && rows.size() < count; ++i) {
+            take(scan_imgs_[i], 0);
+            a = scan_imgs_[i].sibling();
+            if (i + 1 < scan_plan_.size() && a != scan_plan_[i + 1]) break;  // a split between
+          }
+          continue;
         }
+        bool split = false;
+        for (size_t i = 0; i < scan_plan_.size() && rows.size() < count; ++i) {
+          take(scan_imgs_[i], to);
+          const GlobalAddress sib = scan_imgs_[i].sibling();
+          if (sib == scan_next_[i]) continue;
+          // A split since the node was cached. Its keys at or above `to` were not taken: read it
+          // again whole; else go on from the sibling (the new leaf holds only larger keys).
+          split = true;
+          const ScanInterval& iv = scan_iv_[i];
+          if (iv.hi_inf || iv.hi > to) {
+            a = scan_plan_[i];
+            whole_next = true;
+          } else {
+            a = sib;
+          }
+          break;
+        }
+        if (split || rows.size() == count) continue;
+        lower = to;  // every key of [lo, to) was read
+        const ScanInterval& back = scan_iv_.back();
+        a = back.hi_inf || back.hi > to ? scan_plan_.back() : scan_next_.back();
       }
     }
 
@@ -311,65 +354,201 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         c_->pause();
       }
     }
-    // The leaves a scan reads together: `a`, which holds k or is the leaf right after the one
-    // that does, and the leaves the cached level-1 nodes name after it (crossing into the next
-    // cached node), enough for `want` rows at span/2 live keys per leaf. Just `a` without
-    // parallel_scan, or when no cached node names it.
-    void plan_scan_batch(GlobalAddress a, Key k, size_t want) {
+    // A leaf's key interval as a cached level-1 node names it, [lo, hi) (hi_inf: no end). Only
+    // splits change leaves' ranges here (no merges), and a split only shrinks one, so a leaf holds
+    // no key outside what any cached node once said.
+    struct ScanInterval {
+      bool known = false, hi_inf = false;
+      Key lo = 0, hi = 0;
+    };
+    static ScanInterval interval_of(const btree::InternalNode& n, size_t p) {
+      ScanInterval iv;
+      iv.known = true;
+      iv.lo = p == 0 ? n.lo : n.keys[p - 1];
+      iv.hi_inf = p == n.count() && n.hi_inf;
+      iv.hi = p < n.count() ? n.keys[p] : n.hi;
+      return iv;
+    }
+    static constexpr uint64_t kDenseSpans = 4;
+
+    // Plans one round from `a`, which holds k or is the leaf right after the one that does: the
+    // leaves the cached level-1 nodes name from `a` on (crossing into the next cached node), with
+    // their intervals and the next leaf each names. Returns whether the round covers a key window
+    // (`scan_intersection` on integer-dense keys and `window_ok`; see scan()): then it sets `to`
+    // (the window [lo, to) clipped to the planned leaves) and each leaf's READ segments (none =
+    // whole) and homes to validate. Else the leaves are read whole: enough for `want` rows at
+    // span/2 live keys per leaf. Just `a` without parallel_scan, or when no cached node names it.
+    bool plan_scan_batch(GlobalAddress a, Key k, Key lo, size_t want, bool window_ok,
+                         uint64_t& window, Key& to) {
       scan_plan_.assign(1, a);
-      if (!t_->opts_.parallel_scan) return;
-      const size_t per_leaf = std::max<size_t>(1, g().span() / 2);
-      const size_t leaves = std::min<size_t>((want + per_leaf - 1) / per_leaf, kMaxScanBatch);
-      if (leaves <= 1) return;
+      scan_iv_.assign(1, ScanInterval{});
+      scan_next_.assign(1, GlobalAddress{});
+      scan_segs_.resize(1);
+      scan_segs_[0].clear();
       auto n = t_->core_.cache().find(k, 1);
-      if (!n || n->level != 1) return;
+      if (!n || n->level != 1) return false;
       size_t p = n->child_pos(k);
       if (n->child_at(p) != a && n->next_of(p) == a) ++p;  // k is the previous leaf's last key
       if (p > n->count()) {                                // a starts the next node
-        if (n->hi_inf || !(n = t_->core_.cache().find(n->hi, 1)) || n->level != 1) return;
+        if (n->hi_inf || !(n = t_->core_.cache().find(n->hi, 1)) || n->level != 1) return false;
         p = 0;
       }
-      if (n->child_at(p) != a) return;
-      for (;;) {
-        for (size_t q = p + 1; q <= n->count(); ++q) {
-          if (scan_plan_.size() == leaves) return;
-          scan_plan_.push_back(n->child_at(q));
-        }
-        if (scan_plan_.size() == leaves || n->hi_inf) return;
-        const GlobalAddress first = n->sibling_leftmost;
-        if (!(n = t_->core_.cache().find(n->hi, 1)) || n->level != 1 || n->child_at(0) != first)
-          return;
-        scan_plan_.push_back(first);
+      if (n->child_at(p) != a) return false;
+      scan_iv_[0] = interval_of(*n, p);
+      scan_next_[0] = n->next_of(p);
+      const ScanInterval& first = scan_iv_[0];
+      bool win = window_ok && t_->opts_.scan_intersection && t_->opts_.hopscotch_leaf &&
+                 !first.hi_inf && first.hi - first.lo <= kDenseSpans * g().span();
+      uint64_t w = std::max<uint64_t>(window * 2, want);
+      if (win && lo > std::numeric_limits<Key>::max() - w) win = false;  // no window end
+      size_t leaves;
+      if (win) {
+        window = w;
+        to = lo + w;
+        leaves = kMaxScanBatch;
+      } else {
+        const size_t per_leaf = std::max<size_t>(1, g().span() / 2);
+        leaves = std::min<size_t>((want + per_leaf - 1) / per_leaf, kMaxScanBatch);
+      }
+      if (!t_->opts_.parallel_scan) leaves = 1;
+      auto add = [&](const btree::InternalNode& node, size_t q) {
+        ScanInterval iv = interval_of(node, q);
+        if (scan_plan_.size() == leaves || (win && iv.lo >= to)) return false;
+        scan_plan_.push_back(node.child_at(q));
+        scan_iv_.push_back(iv);
+        scan_next_.push_back(node.next_of(q));
+        return true;
+      };
+      for (bool more = leaves > 1 && (!win || first.hi < to); more;) {
+        for (size_t q = p + 1; q <= n->count() && more; ++q) more = add(*n, q);
+        if (!more || n->hi_inf) break;
+        const GlobalAddress next_first = n->sibling_leftmost;
+        if (!(n = t_->core_.cache().find(n->hi, 1)) || n->level != 1 ||
+            n->child_at(0) != next_first)
+          break;
+        more = add(*n, 0);
         p = 0;
+      }
+      scan_segs_.resize(scan_plan_.size());
+      for (auto& segs : scan_segs_) segs.clear();  // whole, unless planned below
+      if (!win) return false;
+      const ScanInterval& back = scan_iv_.back();
+      if (!back.hi_inf) to = std::min(to, back.hi);  // the window ends where the plan does
+      if (to <= lo) return false;                    // `a` ends before lo: read it whole
+      scan_homes_.resize(scan_plan_.size());
+      for (size_t i = 0; i < scan_plan_.size(); ++i) {
+        const ScanInterval& iv = scan_iv_[i];
+        const Key c_lo = std::max(iv.lo, lo), c_hi = iv.hi_inf ? to : std::min(iv.hi, to);
+        scan_segs_[i].clear();
+        scan_homes_[i].clear();
+        // Whole: the window covers the leaf's interval (the paper reads such leaves whole), or
+        // so many integers that every home may be one.
+        if (c_lo >= c_hi || (c_lo == iv.lo && !iv.hi_inf && c_hi == iv.hi) ||
+            c_hi - c_lo >= g().span())
+          continue;
+        intersect_segments(c_lo, c_hi, scan_segs_[i], scan_homes_[i]);
+        if (!scan_segs_[i].empty())
+          t_->scan_partial_leaves_.fetch_add(1, std::memory_order_relaxed);
+      }
+      t_->scan_windows_.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+    // The neighborhoods of the keys [c_lo, c_hi) (fewer than span of them): their homes, and the
+    // READ segments covering them, runs of entries merged greedily while a READ stays within half
+    // a leaf. None when they cover the whole leaf.
+    void intersect_segments(Key c_lo, Key c_hi, std::vector<Segment>& segs,
+                            std::vector<uint32_t>& homes) {
+      const Geometry& geo = g();
+      std::vector<uint8_t>& cover = scan_cover_;
+      cover.assign(geo.span(), 0);
+      homes.clear();
+      for (Key k = c_lo; k < c_hi; ++k) homes.push_back(geo.home(k));
+      std::sort(homes.begin(), homes.end());
+      homes.erase(std::unique(homes.begin(), homes.end()), homes.end());
+      for (uint32_t h : homes)
+        for (uint32_t d = 0; d < geo.h(); ++d) cover[(h + d) % geo.span()] = 1;
+      if (std::all_of(cover.begin(), cover.end(), [](uint8_t x) { return x; })) {
+        homes.clear();
+        return;
+      }
+      const uint64_t half = geo.remote_bytes() / 2;
+      auto bytes = [&](uint32_t from, uint32_t to) {
+        auto [b0, b1] = geo.remote_range(img_.entry_range(from, to, true)[0]);
+        return b1 - b0;
+      };
+      int run_from = -1, run_to = -1;
+      for (uint32_t i = 0; i <= geo.span(); ++i) {
+        if (i < geo.span() && !cover[i]) continue;
+        if (i < geo.span() && run_from >= 0 &&
+            (static_cast<int>(i) == run_to + 1 || bytes(run_from, i) <= half)) {
+          run_to = static_cast<int>(i);  // extend the READ (over a gap, if any)
+          continue;
+        }
+        if (run_from >= 0) {
+          auto r = img_.entry_range(run_from, run_to, true);
+          segs.insert(segs.end(), r.begin(), r.end());
+        }
+        if (i < geo.span()) run_from = run_to = static_cast<int>(i);
       }
     }
-    // Reads the planned leaves whole in one round trip (one batch per memory node, posted
-    // together); a leaf caught locked or torn is read again alone, as read_whole_consistent does.
+    // Reads the planned leaves in one round trip (one batch per memory node, posted together):
+    // whole, or the planned segments. A leaf caught locked or torn (whole), or failing its homes'
+    // hop bitmaps or showing a key twice (segments: levels 1-3 on what was read), is read again
+    // alone and whole, as read_whole_consistent does.
     void read_leaves_consistent() {
       const uint32_t words = g().node_words() + 1;
       while (scan_imgs_.size() < scan_plan_.size()) scan_imgs_.emplace_back(g());
+      scan_segs_.resize(scan_plan_.size());
+      scan_homes_.resize(scan_plan_.size());
       scan_batches_.clear();
-      for (size_t i = 0; i < scan_plan_.size(); ++i) {
+      auto batch_for = [&](GlobalAddress leaf) -> Batch& {
         auto it = std::find_if(scan_batches_.begin(), scan_batches_.end(), [&](const Batch& b) {
-          return b.node() == scan_plan_[i].node() && b.size() < Batch::kMaxVerbs;
+          return b.node() == leaf.node() && b.size() < Batch::kMaxVerbs;
         });
         if (it == scan_batches_.end()) it = scan_batches_.emplace(scan_batches_.end());
+        return *it;
+      };
+      for (size_t i = 0; i < scan_plan_.size(); ++i) {
         scan_imgs_[i].forget();
-        scan_imgs_[i].read_into(*it, scan_plan_[i], {0, words});
+        if (scan_segs_[i].empty()) {
+          scan_imgs_[i].read_into(batch_for(scan_plan_[i]), scan_plan_[i], {0, words});
+          continue;
+        }
+        for (Segment s : scan_segs_[i])
+          scan_imgs_[i].read_into(batch_for(scan_plan_[i]), scan_plan_[i], s);
       }
       c_->run(std::span<Batch>(scan_batches_));
+      const bool skip = injected(t_->opts_.faults.skip_bitmap_check);
       for (size_t i = 0; i < scan_plan_.size(); ++i) {
         LeafImage& img = scan_imgs_[i];
         img.finish_reads();
-        bool locked = img.w[g().lock_word()] & Geometry::kLock;
-        if (!locked && img.consistent(nullptr) &&
-            (injected(t_->opts_.faults.skip_bitmap_check) || img.all_bitmaps_match()))
-          continue;
+        bool ok;
+        if (scan_segs_[i].empty()) {
+          bool locked = img.w[g().lock_word()] & Geometry::kLock;
+          ok = !locked && img.consistent(nullptr) && (skip || img.all_bitmaps_match());
+        } else {
+          ok = img.consistent(nullptr) && img.any_replica() &&
+               (skip || (homes_match(img, scan_homes_[i]) && no_duplicates(img)));
+        }
+        if (ok) continue;
         t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
         std::swap(img_, img);
         read_whole_consistent(scan_plan_[i]);
         std::swap(img_, img);
       }
+    }
+    static bool homes_match(const LeafImage& img, const std::vector<uint32_t>& homes) {
+      return std::all_of(homes.begin(), homes.end(),
+                         [&](uint32_t h) { return img.bitmap_matches(h); });
+    }
+    // A READ racing a hop-range WRITE may show a moving key in both its slots (and hide another
+    // of its home behind a matching bitmap): reject any key fetched twice.
+    bool no_duplicates(const LeafImage& img) {
+      scan_keys_.clear();
+      for (uint32_t i = 0; i < g().span(); ++i)
+        if (img.have_e[i] && img.occupied(i)) scan_keys_.push_back(img.key(i));
+      std::sort(scan_keys_.begin(), scan_keys_.end());
+      return std::adjacent_find(scan_keys_.begin(), scan_keys_.end()) == scan_keys_.end();
     }
 
     // The lock word is fetched last in the same READ: a writer still holding it may be midway
@@ -714,6 +893,12 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // A parallel scan's leaves, images and batches (kept: no allocation per scan once warm).
     static constexpr size_t kMaxScanBatch = 32;
     std::vector<GlobalAddress> scan_plan_;
+    std::vector<ScanInterval> scan_iv_;              // each planned leaf's cached interval
+    std::vector<GlobalAddress> scan_next_;           // the leaf its cached node names after it
+    std::vector<std::vector<Segment>> scan_segs_;    // what to read of it (none: whole)
+    std::vector<std::vector<uint32_t>> scan_homes_;  // the homes whose bitmaps validate that
+    std::vector<uint8_t> scan_cover_;
+    std::vector<Key> scan_keys_;
     std::vector<LeafImage> scan_imgs_;
     std::vector<Batch> scan_batches_;
     GlobalAddress held_;      // the leaf lock this handle holds, if any

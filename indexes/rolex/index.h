@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "indexes/common/faults.h"
+#include "indexes/common/local_lock_table.h"
 #include "indexes/common/rdwc.h"
 #include "indexes/rolex/layout.h"
 #include "indexes/rolex/options.h"
@@ -110,6 +111,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     s["models"] = double(models);  // PLR segments of the cached groups
     s["cached_groups"] = double(cached);
     if (opts_.rdwc) rdwc_.add_stats(s);
+    if (opts_.lock_sharing) s["handovers"] = double(llt_.handovers());
     return s;
   }
   // Adds the pool-wide counters (a few reads with `c`): retrainings, synonym_leaves, leaves.
@@ -144,7 +146,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
  private:
   Index(const Options& o, const Remote& r)
-      : opts_(o), remote_(r), rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit) {
+      : opts_(o),
+        remote_(r),
+        rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit),
+        llt_(4096, o.handover_max) {
     opts_.value_size = r.geo.value_size;
     opts_.leaf_slots = r.geo.slots;
     opts_.epsilon = static_cast<uint32_t>(r.meta.epsilon);
@@ -430,6 +435,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   std::atomic<uint64_t> cache_bytes_{0};
   // One combiner per compute node: every compute node's handles may share this Index.
   rdwc::PerNode rdwc_;
+  // One local lock table per compute node (lock_sharing), for the same reason.
+  btree::PerNodeLockTables llt_;
   std::atomic<uint64_t> model_refreshes_{0}, table_refreshes_{0}, read_retries_{0},
       lock_retries_{0}, model_misses_{0}, full_slt_waits_{0}, compute_retrains_{0},
       unlinked_leaves_{0}, upper_misses_{0}, locked_table_reads_{0};
@@ -441,7 +448,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     Handle(std::shared_ptr<Index> idx, Client<T>& c)
         : x_(std::move(idx)),
           c_(&c),
-          rdwc_(x_->opts_.rdwc ? &x_->rdwc_.of(c.home_node()) : nullptr) {}
+          rdwc_(x_->opts_.rdwc ? &x_->rdwc_.of(c.home_node()) : nullptr),
+          llt_(x_->opts_.lock_sharing ? &x_->llt_.of(c.home_node()) : nullptr) {}
 
     // With RDWC on, a search of k that another search of k on this compute node is running
     // takes its result, and concurrent updates of k are combined into one write of the last
@@ -635,7 +643,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     struct Locked {
       uint64_t g = 0, j = 0;
       std::shared_ptr<const View> v;
-      uint64_t lt = 0;  // unlocked value
+      uint64_t lt = 0;     // unlocked value
+      GlobalAddress lock;  // the LT entry (with lock_sharing: this handle holds its local slot)
       std::vector<ChainLink> links;
       std::vector<Leaf> leaves;
       std::vector<uint64_t> slt;
@@ -668,33 +677,43 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           for (size_t i = 0; i < cached.size(); ++i)
             mb.read(r.leaf(cached[i].leaf), L.leaves[i].data(), r.geo.bytes());
         };
+        // Lock sharing: queue locally first; a handed-over lock is already held for this
+        // compute node, with the entry's value as the last holder left it.
+        L.lock = lt_addr;
+        bool handed = llt_ && llt_->acquire(*c_, lt_addr, &expect);
         uint64_t old = 0;
-        bool got = false;
-        for (int spins = 0;; ++spins) {
-          MultiBatch mb;
-          mb.cas(lt_addr, expect, expect | entry::kLock, &old);
-          if (x.opts_.combine_lock_and_read) post_reads(mb);
-          mb.run(*c_);
-          if (old == expect) {
-            got = true;
-            break;
+        bool got = handed;
+        try {
+          for (int spins = 0; !got; ++spins) {
+            MultiBatch mb;
+            mb.cas(lt_addr, expect, expect | entry::kLock, &old);
+            if (x.opts_.combine_lock_and_read) post_reads(mb);
+            mb.run(*c_);
+            if (old == expect) {
+              got = true;
+              break;
+            }
+            if (entry::retired(old)) break;  // model replaced: reload
+            if (entry::locked(old)) {        // held: wait
+              if (spins > 2000000)
+                throw TransportError("rolex: lock never released, entry " + std::to_string(old));
+              x.lock_retries_.fetch_add(1, std::memory_order_relaxed);
+              c_->pause();
+              continue;
+            }
+            expect = old;  // chain head moved: retry with it
           }
-          if (entry::retired(old)) break;  // model replaced: reload
-          if (entry::locked(old)) {        // held: wait
-            if (spins > 2000000)
-              throw TransportError("rolex: lock never released, entry " + std::to_string(old));
-            x.lock_retries_.fetch_add(1, std::memory_order_relaxed);
-            c_->pause();
-            continue;
-          }
-          expect = old;  // chain head moved: retry with it
+        } catch (...) {
+          if (llt_) llt_->release(lt_addr, false);  // the local slot only: no remote lock
+          throw;
         }
         if (!got) {
+          if (llt_) llt_->release(lt_addr, false);
           x.load_model(*c_, L.g);
           continue;
         }
         L.lt = expect;
-        if (!x.opts_.combine_lock_and_read) {
+        if (handed || !x.opts_.combine_lock_and_read) {
           MultiBatch mb;
           post_reads(mb);
           mb.run(*c_);
@@ -717,12 +736,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       const Remote& r = x.remote_;
       for (int rr = 0;; ++rr) {
         if (rr > 100000) {
-          unlock(L);  // errors under the lock release it: peers must not wait for it forever
+          unlock(L, false);  // errors under the lock release it: peers must not wait forever
           throw TransportError("rolex: locked chain never validates");
         }
         if (!walk_chain(L.lt, L.slt.data(), L.links)) {
           if (fresh_slt) {
-            unlock(L);
+            unlock(L, false);
             throw TransportError("rolex: locked chain has an unwritten SLT entry");
           }
           MultiBatch mb;
@@ -774,9 +793,25 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     }
 
     GlobalAddress lt_addr(const Locked& L) const { return L.v->addr + kLtOffset + 8 * L.j; }
-    void unlock(const Locked& L) {
-      uint64_t e = L.lt;
-      c_->write(lt_addr(L), &e, 8);
+    // Runs `b` (the chain's writes) with the release of its lock: the LT entry, unlocked with
+    // value `lt`, is the batch's last WRITE (one doorbell, §3.4), unless the lock is handed to a
+    // local waiter (lock sharing): then the entry is written (still locked) only if its value
+    // changed, and the next local holder starts from `lt`. `share` = false on error paths.
+    void release(const Locked& L, Batch& b, uint64_t lt, bool share = true) {
+      const bool hand = share && llt_ && llt_->should_hand_over(L.lock);
+      uint64_t e = hand ? lt | entry::kLock : lt;
+      if (!hand || lt != L.lt) b.write(L.lock, &e, 8);
+      try {
+        if (!b.empty()) c_->run(b);
+      } catch (...) {
+        if (llt_) llt_->release(L.lock, false);
+        throw;
+      }
+      if (llt_) llt_->release(L.lock, hand, lt);
+    }
+    void unlock(const Locked& L, bool share = true) {
+      Batch b;
+      release(L, b, L.lt, share);
     }
 
     [[gnu::noinline]] bool write_op(Op op, Key k, std::string_view val) {
@@ -823,11 +858,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
               x.opts_.unlink_empty_synonyms)
             return unlink(L, at);
           L.leaves[at].seal();
-          uint64_t e = L.lt;
           Batch b;
-          b.write(r.leaf(L.links[at].leaf), L.leaves[at].data(), r.geo.bytes())
-              .write(lt_addr(L), &e, 8);
-          c_->run(b);
+          b.write(r.leaf(L.links[at].leaf), L.leaves[at].data(), r.geo.bytes());
+          release(L, b, L.lt);
           return true;
         }
         if (at != L.leaves.size()) {
@@ -842,10 +875,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         if (!tl.full()) {
           tl.insert_at(tl.lower_bound(k), k, vw.data());
           tl.seal();
-          uint64_t e = L.lt;
           Batch b;
-          b.write(r.leaf(L.links[t].leaf), tl.data(), r.geo.bytes()).write(lt_addr(L), &e, 8);
-          c_->run(b);
+          b.write(r.leaf(L.links[t].leaf), tl.data(), r.geo.bytes());
+          release(L, b, L.lt);
           return true;
         }
         // Full: a synonym leaf (Fig. 5). One batch: FAA alloc_num, FAA slot_use, FAA counter.
@@ -858,12 +890,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           c_->run(b);
         }
         if (slot >= kSltSlots) {  // SLT full: let the retraining catch up
-          unlock(L);
+          unlock(L, false);
           wait_for_retrain(L.g, L.v);
           continue;
         }
         if (leafno >= r.total_leaves) {
-          unlock(L);
+          unlock(L, false);
           throw PoolExhausted("rolex: the leaf region is full (" + std::to_string(r.total_leaves) +
                               " leaves; raise Options::max_leaves)");
         }
@@ -895,8 +927,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       b.write(r.leaf(L.links[at].leaf), emptied.data(), r.geo.bytes());
       b.write(r.leaf(L.links[pred].leaf), pl.data(), r.geo.bytes());
       if (pred != 0) b.write(L.v->addr + kSltOffset + 8 * L.links[pred].slot, &pred_entry, 8);
-      b.write(lt_addr(L), &lt, 8);  // unlock
-      c_->run(b);
+      release(L, b, lt);
       x_->unlinked_leaves_.fetch_add(1, std::memory_order_relaxed);
       return true;
     }
@@ -936,8 +967,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       b.write(r.leaf(L.links[t].leaf), tl.data(), r.geo.bytes());
       b.write(L.v->addr + kSltOffset + 8 * slot, &new_entry, 8);
       if (t != 0) b.write(L.v->addr + kSltOffset + 8 * L.links[t].slot, &t_entry, 8);
-      b.write(lt_addr(L), &lt, 8);  // unlock (only the holder writes a locked entry)
-      c_->run(b);
+      release(L, b, lt);  // only the holder writes a locked entry
       if (slot == x.remote_.meta.retrain_threshold) enqueue(L.g);
       return true;
     }
@@ -980,7 +1010,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
     std::shared_ptr<Index> x_;
     Client<T>* c_;
-    rdwc::Combiner* rdwc_;  // this compute node's, when RDWC is on
+    rdwc::Combiner* rdwc_;        // this compute node's, when RDWC is on
+    btree::LocalLockTable* llt_;  // this compute node's, with lock_sharing
     std::string why_;
     LeafReads reads_;
   };

@@ -56,6 +56,13 @@ struct Options {
   // in the ROLEX paper (off); the CHIME paper's evaluation applies it to ROLEX ("for fairness,
   // RDWC ... applied to all competitors"), so its reproduction specs switch it on.
   bool rdwc = false;
+  // Lock sharing inside a compute node (§3.4: "other threads of C_node can leverage the acquired
+  // lock to modify the same leaves"): a writer queues in its compute node's local lock table
+  // (indexes/common/local_lock_table.h) before the chain's LT entry, and a holder with local
+  // waiters hands the remote lock over instead of releasing it (at most handover_max times in a
+  // row, so other compute nodes are not starved). Off: every writer CASes the LT entry itself.
+  bool lock_sharing = true;
+  uint32_t handover_max = 8;
   bool compute_retrain_fallback =
       false;  // a compute node retrains a full group itself when no
               // memory-node service has done so (no service: sim, tests)
@@ -126,6 +133,14 @@ constexpr auto Options::fields() {
                     "Read delegation and write combining (SMART's, as the CHIME paper applies "
                     "it): concurrent same-key searches (updates) on a compute node share one "
                     "search (write)"),
+      option_switch("lock_sharing", &Options::lock_sharing,
+                    "Writers of one compute node share an acquired chain lock: a local queue per "
+                    "LT entry, the remote lock handed to the next local writer (paper 3.4; off: "
+                    "every writer CASes the LT entry)"),
+      option_number("handover_max", &Options::handover_max,
+                    "Lock sharing: consecutive local hand-overs before the remote lock is "
+                    "released",
+                    1u, 1u << 20),
       option_switch("compute_retrain_fallback", &Options::compute_retrain_fallback,
                     "A compute node retrains a full group itself when no memory-node service "
                     "does (the bench decides from the transport)")

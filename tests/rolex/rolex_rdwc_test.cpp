@@ -18,6 +18,7 @@ testing::HotKeyFigures rolex_hot_key(bool rdwc, unsigned nodes, bool updates) {
       nodes, 8, updates, 40, [rdwc](std::vector<sim::SimClient*>& s) {
         rolex::Options o;
         o.rdwc = rdwc;
+        o.lock_sharing = false;  // RDWC alone (lock sharing: rolex_lock_sharing_test.cpp)
         o.compute_retrain_fallback = true;  // no retraining service here
         o.full_slt_wait_ns = 0;
         // Bulk keys between the test's keys (key_of_rank(0..63) are inserted afterwards).

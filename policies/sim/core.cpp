@@ -276,21 +276,21 @@ void Core::process_one() {
   // of the cache: start fetching them while this one is handled.
   if (!events_.empty()) {
     const Event& next = events_.top();
-    __builtin_prefetch(next.v);
-    __builtin_prefetch(next.p);
+    __builtin_prefetch(next.verb());  // (of a watch timeout: no address, and harmless)
+    __builtin_prefetch(next.pending());
   }
   if (time > now_ps_) now_ps_ = time;
   ++events_processed_;
-  if (e.kind == kWatchTimeout) {
-    const Watcher& w = watchers_[e.slot];
-    if (w.active && w.gen == e.aux) wake(e.slot, time);
+  if (e.kind() == kWatchTimeout) {
+    const Watcher& w = watchers_[e.slot()];
+    if (w.active && w.gen == e.arg) wake(e.slot(), time);
     return;
   }
-  Pending& p = *e.p;
+  Pending& p = *e.pending();
   const uint64_t hdr = opts_.header_bytes;
-  switch (e.kind) {
+  switch (e.kind()) {
     case kArriveTarget: {
-      const Verb& v = *e.v;
+      const Verb& v = *e.verb();
       uint64_t fin =
           serve(v.remote.node(), time, true, hdr + response_bytes(v), hdr + request_bytes(v));
       apply(v, *p.counters);
@@ -323,7 +323,7 @@ void Core::process_one() {
       break;
     }
     case kArriveSource: {
-      uint64_t back = p.header ? 0 : response_bytes(*e.v);
+      uint64_t back = p.header ? 0 : response_bytes(*e.verb());
       uint64_t fin = serve(p.src, time, false, 0, hdr + back);
       if (fin > p.done) p.done = fin;
       if (!p.header) ++verbs_completed_;

@@ -55,7 +55,7 @@ void Core::service_pause(NodeId node) {
   w.node = node;
   w.active = true;
   ++watching_[node];
-  push_event(start + idle_ps_, nullptr, nullptr, kWatchTimeout, slot, w.gen);
+  push_watch_timeout(start + idle_ps_, slot, w.gen);
   reschedule(self);
 }
 

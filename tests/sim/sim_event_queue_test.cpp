@@ -14,8 +14,9 @@ namespace {
 // Pushes and pops in a deterministic pseudo-random mix, each push due up to `spread` ps after the
 // last pop (in steps of `grain`, so that many times are equal), and checks every pop against a
 // reference that finds the least (time, push number) by brute force.
+template <class Q = EventQueue<uint64_t>>
 uint64_t check_against_reference(uint64_t steps, uint64_t spread, uint64_t grain) {
-  EventQueue<uint64_t> q;
+  Q q;
   std::vector<std::pair<uint64_t, uint64_t>> ref;  // (time, push number)
   uint64_t x = 0x9E3779B97F4A7C15ull, now = 0, pushes = 0, pops = 0;
   for (uint64_t s = 0; s < steps; ++s) {
@@ -30,6 +31,7 @@ uint64_t check_against_reference(uint64_t steps, uint64_t spread, uint64_t grain
     } else {
       auto it = std::min_element(ref.begin(), ref.end());
       EXPECT_EQ(q.top_time(), it->first);
+      EXPECT_EQ(q.top(), it->second);
       uint64_t got = 0;
       const uint64_t t = q.pop(got);
       EXPECT_EQ(t, it->first);
@@ -52,6 +54,20 @@ TEST(SimEventQueue, PopsInTimeThenPushOrderWithinTheRing) {
 // pending, the ring is often empty and jumps to the earliest of them.
 TEST(SimEventQueue, PopsInTimeThenPushOrderBeyondTheRing) {
   EXPECT_EQ(check_against_reference(20000, 100'000'000, 5'000), 9917u);
+}
+
+// Events up to 10 ms ahead: beyond the coarse slots too (2.1 ms), through the heap.
+TEST(SimEventQueue, PopsInTimeThenPushOrderBeyondTheSlots) {
+  EXPECT_EQ(check_against_reference(20000, 10'000'000'000, 50'000), 9917u);
+}
+
+// A tiny queue (16 buckets of 16 ps, slots of 4 buckets, 4 slots): every level and every move
+// between them is taken many times, with many equal times.
+TEST(SimEventQueue, PopsInTimeThenPushOrderInATinyQueue) {
+  using Tiny = EventQueue<uint64_t, 4, 16, 2, 4>;
+  EXPECT_EQ(check_against_reference<Tiny>(20000, 64, 8), 9917u);
+  EXPECT_EQ(check_against_reference<Tiny>(20000, 512, 16), 9917u);
+  EXPECT_EQ(check_against_reference<Tiny>(20000, 4096, 16), 9917u);
 }
 
 // The ring's first and last buckets: equal times at a bucket boundary, one ring apart.

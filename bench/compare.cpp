@@ -150,7 +150,8 @@ json compare_summary(const Options& opt, const std::vector<IndexInfo>& indexes,
       row["peer_mops"] = p->second.second;
       row["ratio"] = row["best_mops"].get<double>() / p->second.second;
     }
-    if (double t = peer_target(opt.workload, i); t > 0) {
+    // A target compares with a peer: without one of its kind in the list, there is none.
+    if (double t = peer_target(opt.workload, i); t > 0 && !row["ratio"].is_null()) {
       json tg = {{"index", i.name},
                  {"what", fmt::format("YCSB {} throughput at least {:.1f}x the best {} peer",
                                       static_cast<char>(std::toupper(opt.workload[0])), t,

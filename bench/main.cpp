@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "bench/compare.h"
 #include "bench/indexes.h"
 #include "bench/merge.h"
 #include "bench/options.h"
@@ -287,6 +288,17 @@ int main_impl(int argc, char** argv) {
                  "terminal, else off)")
       ->check(CLI::IsMember({"auto", "tty", "lines", "off"}))
       ->capture_default_str();
+  std::string compare;
+  unsigned compare_rounds = 3;
+  auto* compare_opt =
+      app.add_option("--compare", compare,
+                     "Run these indexes (comma-separated, or all) side by side with the same "
+                     "flags, interleaved round robin, and report each one's best round and its "
+                     "ratio to the best local peer of its kind (docs/bench.md)");
+  app.add_option("--compare-rounds", compare_rounds, "--compare: rounds (best of N per index)")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str()
+      ->needs(compare_opt);
   bool list = false;
   app.add_flag(
       "--list-indexes", list,
@@ -358,6 +370,12 @@ int main_impl(int argc, char** argv) {
   // Output files are opened before the run, so a bad path costs nothing.
   if (std::string err = check_writable(opt); !err.empty()) return usage_error(err);
 
+  if (compare_opt->count() > 0) {
+    for (const char* f : {"--index", "--config", "--attach", "--history"})
+      if (app.get_option(f)->count() > 0)
+        return usage_error(std::string(f) + " cannot be combined with --compare");
+    return run_compare(app, flag_groups, argc, argv, opt, compare, compare_rounds);
+  }
   // Index flags: only the chosen index's.
   for (const auto& [name, group] : flag_groups)
     for (const CLI::Option* o : group->get_options())

@@ -45,6 +45,10 @@ inline constexpr uint64_t kGroupWords = 8;
 // its slot numbers; slot k lives at kRootSlotsOffset + 8k on a chosen node.
 inline constexpr uint64_t kRootSlotsOffset = 128;
 inline constexpr uint64_t kRootSlots = 64;
+// shm only, on node 0: the words threads whose fibers all wait sleep on until a message is sent
+// (shm::IdleBell, policies/shm/idle.h): 32 bells of a cache line each, up to the header's end.
+// Formatting leaves them zero.
+inline constexpr uint64_t kIdleBellOffset = 2048;
 inline constexpr uint64_t kHeaderBytes = 4096;
 inline constexpr uint64_t kMailboxesOffset = kHeaderBytes;
 

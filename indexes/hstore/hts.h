@@ -547,8 +547,9 @@ class HashTableServer {
     return local::word(base_ + m_.addr.offset() + 8ull * (meta::kHtsStats + i));
   }
   std::atomic<uint64_t>& busy() { return so_.shared_busy ? *so_.shared_busy : last_busy_; }
+  // Only idle() reads it, and only when the host sleeps idle servers itself.
   void touch(ServiceContext<T>& ctx) {
-    busy().store(ctx.client().now_ns(), std::memory_order_relaxed);
+    if (so_.idle_sleep_us) busy().store(ctx.client().now_ns(), std::memory_order_relaxed);
   }
   // Lets the other fibers run; sleeps the thread only when the whole server has been idle a while.
   void idle(ServiceContext<T>& ctx) {

@@ -277,7 +277,7 @@ class SkipListServer {
   void applier_loop(ServiceContext<T>& ctx, unsigned p) {
     Client<T>& c = ctx.client();
     while (!ctx.stop_requested()) {
-      uint64_t now = c.now_ns();
+      const uint64_t now = m_.apply_lag_ns ? c.now_ns() : 0;
       size_t n = 0;
       {
         std::lock_guard<std::mutex> g(parts_[p].mu);
@@ -449,8 +449,9 @@ class SkipListServer {
   // --- helpers ----------------------------------------------------------------------------------
   std::atomic_ref<uint64_t> stat(uint32_t i) { return local::word(stats_ + 8ull * i); }
   std::atomic<uint64_t>& busy() { return so_.shared_busy ? *so_.shared_busy : last_busy_; }
+  // Only idle() reads it, and only when the host sleeps idle servers itself.
   void touch(ServiceContext<T>& ctx) {
-    busy().store(ctx.client().now_ns(), std::memory_order_relaxed);
+    if (so_.idle_sleep_us) busy().store(ctx.client().now_ns(), std::memory_order_relaxed);
   }
   void idle(ServiceContext<T>& ctx) {
     Client<T>& c = ctx.client();

@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "policies/shm/idle.h"
 #include "policies/shm/pool.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
@@ -29,9 +30,21 @@ namespace dmrt::shm {
 class Endpoint {
  public:
   Endpoint(std::shared_ptr<Pool> pool, NodeId home, uint32_t client_id)
-      : pool_(std::move(pool)), home_(home), client_(client_id) {}
+      : pool_(std::move(pool)),
+        bells_(pool_->region(0).base + layout::kIdleBellOffset),
+        home_bell_(bell(IdleBell::of_node(home, pool_->region(home).role))),
+        home_(home),
+        client_(client_id) {}
+  // A thread whose last fiber ends while its thread is armed must not leave the bell counting a
+  // sleeper (every send would then make a futex call for nobody).
+  ~Endpoint() { idle_thread().progress(); }
+  Endpoint(Endpoint&&) = default;
+  Endpoint& operator=(Endpoint&&) = default;
+  Endpoint(const Endpoint&) = default;
+  Endpoint& operator=(const Endpoint&) = default;
 
   void execute(std::span<Batch> batches, Counters& counters) {
+    idle_thread().progress();
     if (uint8_t hooks = pool_->round_trip_hooks(); hooks != 0) {
       execute_hooked(batches, counters, hooks);
       return;
@@ -40,10 +53,18 @@ class Endpoint {
       for (const Verb& v : b.verbs()) perform(v, counters);
   }
 
+  // A fiber that waits: the next fiber of the thread runs. When every fiber of the thread has
+  // only paused for a while (no verb, no message), the thread sleeps until a message is sent
+  // anywhere in the pool or 100 us pass (policies/shm/idle.h), so that idle servers and clients
+  // waiting for answers leave the cores to the threads that have work.
   void pause() {
+    IdleThread& t = idle_thread();
+    t.pause(home_bell_, bell(IdleBell::kAnyBell));
     yield();
-    // A lone fiber spinning on a word another thread holds must let that thread run.
-    if ((++pauses_ & 63) == 0) std::this_thread::yield();
+    // A lone fiber spinning on a word another thread holds must let that thread run. Counted
+    // per thread: counted per fiber, the idle fibers of a thread reach their 64th pause in the
+    // same round and give the core away back to back.
+    if ((++t.pauses & 63) == 0) std::this_thread::yield();
   }
   uint64_t now_ns() const {
     return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -53,9 +74,17 @@ class Endpoint {
 
   bool try_send(NodeId node, uint32_t mailbox, const MessageHeader& h,
                 std::span<const std::byte> payload) {
-    return ring(node, mailbox).try_push(h, payload);
+    if (!ring(node, mailbox).try_push(h, payload)) return false;
+    idle_thread().progress();
+    bell(IdleBell::of_node(node, role(node))).ring();
+    bell(IdleBell::kAnyBell).ring(true);
+    return true;
   }
-  bool try_receive(uint32_t mailbox, Message& out) { return ring(home_, mailbox).try_pop(out); }
+  bool try_receive(uint32_t mailbox, Message& out) {
+    if (!ring(home_, mailbox).try_pop(out)) return false;
+    idle_thread().progress();
+    return true;
+  }
 
   NodeId home_node() const { return home_; }
   uint32_t client_id() const { return client_; }
@@ -124,7 +153,10 @@ class Endpoint {
             prefetch_range(p, v.length, v.kind != VerbKind::kRead, budget);
       yield();
     }
-    while (due != 0 && now_ns() < due) yield();
+    while (due != 0 && now_ns() < due) {
+      idle_thread().progress();  // waiting for the model, not idle: the thread must not sleep
+      yield();
+    }
     if (hooks & Pool::kCoherence) {
       perform_coherent(batches, counters);
     } else {
@@ -223,14 +255,22 @@ class Endpoint {
                        g);
   }
 
+  IdleBell bell(unsigned i) const {
+    return IdleBell(bells_ + IdleBell::kStride * i);
+  }
+
   std::shared_ptr<Pool> pool_;
+  std::byte* bells_;    // node 0's IdleBell words (layout::kIdleBellOffset)
+  IdleBell home_bell_;  // the bell messages to this endpoint's node ring
   NodeId home_;
   uint32_t client_;
-  uint64_t pauses_ = 0;
   uint64_t tears_ = 0;  // torn READs so far (shm::Pool::set_torn_reads)
   uint64_t last_due_ns_ = 0;
   bool yielded_ = false;
 };
+
+static_assert(layout::kIdleBellOffset + IdleBell::kStride * IdleBell::kBells <=
+              layout::kHeaderBytes);
 
 struct Transport {
   static constexpr std::string_view kName = "shm";

@@ -52,7 +52,7 @@ struct RolexRun {
     // ~1,465 keys per model. A bulk load cuts its groups from the keys instead.
     o.initial_groups = static_cast<uint32_t>(
         std::max<uint64_t>(1, std::min<uint64_t>(io.expected_keys / 1000, 1u << 20)));
-    if constexpr (!kHostsService<T>) {
+    if (!kHostsService<T> || o.retrain_on_compute) {
       o.compute_retrain_fallback = true;
       o.full_slt_wait_ns = 0;
     }
@@ -80,6 +80,10 @@ struct RolexRun {
     const NodeId node = setup.memory_nodes().front();
     rolex::ServiceOptions so;
     so.root_slot = ro.root_slot;
+    if (ro.retrain_on_compute) {  // no memory-node service: compute clients retrain
+      out.index = Index<T>::create(setup, ro, keys, value_of);
+      return out;
+    }
     if constexpr (std::is_same_v<T, ShmTransport>) {
       // Non-owning: the bench's environment owns the pool and outlives the index.
       std::shared_ptr<shm::Pool> pool(std::shared_ptr<void>{}, &setup.endpoint().pool());

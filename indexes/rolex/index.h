@@ -968,8 +968,23 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       b.write(L.v->addr + kSltOffset + 8 * slot, &new_entry, 8);
       if (t != 0) b.write(L.v->addr + kSltOffset + 8 * L.links[t].slot, &t_entry, 8);
       release(L, b, lt);  // only the holder writes a locked entry
-      if (slot == x.remote_.meta.retrain_threshold) enqueue(L.g);
+      if (slot == x.remote_.meta.retrain_threshold) {
+        if (x.opts_.retrain_on_compute)
+          retrain_here(L.g);
+        else
+          enqueue(L.g);
+      }
       return true;
+    }
+
+    // Options::retrain_on_compute: this client retrains the group (its lock is released; the
+    // retraining takes the group's own locks) and loads the new model, charging the training as
+    // its own CPU, as a compute host would spend it.
+    void retrain_here(uint64_t g) {
+      Index& x = *x_;
+      if (retrain_group(*c_, x.remote_, g, ServiceOptions{}.train_ns_per_key).done)
+        x.compute_retrains_.fetch_add(1, std::memory_order_relaxed);
+      x.load_model(*c_, g);
     }
 
     // CirQ append (A10): FAA the tail, then claim the entry; a full queue drops the request

@@ -63,6 +63,11 @@ struct Options {
   // row, so other compute nodes are not starved). Off: every writer CASes the LT entry itself.
   bool lock_sharing = true;
   uint32_t handover_max = 8;
+  // No memory-node retraining (a CXL memory expander has no CPU; docs/cxl-porting.md): the
+  // compute client whose insert brings a group's synonym table to the retraining threshold
+  // retrains the group itself, right after its insert, instead of queueing it for the memory
+  // node. dmrt-bench then hosts no retraining service. Off: the paper's design (§3.5).
+  bool retrain_on_compute = false;
   bool compute_retrain_fallback =
       false;  // a compute node retrains a full group itself when no
               // memory-node service has done so (no service: sim, tests)
@@ -141,6 +146,10 @@ constexpr auto Options::fields() {
                     "Lock sharing: consecutive local hand-overs before the remote lock is "
                     "released",
                     1u, 1u << 20),
+      option_switch("retrain_on_compute", &Options::retrain_on_compute,
+                    "No memory-node retraining: the compute client that brings a group's synonym "
+                    "table to the threshold retrains the group itself (a CXL expander has no "
+                    "CPU; off: the memory node retrains, as the paper)"),
       option_switch("compute_retrain_fallback", &Options::compute_retrain_fallback,
                     "A compute node retrains a full group itself when no memory-node service "
                     "does (the bench decides from the transport)")

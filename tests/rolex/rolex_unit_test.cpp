@@ -492,6 +492,28 @@ TEST(RolexIndex, DifferentialAgainstStdMapBulkLoadedWithService) {
   EXPECT_GT(s["retrainings"], 0);
 }
 
+// retrain_on_compute (the CXL port: no memory-node CPU): the client whose insert reaches the
+// threshold retrains the group itself, so with no service at all groups are retrained at the
+// threshold, never left to fill their synonym tables, and nothing is lost.
+TEST(RolexIndex, RetrainOnComputeRetrainsAtTheThresholdWithoutAService) {
+  auto pool = testing::small_pool(1, 1, uint64_t{256} << 20);
+  auto c = testing::make_client(pool, 0);
+  rolex::Options o;
+  o.leaf_slots = 8;
+  o.epsilon = 8;
+  o.initial_groups = 4;
+  o.key_space = uint64_t{1} << 50;
+  o.retrain_threshold = 16;
+  o.retrain_on_compute = true;
+  auto idx = RIndex::create(c, o);
+  auto h = idx->handle(c);
+  testing::differential_run(h, 30000, 3000, 14);
+  auto s = idx->stats(c);
+  EXPECT_GT(s["compute_retrainings"], 0);
+  EXPECT_EQ(s["compute_retrainings"], s["retrainings"]);  // nobody else retrains
+  EXPECT_EQ(s["full_slt_waits"], 0);  // retrained at the threshold, before the table filled
+}
+
 TEST(RolexIndex, PaperReadWholeRangeAndNoFetch) {
   auto pool = testing::small_pool(1, 1, uint64_t{256} << 20);
   auto c = testing::make_client(pool, 0);

@@ -19,27 +19,8 @@ using DTree = dmtree::Tree<ShmTransport>;
 using testing::key_of_rank;
 using testing::value_for;
 
-struct Ctx {
-  testing::ShmClient client;
-  DTree::Handle handle;
-  Ctx(std::shared_ptr<shm::Pool> p, NodeId home, uint32_t id, const std::shared_ptr<DTree>& t)
-      : client(shm::Endpoint(p, home, id)), handle(t->handle(client)) {}
-};
-
-struct Nodes {
-  std::shared_ptr<shm::Pool> pool;
-  std::vector<NodeId> cns;
-  std::vector<std::unique_ptr<testing::ShmClient>> setup;
-  std::vector<std::shared_ptr<DTree>> trees;
-  Nodes(unsigned n, const dmtree::Options& o) {
-    pool = testing::small_pool(1, n, uint64_t{256} << 20);
-    cns = pool->config().compute_nodes();
-    for (unsigned i = 0; i < n; ++i) {
-      setup.push_back(std::make_unique<testing::ShmClient>(shm::Endpoint(pool, cns[i], 900 + i)));
-      trees.push_back(i == 0 ? DTree::create(*setup[0], o) : DTree::attach(*setup[i], o));
-    }
-  }
-};
+using Ctx = testing::NodeClient<DTree>;
+using Nodes = testing::PerNodeTrees<DTree>;
 
 void run_stress(dmtree::Options o, testing::StressConfig cfg, unsigned nodes) {
   Nodes ns(nodes, o);

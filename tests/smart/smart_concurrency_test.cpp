@@ -21,27 +21,8 @@ using sim::SimClient;
 using testing::key_of_rank;
 using testing::value_for;
 
-struct Ctx {
-  testing::ShmClient client;
-  CTree::Handle handle;
-  Ctx(std::shared_ptr<shm::Pool> p, NodeId home, uint32_t id, const std::shared_ptr<CTree>& t)
-      : client(shm::Endpoint(p, home, id)), handle(t->handle(client)) {}
-};
-
-struct TwoNodes {
-  std::shared_ptr<shm::Pool> pool;
-  std::vector<NodeId> cns;
-  std::vector<std::unique_ptr<testing::ShmClient>> setup;
-  std::vector<std::shared_ptr<CTree>> trees;
-  TwoNodes(unsigned n, const smart::Options& o) {
-    pool = testing::small_pool(1, n, uint64_t{256} << 20);
-    cns = pool->config().compute_nodes();
-    for (unsigned i = 0; i < n; ++i) {
-      setup.push_back(std::make_unique<testing::ShmClient>(shm::Endpoint(pool, cns[i], 900 + i)));
-      trees.push_back(i == 0 ? CTree::create(*setup[0], o) : CTree::attach(*setup[i], o));
-    }
-  }
-};
+using Ctx = testing::NodeClient<CTree>;
+using TwoNodes = testing::PerNodeTrees<CTree>;
 
 TEST(SmartConcurrency, ZipfianMixedOpsTwoComputeNodes) {
   smart::Options o;

@@ -147,7 +147,7 @@ elif [ "$DEFAULT" = 1 ]; then
   # loads by inserts, E bulk loads and retrains from its inserts), HStore across two processes with both
   # its servers on dmrt-node, and the other range indexes in one process (memory node served
   # in-process; HStore also so, for scans on two memory nodes so that the HTS ships to an SLS on
-  # another node); each history checked. Sizes are small.
+  # another node; SMART with its scans); each history checked. Sizes are small.
   if [ -x "$BUILD/bench/dmrt-bench" ]; then
     B="$BUILD/bench/dmrt-bench --transport verbs $VERBS_ARGS --memory-mb 256 --threads 2 --fibers 4 --verify"
     TWO="BENCH_TIMEOUT=300 VERBS_ARGS='$VERBS_ARGS' $ROOT/tests/verbs/bench_two_process.sh $NODE $BUILD/bench/dmrt-bench --threads 2 --fibers 4 --verify"
@@ -160,6 +160,8 @@ elif [ "$DEFAULT" = 1 ]; then
       "$B --index chime --workload a --keys 2000 --ops 10000"
       "$B --index sherman --workload e --keys 2000 --ops 4000"
       "$B --index dmtree --workload a --keys 2000 --ops 10000"
+      "$B --index smart --workload a --keys 2000 --ops 10000"
+      "$B --index smart --workload e --keys 2000 --ops 4000"
       "$B --index hstore --workload a --keys 2000 --ops 4000"
       "$B --index hstore --memory-nodes 2 --workload e --keys 2000 --ops 4000")
     # shm as several processes on two NUMA nodes: the memory node process (its pool) on node 1,

@@ -187,9 +187,11 @@ case "$cmd" in
     targets=()
     # Debian's interpreter, which has python3-matplotlib (not whatever python3 is first on PATH).
     if [ "$cmd" = cxl-study ]; then
-      exec /usr/bin/python3 bench/repro/run.py --bench build/bench/dmrt-bench \
+      /usr/bin/python3 bench/repro/run.py --bench build/bench/dmrt-bench \
         --specs-dir bench/cxl/specs --out docs/cxl --results-md docs/cxl-porting.md --raw build/cxl-study \
         --regenerate cxl-study "$@"
+      # The two media side by side, per workload (needs both sim parts).
+      exec /usr/bin/python3 bench/cxl/media.py
     fi
     exec /usr/bin/python3 bench/repro/run.py --bench build/bench/dmrt-bench "$@"
     ;;

@@ -244,14 +244,16 @@ def plot(spec, rows, comps, out_dir):
     for i, panel in enumerate(panels):
         ax = axes[0][i]
         names = [s["name"] for s in spec["series"] if panel["name"] not in s.get("skip_panels", [])]
+        # one colour per series across panels, even where a panel skips some
+        colour = {s["name"]: f"C{k % 10}" for k, s in enumerate(spec["series"])}
         if xs == [None]:
             vals = [value(rows, panel["name"], n, None) or 0 for n in names]
-            ax.bar(names, vals, color=[f"C{k}" for k in range(len(names))])
+            ax.bar(names, vals, color=[colour[n] for n in names])
             ax.tick_params(axis="x", labelrotation=30)
         else:
-            for k, n in enumerate(names):
+            for n in names:
                 ax.plot(xs, [value(rows, panel["name"], n, x) for x in xs], marker="o",
-                        color=f"C{k}", label=n)
+                        color=colour[n], label=n)
             ax.set_xlabel(spec["x"].get("label", spec["x"]["flag"]))
             if spec["x"].get("log"):
                 ax.set_xscale("log", base=2)

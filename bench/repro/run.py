@@ -153,7 +153,8 @@ def run_spec(spec, a):
     runs = [(p, s, x, cmd, k) for k in range(repeat) for p, s, x, cmd in jobs]
     rows, failures = [], []
     t0 = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+    # A spec of wall-clock runs that use every core each (shm) says `jobs = 1`.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(a.jobs, spec.get("jobs", a.jobs))) as pool:
         futures = {pool.submit(run_one, cmd, raw_dir, a.fresh, k): (p, s, x, cmd)
                    for p, s, x, cmd, k in runs}
         for done, fut in enumerate(concurrent.futures.as_completed(futures), 1):

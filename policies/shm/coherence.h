@@ -10,6 +10,10 @@
 
 #include "runtime/error.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 namespace dmrt::shm {
 
 // CXL 2.0 memory pooled between hosts is not kept coherent across them: a host may hold a stale
@@ -42,9 +46,29 @@ inline Coherence parse_coherence(std::string_view s) {
 struct FlushInstructions {
   bool clflushopt = false;
   bool clwb = false;
-  static FlushInstructions detect();
-  // "clflushopt+clwb", or what stands in for them.
-  std::string describe() const;
+
+  static FlushInstructions detect() {
+    FlushInstructions f;
+#if defined(__x86_64__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+      f.clflushopt = (b >> 23) & 1;
+      f.clwb = (b >> 24) & 1;
+    }
+#endif
+    return f;
+  }
+
+  // The instructions the mode issues, as the JSON reports them.
+  std::string describe() const {
+#if defined(__x86_64__)
+    std::string inval = clflushopt ? "clflushopt" : "clflush";
+    std::string wb = clwb ? "clwb" : inval;
+    return inval + " before reads, " + wb + " after writes, mfence/sfence";
+#else
+    return "fences only (no cache-line flush instructions on this architecture)";
+#endif
+  }
 };
 
 // Lines invalidated and written back so far, for the bench's per-operation figures. Sharded by

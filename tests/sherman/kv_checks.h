@@ -58,15 +58,16 @@ inline Key key_of_rank(size_t r) {
   return (uint64_t(r) + 1) * 0x9E3779B97F4Aull % (uint64_t{1} << 50);
 }
 
-// Single client, random ops (including scans) against std::map.
-template <class H>
-void differential_run(H& h, size_t ops, size_t key_space, uint32_t seed) {
+// Single client, random ops (including scans) against std::map, over the keys `key_of` gives
+// the ranks [0, key_space) (default: spread over the key space).
+template <class H, class F = Key (*)(size_t)>
+void differential_run(H& h, size_t ops, size_t key_space, uint32_t seed, F key_of = key_of_rank) {
   std::mt19937_64 rng(seed);
   std::map<Key, std::string> model;
   std::string out;
   std::vector<std::pair<Key, std::string>> rows;
   for (size_t i = 0; i < ops; ++i) {
-    Key k = key_of_rank(rng() % key_space);
+    Key k = key_of(rng() % key_space);
     std::string v = value_for(k, 1, static_cast<uint32_t>(i));
     unsigned op = rng() % 100;
     if (op < 40) {

@@ -38,57 +38,6 @@ Key prefix_heavy_key(size_t r) {
   return (a + 1) << 56 | (b * 37) << 32 | uint64_t{0xab} << 24 | (c * 5) << 8 | (r / 41) % 5;
 }
 
-// Random ops against std::map over keys from `key_of`.
-template <class H, class F>
-void differential(H& h, size_t ops, size_t key_space, uint32_t seed, F key_of) {
-  std::mt19937_64 rng(seed);
-  std::map<Key, std::string> model;
-  std::string out;
-  std::vector<std::pair<Key, std::string>> rows;
-  for (size_t i = 0; i < ops; ++i) {
-    Key k = key_of(rng() % key_space);
-    std::string v = value_for(k, 1, static_cast<uint32_t>(i));
-    unsigned op = rng() % 100;
-    if (op < 40) {
-      bool exp = model.emplace(k, v).second;
-      ASSERT_EQ(h.insert(k, v), exp) << "insert " << k << " at op " << i;
-    } else if (op < 55) {
-      auto it = model.find(k);
-      bool exp = it != model.end();
-      if (exp) it->second = v;
-      ASSERT_EQ(h.update(k, v), exp) << "update " << k << " at op " << i;
-    } else if (op < 70) {
-      ASSERT_EQ(h.remove(k), model.erase(k) > 0) << "remove " << k << " at op " << i;
-    } else if (op < 92) {
-      auto it = model.find(k);
-      bool got = h.search(k, out);
-      ASSERT_EQ(got, it != model.end()) << "search " << k << " at op " << i;
-      if (got) {
-        ASSERT_EQ(out, it->second);
-      }
-    } else {
-      size_t n = rng() % 40 + 1;
-      Key from = (rng() % 2) ? k : k + 1;
-      h.scan(from, n, rows);
-      auto it = model.lower_bound(from);
-      size_t j = 0;
-      for (; it != model.end() && j < n; ++it, ++j) {
-        ASSERT_LT(j, rows.size()) << "scan from " << from << " too short at op " << i;
-        ASSERT_EQ(rows[j].first, it->first) << "scan row " << j << " at op " << i;
-        ASSERT_EQ(rows[j].second, it->second);
-      }
-      ASSERT_EQ(rows.size(), j) << "scan from " << from << " too long at op " << i;
-    }
-  }
-  h.scan(0, model.size() + 10, rows);
-  ASSERT_EQ(rows.size(), model.size());
-  size_t j = 0;
-  for (auto& [k, v] : model) {
-    ASSERT_EQ(rows[j].first, k);
-    ASSERT_EQ(rows[j++].second, v);
-  }
-}
-
 TEST(SmartUnit, DifferentialHashedKeys) {
   ShmCluster cl(1);
   auto t = STree::create(cl.c(0), {});
@@ -107,7 +56,7 @@ TEST(SmartUnit, DifferentialPrefixHeavyKeysAllOptionsOff) {
     }
     auto t = STree::create(cl.c(0), o);
     auto h = t->handle(cl.c(0));
-    differential(h, 20000, 4000, 11 + variant, prefix_heavy_key);
+    testing::differential_run(h, 20000, 4000, 11 + variant, prefix_heavy_key);
     auto s = t->stats();
     EXPECT_GT(s["prefix_splits"], 0) << variant;
     if (variant == 0) {
@@ -138,7 +87,7 @@ TEST(SmartUnit, DifferentialTwoComputeNodesTinyCache) {
       next().scan(f, n, rows);
     }
   } alt{h0, h1};
-  differential(alt, 15000, 3000, 5, prefix_heavy_key);
+  testing::differential_run(alt, 15000, 3000, 5, prefix_heavy_key);
   EXPECT_GT(t0->stats()["cache_evictions"] + t1->stats()["cache_evictions"], 0);
 }
 

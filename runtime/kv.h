@@ -67,4 +67,23 @@ concept RangeHandle = KvHandle<H> &&
   { h.scan(from, count, rows) } -> std::same_as<void>;
 };
 
+// The same contract over byte-string keys (runtime/key_bytes.h): an index built with key_size > 8
+// takes keys of 1 to key_size bytes through these overloads, and a key longer than its key_size
+// is rejected (LimitError). Integer keys still work on such an index: k is key_bytes(k). An index
+// left at key_size 8 takes only 8-byte keys here. Scans return the keys as bytes.
+template <class H>
+concept BytesKvHandle = requires(H& h, std::string_view k, std::string_view v, std::string& out) {
+  { h.search(k, out) } -> std::same_as<bool>;
+  { h.insert(k, v) } -> std::same_as<bool>;
+  { h.update(k, v) } -> std::same_as<bool>;
+  { h.remove(k) } -> std::same_as<bool>;
+};
+
+template <class H>
+concept BytesRangeHandle = BytesKvHandle<H> &&
+    requires(H& h, std::string_view from, size_t count,
+             std::vector<std::pair<std::string, std::string>>& rows) {
+  { h.scan(from, count, rows) } -> std::same_as<void>;
+};
+
 }  // namespace dmrt

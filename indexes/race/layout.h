@@ -101,19 +101,20 @@ struct Geometry {
 };
 
 // --- hashing -------------------------------------------------------------------------------------
-// [C] h1 = XXH64(key, seed A): low bits are the directory suffix, bits above max depth pick the
-// first main bucket. h2 (seed B) picks the second, moved to another group if it landed in the
-// same one. The fingerprint uses seed C so it is independent of both positions.
+// [C] h1 = XXH64(key bytes, seed A): low bits are the directory suffix, bits above max depth pick
+// the first main bucket. h2 (seed B) picks the second, moved to another group if it landed in the
+// same one. The fingerprint uses seed C so it is independent of both positions. One path for both
+// key modes: an integer key (key_size 8) is hashed as its 8 native bytes, a byte key as its bytes.
 struct KeyHash {
   uint64_t h = 0;      // suffix source
   uint32_t main[2]{};  // two main-bucket numbers, in different groups
   uint8_t fp = 0;
 
-  static KeyHash of(uint64_t key, const Geometry& g, uint32_t max_depth) {
+  static KeyHash of(std::string_view key, const Geometry& g, uint32_t max_depth) {
     KeyHash k;
-    k.h = XXH64(&key, sizeof key, 0x52414345ull);
-    uint64_t h2 = XXH64(&key, sizeof key, 0x9e3779b97f4a7c15ull);
-    k.fp = static_cast<uint8_t>(XXH64(&key, sizeof key, 0xf00dfeedull));
+    k.h = suffix_hash(key);
+    uint64_t h2 = XXH64(key.data(), key.size(), 0x9e3779b97f4a7c15ull);
+    k.fp = static_cast<uint8_t>(XXH64(key.data(), key.size(), 0xf00dfeedull));
     uint32_t n = g.main_buckets();
     k.main[0] = static_cast<uint32_t>((k.h >> max_depth) % n);
     k.main[1] = static_cast<uint32_t>(h2 % n);
@@ -121,60 +122,70 @@ struct KeyHash {
       k.main[1] = ((k.main[0] / 2 + 1) % g.groups) * 2 + (k.main[1] & 1);
     return k;
   }
-  static uint64_t suffix_hash(uint64_t key) { return XXH64(&key, sizeof key, 0x52414345ull); }
+  static uint64_t suffix_hash(std::string_view key) {
+    return XXH64(key.data(), key.size(), 0x52414345ull);
+  }
 };
 
-// --- KV block: K_len:u32 | V_len:u32 | key | value | pad | checksum:u64 (last 8 B)
-// ------------------ The checksum (XXH64 over everything before it) catches a block read while
-// being re-written after reuse (paper §3.3, as Pilaf). Blocks are immutable once a slot points at
-// them.
+// --- KV block: K_len:u32 | V_len:u32 | key[K_len] | value[V_len] | pad | checksum:u64 (last 8 B)
+// Sized by the actual key and value, in 64 B units. The key is the one the slot's fingerprint was
+// hashed from: 8 native bytes of an integer key (key_size 8), else the key's bytes, 1..key_size.
+// The checksum (XXH64 over everything before it) catches a block read while being re-written after
+// reuse (paper §3.3, as Pilaf). Blocks are immutable once a slot points at them.
 struct KvBlock {
   static constexpr uint32_t kHeaderBytes = 8;
-  static constexpr uint32_t kKeyBytes = 8;
   static constexpr uint32_t kChecksumBytes = 8;
-  static constexpr uint32_t kMaxValue =
-      kMaxBlockUnits * kBlockUnit - kHeaderBytes - kKeyBytes - kChecksumBytes;
+  // Key plus value bytes a block holds at most.
+  static constexpr uint32_t kMaxPayload =
+      kMaxBlockUnits * kBlockUnit - kHeaderBytes - kChecksumBytes;
 
-  static uint32_t units_for(size_t value_len) {
+  static uint32_t units_for(size_t key_len, size_t value_len) {
     return static_cast<uint32_t>(
-        (kHeaderBytes + kKeyBytes + value_len + kChecksumBytes + kBlockUnit - 1) / kBlockUnit);
+        (kHeaderBytes + key_len + value_len + kChecksumBytes + kBlockUnit - 1) / kBlockUnit);
   }
-  // Fills `out` (units_for(value) * 64 bytes).
-  static void encode(uint64_t key, std::string_view value, std::string& out) {
-    uint32_t bytes = units_for(value.size()) * kBlockUnit;
+  // Fills `out` (units_for(key, value) * 64 bytes).
+  static void encode(std::string_view key, std::string_view value, std::string& out) {
+    uint32_t bytes = units_for(key.size(), value.size()) * kBlockUnit;
     out.assign(bytes, '\0');
-    uint32_t klen = kKeyBytes, vlen = static_cast<uint32_t>(value.size());
+    uint32_t klen = static_cast<uint32_t>(key.size()), vlen = static_cast<uint32_t>(value.size());
     std::memcpy(out.data(), &klen, 4);
     std::memcpy(out.data() + 4, &vlen, 4);
-    std::memcpy(out.data() + 8, &key, 8);
-    std::memcpy(out.data() + 16, value.data(), value.size());
+    std::memcpy(out.data() + kHeaderBytes, key.data(), klen);
+    std::memcpy(out.data() + kHeaderBytes + klen, value.data(), vlen);
     uint64_t sum = XXH64(out.data(), bytes - kChecksumBytes, 0);
     std::memcpy(out.data() + bytes - kChecksumBytes, &sum, 8);
   }
-  enum class Check { kMatch, kOtherKey, kTorn };
-  // Classifies a block read through a slot: ours, another key's (fingerprint collision or a reused
-  // block), or torn (checksum fails: re-written under us; the caller retries).
-  static Check check(const char* p, uint32_t bytes, uint64_t key) {
+  // Whole and consistent: the lengths fit the `bytes` read through the slot and the checksum
+  // holds. False for a block re-written under us (the caller retries).
+  static bool intact(const char* p, uint32_t bytes) {
     uint32_t klen, vlen;
     std::memcpy(&klen, p, 4);
     std::memcpy(&vlen, p + 4, 4);
-    if (klen != kKeyBytes || units_for(vlen) * kBlockUnit != bytes) return Check::kTorn;
+    if (klen == 0 || klen > kMaxPayload || vlen > kMaxPayload ||
+        uint64_t{units_for(klen, vlen)} * kBlockUnit != bytes)
+      return false;
     uint64_t sum;
     std::memcpy(&sum, p + bytes - kChecksumBytes, 8);
-    if (sum != XXH64(p, bytes - kChecksumBytes, 0)) return Check::kTorn;
-    uint64_t k;
-    std::memcpy(&k, p + 8, 8);
-    return k == key ? Check::kMatch : Check::kOtherKey;
+    return sum == XXH64(p, bytes - kChecksumBytes, 0);
   }
-  static uint64_t key_of(const char* p) {
-    uint64_t k;
-    std::memcpy(&k, p + 8, 8);
-    return k;
+  enum class Check { kMatch, kOtherKey, kTorn };
+  // Classifies a block read through a slot: ours, another key's (fingerprint collision or a reused
+  // block), or torn (re-written under us; the caller retries).
+  static Check check(const char* p, uint32_t bytes, std::string_view key) {
+    if (!intact(p, bytes)) return Check::kTorn;
+    return key_of(p) == key ? Check::kMatch : Check::kOtherKey;
+  }
+  // Of an intact block.
+  static std::string_view key_of(const char* p) {
+    uint32_t klen;
+    std::memcpy(&klen, p, 4);
+    return {p + kHeaderBytes, klen};
   }
   static std::string_view value_of(const char* p) {
-    uint32_t vlen;
+    uint32_t klen, vlen;
+    std::memcpy(&klen, p, 4);
     std::memcpy(&vlen, p + 4, 4);
-    return {p + 16, vlen};
+    return {p + kHeaderBytes + klen, vlen};
   }
 };
 

@@ -17,6 +17,10 @@ struct Options {
   // Largest value accepted, in bytes (KV blocks are sized by the actual value, in 64 B units, so a
   // large limit costs nothing for small values). Up to 16 KiB minus the block header/checksum.
   uint32_t value_size = 8;
+  // The longest key, in bytes; 8 keeps integer keys. Sizing like value_size (KV blocks hold the
+  // actual key): any other value stores byte keys of 1..key_size bytes in the KV blocks and
+  // hashes their bytes (see README "Long keys"). key_size + value_size <= 16 KiB - 16.
+  uint32_t key_size = 8;
   // Directory depth at creation (2^depth subtables) and the reserved maximum (paper fn. 4: 16).
   uint32_t initial_global_depth = 2;
   uint32_t max_global_depth = 16;
@@ -42,7 +46,8 @@ struct Options {
   } faults;
 
   // The fields a user sets (bench flags --race-*, JSON, TOML), each declared once. value_size
-  // (the bench's --value-size), the placement and the faults are not among them.
+  // and key_size (the bench's --value-size, --key-size), the placement and the faults are not
+  // among them.
   static constexpr auto fields();
 };
 

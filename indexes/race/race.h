@@ -15,6 +15,7 @@
 #include "indexes/race/options.h"
 #include "indexes/race/resize.h"
 #include "runtime/client.h"
+#include "runtime/key_bytes.h"
 #include "runtime/kv.h"
 #include "runtime/layout.h"
 
@@ -22,7 +23,8 @@ namespace dmrt::race {
 
 // One occupied slot as found by RaceIndex::items(): for tests and checkers (duplicates, loss).
 struct Item {
-  uint64_t key = 0;
+  uint64_t key = 0;     // the integer key (byte keys: key_of_bytes of an 8-byte key, else 0)
+  std::string key_str;  // the key as bytes (an integer key k: key_bytes(k))
   std::string value;
   GlobalAddress table;
   uint32_t bucket = 0, slot = 0;
@@ -66,7 +68,8 @@ class RaceIndex {
     uint64_t cfg = c.template read_value<uint64_t>(idx->dir_ + Dir::kConfigOffset);
     if (cfg != idx->config_word())
       throw ConfigError("RACE index at root slot " + std::to_string(idx->opts_.root_slot) +
-                        " was created with other groups_per_subtable/max_global_depth");
+                        " was created with other groups_per_subtable/max_global_depth/key mode "
+                        "(key_size 8 or not)");
     return idx;
   }
 
@@ -109,8 +112,20 @@ class RaceIndex {
           if (Slot::empty(w)) continue;
           std::string blk(Slot::bytes(w), '\0');
           c.read(Slot::block(w), blk.data(), Slot::bytes(w));
-          out.push_back(
-              {KvBlock::key_of(blk.data()), std::string(KvBlock::value_of(blk.data())), t, b, k});
+          std::string_view key = KvBlock::key_of(blk.data());
+          Item it;
+          if (opts_.key_size == kIntegerKeyBytes) {  // 8 native bytes
+            std::memcpy(&it.key, key.data(), 8);
+            it.key_str = key_bytes(it.key);
+          } else {
+            it.key_str = key;
+            if (key.size() == 8) it.key = key_of_bytes(key);
+          }
+          it.value = KvBlock::value_of(blk.data());
+          it.table = t;
+          it.bucket = b;
+          it.slot = k;
+          out.push_back(std::move(it));
         }
     });
     return out;
@@ -126,10 +141,13 @@ class RaceIndex {
     // Ranges from Options::fields(): groups_per_subtable >= 2 (a key's two locations lie in two
     // groups), max_global_depth <= 20 (the directory is reserved up front).
     validate_option_fields("race", opts_);
-    if (opts_.value_size > KvBlock::kMaxValue)
-      throw ConfigError("RACE value_size " + std::to_string(opts_.value_size) +
-                        " exceeds the largest KV block value of " +
-                        std::to_string(KvBlock::kMaxValue) + " bytes");
+    if (opts_.key_size == 0 || opts_.key_size > kMaxKeyBytes)
+      throw ConfigError("RACE key_size " + std::to_string(opts_.key_size) + " is not in 1.." +
+                        std::to_string(kMaxKeyBytes));
+    if (uint64_t{opts_.key_size} + opts_.value_size > KvBlock::kMaxPayload)
+      throw ConfigError("RACE key_size + value_size (" + std::to_string(opts_.key_size) + " + " +
+                        std::to_string(opts_.value_size) + ") exceeds a KV block's " +
+                        std::to_string(KvBlock::kMaxPayload) + " bytes");
     geo_.groups = opts_.groups_per_subtable;
     if (opts_.expected_keys) {
       uint64_t per_table = uint64_t{geo_.buckets()} * kSlotsPerBucket * 8 / 10;
@@ -140,8 +158,11 @@ class RaceIndex {
     if (opts_.initial_global_depth > opts_.max_global_depth)
       throw ConfigError("RACE initial_global_depth exceeds max_global_depth");
   }
+  // Byte keys and integer keys hash differently: a client of the other mode must not attach.
   uint64_t config_word() const {
-    return 0x5241434500000000ull ^ (uint64_t{opts_.max_global_depth} << 32) ^ geo_.groups;
+    uint64_t byte_keys = opts_.key_size != kIntegerKeyBytes ? uint64_t{1} << 31 : 0;
+    return 0x5241434500000000ull ^ (uint64_t{opts_.max_global_depth} << 32) ^ geo_.groups ^
+           byte_keys;
   }
   template <class F>
   void for_each_table(Client<T>& c, F f) {
@@ -167,22 +188,107 @@ class RaceIndex {
   std::shared_ptr<ResizeCost> resize_cost_ = std::make_shared<ResizeCost>();
 };
 
-// Per client (per fiber): owns the directory cache. Satisfies dmrt::KvHandle.
+// Per client (per fiber): owns the directory cache. Satisfies dmrt::KvHandle and
+// dmrt::BytesKvHandle. Every operation runs on the key's bytes (KeyView): an integer key of a
+// key_size 8 index is its 8 native bytes, as before byte keys; on any other key_size, k is
+// key_bytes(k).
 template <Transport T>
 class RaceIndex<T>::Handle {
  public:
   Handle(Client<T>& c, const RaceIndex& idx)
       : c_(&c),
         opts_(idx.opts_),
+        byte_keys_(idx.opts_.key_size != kIntegerKeyBytes),
         geo_(idx.geo_),
         cache_(idx.dir_, idx.opts_.directory_cache),
         resize_cost_(idx.resize_cost_) {
     cache_.refresh(c);
   }
 
+  bool search(Key key, std::string& out) {
+    IntKey k(*this, key);
+    return search_key(k.view(), out);
+  }
+  bool insert(Key key, std::string_view value) {
+    IntKey k(*this, key);
+    return insert_key(k.view(), value);
+  }
+  bool update(Key key, std::string_view value) {
+    IntKey k(*this, key);
+    return update_key(k.view(), value);
+  }
+  bool remove(Key key) {
+    IntKey k(*this, key);
+    return remove_key(k.view());
+  }
+  bool search(KeyView key, std::string& out) {
+    BytesKey k(*this, key);
+    return search_key(k.view(), out);
+  }
+  bool insert(KeyView key, std::string_view value) {
+    BytesKey k(*this, key);
+    return insert_key(k.view(), value);
+  }
+  bool update(KeyView key, std::string_view value) {
+    BytesKey k(*this, key);
+    return update_key(k.view(), value);
+  }
+  bool remove(KeyView key) {
+    BytesKey k(*this, key);
+    return remove_key(k.view());
+  }
+
+  size_t cache_bytes() const { return cache_.bytes(); }
+  uint64_t directory_refreshes() const { return cache_.refreshes(); }
+  uint32_t cached_global_depth() const { return cache_.global_depth(); }
+
+ private:
+  // The stored form of an integer key: 8 native bytes (key_size 8), else key_bytes(k).
+  class IntKey {
+   public:
+    IntKey(const Handle& h, Key k) {
+      if (h.byte_keys_) {
+        if (h.opts_.key_size < kIntegerKeyBytes) h.reject(kIntegerKeyBytes);
+        put_key_bytes(k, buf_);
+      } else {
+        std::memcpy(buf_, &k, 8);
+      }
+    }
+    KeyView view() const { return {buf_, 8}; }
+
+   private:
+    char buf_[8];
+  };
+  // The stored form of a byte key: itself (1..key_size bytes), or on a key_size 8 index the
+  // native bytes of the integer key it spells (8 bytes only).
+  class BytesKey {
+   public:
+    BytesKey(const Handle& h, KeyView k) : view_(k) {
+      if (h.byte_keys_) {
+        if (k.empty() || k.size() > h.opts_.key_size) h.reject(k.size());
+      } else {
+        if (k.size() != kIntegerKeyBytes) h.reject(k.size());
+        Key v = key_of_bytes(k);
+        std::memcpy(buf_, &v, 8);
+        view_ = {buf_, 8};
+      }
+    }
+    KeyView view() const { return view_; }
+
+   private:
+    KeyView view_;
+    char buf_[8];
+  };
+  [[noreturn]] void reject(size_t len) const {
+    throw LimitError(
+        "RACE key of " + std::to_string(len) + " bytes: this index takes keys of " +
+        (byte_keys_ ? "1 to " + std::to_string(opts_.key_size) : std::string("exactly 8")) +
+        " bytes (Options::key_size " + std::to_string(opts_.key_size) + "); nothing was stored");
+  }
+
   // 2 round trips on a hit: both combined buckets (one batch), then the candidate KV blocks.
   // A miss with no fingerprint match ends after the first.
-  [[gnu::noinline]] bool search(Key key, std::string& out) {
+  [[gnu::noinline]] bool search_key(KeyView key, std::string& out) {
     KeyHash kh = hash(key);
     for (;;) {
       View v;
@@ -206,7 +312,7 @@ class RaceIndex<T>::Handle {
 
   // Insert-if-absent, 3 round trips: buckets + KV block write; tentative slot CAS + re-read of
   // both combined buckets (one batch); the CAS that makes the slot final. See settle_insert.
-  [[gnu::noinline]] bool insert(Key key, std::string_view value) {
+  [[gnu::noinline]] bool insert_key(KeyView key, std::string_view value) {
     KeyHash kh = hash(key);
     uint64_t word = 0;
     GlobalAddress blk = prepare_block(kh, key, value, word);
@@ -283,7 +389,7 @@ class RaceIndex<T>::Handle {
   }
 
   // 3 round trips: buckets + new KV block write; candidate KV blocks; slot CAS.
-  [[gnu::noinline]] bool update(Key key, std::string_view value) {
+  [[gnu::noinline]] bool update_key(KeyView key, std::string_view value) {
     KeyHash kh = hash(key);
     uint64_t word = 0;
     GlobalAddress blk = prepare_block(kh, key, value, word);
@@ -313,7 +419,7 @@ class RaceIndex<T>::Handle {
   }
 
   // 3 round trips: a search, then the slot CAS to empty.
-  [[gnu::noinline]] bool remove(Key key) {
+  [[gnu::noinline]] bool remove_key(KeyView key) {
     KeyHash kh = hash(key);
     for (;;) {
       View v;
@@ -340,17 +446,6 @@ class RaceIndex<T>::Handle {
     }
   }
 
-  size_t cache_bytes() const {
-    return cache_.bytes();
-  }
-  uint64_t directory_refreshes() const {
-    return cache_.refreshes();
-  }
-  uint32_t cached_global_depth() const {
-    return cache_.global_depth();
-  }
-
- private:
   // Position of a slot among the key's four buckets: combined bucket c (0/1), bucket j (0/1).
   struct Pos {
     uint32_t bucket = 0;  // bucket number in the subtable (the agreement's order)
@@ -385,11 +480,12 @@ class RaceIndex<T>::Handle {
   };
   static_assert(kMaxCands <= 32);
 
-  KeyHash hash(Key key) const {
+  KeyHash hash(KeyView key) const {
     return KeyHash::of(key, geo_, opts_.max_global_depth);
   }
 
-  GlobalAddress prepare_block(const KeyHash& kh, Key key, std::string_view value, uint64_t& word) {
+  GlobalAddress prepare_block(const KeyHash& kh, KeyView key, std::string_view value,
+                              uint64_t& word) {
     if (value.size() > opts_.value_size)
       throw LimitError("RACE value of " + std::to_string(value.size()) +
                        " bytes exceeds Options::value_size of " + std::to_string(opts_.value_size) +
@@ -466,7 +562,7 @@ class RaceIndex<T>::Handle {
 
   // One round trip: every candidate block (one batch per node). The first block holding the key
   // in agreement order wins; a torn block (re-used under us) asks for a retry.
-  Found read_blocks(Key key, Cands& cs) {
+  Found read_blocks(KeyView key, Cands& cs) {
     uint32_t total = 0;
     for (size_t i = 0; i < cs.n; ++i) {
       cs.off[i] = total;
@@ -586,7 +682,7 @@ class RaceIndex<T>::Handle {
   // have read the other's slot before it was claimed, yet each claimed before reading.
   // A split may move a claim (the splitter copies words as they are); the claim is followed into
   // the new subtable. Only its owner and the splitter ever change a tentative slot.
-  int settle_insert(const KeyHash& kh, Key key, GlobalAddress table, Pos own, uint64_t claim,
+  int settle_insert(const KeyHash& kh, KeyView key, GlobalAddress table, Pos own, uint64_t claim,
                     View r) {
     for (;;) {
       bool changed = false, moving = false, pending = false;
@@ -678,7 +774,7 @@ class RaceIndex<T>::Handle {
   // Search when a bucket belongs to a subtable N still being filled by a split: the key may not
   // have moved yet. Read the source S first, then N again (a key that left S before the S read
   // was in N before it: step 2 precedes step 3), taking S's copy first (notes §5.5).
-  bool search_pending(const KeyHash& kh, Key key, const View& first, std::string& out) {
+  bool search_pending(const KeyHash& kh, KeyView key, const View& first, std::string& out) {
     for (;;) {
       uint64_t src_raw = c_->template read_value<uint64_t>(first.table);
       GlobalAddress src = GlobalAddress::from_raw(src_raw);
@@ -709,6 +805,7 @@ class RaceIndex<T>::Handle {
 
   Client<T>* c_;
   Options opts_;
+  bool byte_keys_ = false;  // key_size != 8
   Geometry geo_;
   DirectoryCache<T> cache_;
   std::shared_ptr<ResizeCost> resize_cost_;

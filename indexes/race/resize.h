@@ -176,13 +176,13 @@ class Splitter {
         c_.run(std::span<Batch>(batches));
         for (size_t i = 0; i < items.size(); ++i) {
           const char* p = blocks[i].data();
-          uint64_t key = KvBlock::key_of(p);
-          if (KvBlock::check(p, static_cast<uint32_t>(blocks[i].size()), key) !=
-              KvBlock::Check::kMatch) {
+          if (!KvBlock::intact(p, static_cast<uint32_t>(blocks[i].size()))) {
             torn = true;  // the slot changed under us: re-read the bucket
             break;
           }
-          if ((KeyHash::suffix_hash(key) >> l) & 1) moving.push_back(items[i]);
+          // Rehashed from the key bytes the block holds (the integer key's native bytes at
+          // key_size 8), the same bytes its inserter hashed.
+          if ((KeyHash::suffix_hash(KvBlock::key_of(p)) >> l) & 1) moving.push_back(items[i]);
         }
       }
       if (torn) {

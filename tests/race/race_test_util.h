@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "indexes/race/prebuilt.h"
 #include "policies/shm/transport.h"
@@ -52,6 +53,22 @@ inline bool value_names_key(const std::string& v, uint64_t key) {
 inline std::map<uint64_t, int> copies(ShmIndex& idx, ShmClient& c) {
   std::map<uint64_t, int> n;
   for (const Item& it : idx.items(c)) ++n[it.key];
+  return n;
+}
+
+// YCSB's "user<n>" key, zero-padded after "user" to exactly `len` bytes (len >= 24): keys of one
+// length share a long prefix and differ only in their last digits.
+inline std::string user_key(uint64_t n, size_t len) {
+  std::string d = std::to_string(n);
+  std::string k = "user";
+  k.append(len - k.size() - d.size(), '0');
+  return k + d;
+}
+
+// Copies of each byte key across every subtable's slots.
+inline std::map<std::string, int> byte_copies(ShmIndex& idx, ShmClient& c) {
+  std::map<std::string, int> n;
+  for (const Item& it : idx.items(c)) ++n[it.key_str];
   return n;
 }
 

@@ -87,7 +87,9 @@ void bytes_racing_history(uint32_t key_size, uint32_t seed, bool torn) {
   EXPECT_EQ(res.verdict, Verdict::kLinearizable) << res.explain();
   auto s0 = ns.trees[0]->stats(), s1 = ns.trees[1]->stats();
   EXPECT_GT(s0["leaf_splits"] + s1["leaf_splits"], 10);
-  if (torn) EXPECT_GT(s0["leaf_retries"] + s1["leaf_retries"], 0);  // torn leaves were caught
+  if (torn) {
+    EXPECT_GT(s0["leaf_retries"] + s1["leaf_retries"], 0);  // torn leaves were caught
+  }
   std::printf(
       "smart byte keys (%u B%s): leaf splits %.0f, prefix splits %.0f, cas failures %.0f, "
       "torn leaf reads caught %.0f\n",

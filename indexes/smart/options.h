@@ -29,6 +29,10 @@ struct Options {
   // both go in one doorbell batch (RC ordering keeps the write first), one round trip less per
   // insert.
   bool batch_write_cas = false;
+  // A scan starts at the deepest cached node on its start key's path, and after that node's
+  // subtree at the cached node of the next path (the artifact's range query starts from its
+  // cache). off: every scan walks from the root (a chain of prefix nodes each time).
+  bool scan_from_cache = true;
   unsigned root_slot = root_slots::kSmart;  // root word on the first memory node
 
   static constexpr auto fields();
@@ -48,6 +52,8 @@ constexpr auto Options::fields() {
       option_switch("batch_write_cas", &Options::batch_write_cas,
                     "Write a new leaf/node and CAS its parent slot in one doorbell batch (the "
                     "artifact: two round trips)"),
+      option_switch("scan_from_cache", &Options::scan_from_cache,
+                    "A scan starts at the deepest cached node on its path (off: at the root)"),
       option_number("key_size", &Options::key_size,
                     "The longest key, in bytes (8: integer keys; bench: --key-size)", 8u,
                     static_cast<uint32_t>(kMaxKeyBytes))

@@ -175,7 +175,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       if (count == 0) return;
       KeyBytes fb(from, g_.key_size);
       KeyRows sink{rows, count, g_.value_size};
-      scan_node(t_->root_slot_, t_->root_, 0, true, fb, sink);
+      scan_from(fb, sink);
     }
     [[gnu::noinline]] void scan(KeyView from, size_t count,
                                 std::vector<std::pair<std::string, std::string>>& rows) {
@@ -185,7 +185,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
                   g_.key_size);
       if (count == 0) return;
       ByteRows sink{rows, count, g_.value_size};
-      scan_node(t_->root_slot_, t_->root_, 0, true, fb, sink);
+      scan_from(fb, sink);
     }
 
    private:
@@ -744,6 +744,35 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       void add(KeyView k, const char* v) { rows.emplace_back(k, std::string(v, value_size)); }
     };
 
+    // The artifact's range query starts at the cached nodes that cover the range. Here: the
+    // deepest cached node on from's path holds every key with its path Q as a prefix, so its
+    // subtree gives the keys >= from below Q in order; the keys after them are those >= succ(Q),
+    // the smallest encoded key past every Q-prefixed one, scanned the same way from the cache.
+    // `fb` is the scan's position in encoded keys (from, then the successive succ(Q)).
+    template <class Sink>
+    void scan_from(KeyBytes& fb, Sink& sink) {
+      if (!t_->opts_.cache || !t_->opts_.scan_from_cache) {
+        scan_node(t_->root_slot_, t_->root_, 0, true, fb, sink);
+        return;
+      }
+      const uint32_t e = g_.encoded();
+      for (;;) {
+        auto n = t_->cache_.find(fb.view(e - 1));
+        if (!n) {
+          scan_node(t_->root_slot_, t_->root_, 0, true, fb, sink);
+          return;
+        }
+        if (!scan_node(GlobalAddress(), Slot::make(0, false, n->type, n->addr), n->pos, true, fb,
+                       sink))
+          return;  // count rows
+        unsigned p = n->pos;
+        while (p > 0 && fb.b[p - 1] == 0xff) --p;
+        if (p == 0) return;  // no key after Q
+        ++fb.b[p - 1];
+        std::memset(fb.b + p, 0, e - p);
+      }
+    }
+
     template <class Sink>
     bool scan_node(GlobalAddress slot, Slot e, unsigned depth, bool tight, const KeyBytes& fb,
                    Sink& sink) {
@@ -758,6 +787,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           c_->read(e.addr() + 8 + 8ull * n, &buf[1 + n], 8 * (mm - n));
         }
         if (h.depth() <= depth) break;
+        // A cached node's path (depth + prefix) never changes (layout.h), so its header depth
+        // cannot pass the path length the scan started it at.
+        if (!slot) throw Error("smart: a cached node's path changed");
         e = Slot{c_->template read_value<uint64_t>(slot)};  // moved below a new node: re-read
         if (e.leaf()) {
           std::vector<Slot> one{e};
@@ -800,6 +832,14 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     // Reads a run of sibling leaves (in key order) in one round trip, and appends those present.
+    // The leaf image l's key orders before the encoded key fb (padded bytes, then length).
+    bool encoded_before(const uint64_t* l, const KeyBytes& fb) const {
+      int c = std::memcmp(&l[2], fb.b, g_.key_size);
+      if (c != 0 || g_.key_size == kIntegerKeyBytes) return c < 0;
+      uint32_t flen = uint32_t{fb.b[g_.key_size]} << 8 | fb.b[g_.key_size + 1];
+      return leaf_key_len(l[0], g_.key_size) < flen;
+    }
+
     template <class Sink>
     bool scan_leaves(const std::vector<Slot>& run, const KeyBytes& fb, Sink& sink) {
       if (sink.full()) return false;
@@ -827,7 +867,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         }
         if (!(l[0] & kPresent)) continue;
         KeyView k(reinterpret_cast<const char*>(&l[2]), leaf_key_len(l[0], g_.key_size));
-        if (compare_keys(k, fb.raw()) < 0) continue;
+        if (encoded_before(l, fb)) continue;
         sink.add(k, reinterpret_cast<const char*>(&l[2 + g_.key_words()]));
         if (sink.full()) return false;
       }

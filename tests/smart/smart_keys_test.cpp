@@ -241,7 +241,7 @@ TEST(SmartKeys, IntegerKeysAreTheirBytes) {
 
 TEST(SmartKeys, DifferentialMixedLengths) {
   for (uint32_t ks : {32u, 256u}) {
-    for (int variant = 0; variant < 2; ++variant) {
+    for (int variant = 0; variant < 3; ++variant) {
       auto pool = keys_pool(1);
       testing::ShmClient c(shm::Endpoint(pool, pool->config().compute_nodes()[0], 700));
       smart::Options o;
@@ -250,6 +250,7 @@ TEST(SmartKeys, DifferentialMixedLengths) {
         o.cache = o.adaptive_nodes = o.read_delegation = o.write_combining = false;
         o.batch_write_cas = true;
       }
+      if (variant == 2) o.scan_from_cache = false;
       auto t = KTree::create(c, o);
       auto h = t->handle(c);
       bytes_differential(h, tricky_keys(ks, 1500, ks + variant), 12000, 3 + variant, 8);
@@ -359,6 +360,21 @@ TEST(SmartKeys, RoundTripsPerOperationOnSim) {
               (KCost{2, 8, leaf + 8}));
     EXPECT_EQ(kcost_of(c, [&] { ASSERT_TRUE(h.update(KeyView(user_key(3, ks)), "x")); }),
               (KCost{3, leaf + 8, leaf + 8}));
+    // A scan starts at the cached node of the user keys' last byte (scan_from_cache): its
+    // Node4 (1 RT), then its three leaves in one round trip.
+    std::vector<std::pair<std::string, std::string>> rows;
+    EXPECT_EQ(kcost_of(c, [&] { h.scan(KeyView(user_key(1, ks)), 3, rows); }),
+              (KCost{2, 40 + 3 * leaf, 0}));
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[2].first, user_key(3, ks));
+    // Past that node, the scan goes on at the cached node of each shorter path (reading it and
+    // its child on the path: at most two nodes per chain node), then from the cached root: the
+    // root, the first chain node again, and the one root key after 'u' (root_key(200)).
+    KCost past = kcost_of(c, [&] { h.scan(KeyView(user_key(1, ks)), 10, rows); });
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_EQ(rows[3].first, root_key(200));
+    EXPECT_LE(past.rts, 2 + 2 * nodes + 3);
+    EXPECT_GE(past.rts, 2 + nodes + 3);
   }
 }
 

@@ -429,6 +429,18 @@ TEST(SmartKeys, CostsPerOperationOnSim) {
         h.scan(KeyView(keys[rng() % (2 * n)]), 10, rows);
         ASSERT_GT(rows.size(), 0u);
       });
+      // The same scans walking from the root (a second Tree of this compute node, option off).
+      smart::Options root_scans = o;
+      root_scans.scan_from_cache = false;
+      auto t2 = KSimTree::attach(c, root_scans);
+      auto h2 = t2->handle(c);
+      PerOp scan_root = per_op(c, n / 5, [&](size_t) {
+        h2.scan(KeyView(keys[rng() % (2 * n)]), 10, rows);
+        ASSERT_GT(rows.size(), 0u);
+      });
+      EXPECT_LE(scan.rts, scan_root.rts);
+      std::printf("smart %3u B %-6s | scan10 from the root %.2f RT %.1f B\n", ks,
+                  user ? "user" : "random", scan_root.rts, scan_root.rd);
       std::printf(
           "smart %3u B %-6s | load %.2f RT %.1f/%.1f B | search %.2f RT %.1f B | update "
           "%.2f RT %.1f/%.1f B | insert %.2f RT %.1f/%.1f B | scan10 %.2f RT %.1f B | "

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <bitset>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -23,8 +24,8 @@ namespace dmrt::smart {
 // node; slots only go empty -> leaf -> node, so a cached slot is a past value of that slot. A
 // traversal starting from one checks what it finds (a leaf's key, a child's header depth) and
 // re-reads when it is stale. Lookups try the key's prefixes from the longest down: at most
-// key_bytes probes, no allocation (heterogeneous lookup). FIFO eviction under a byte budget; the
-// mutex is never held across a verb.
+// one probe per path length ever cached, no allocation (heterogeneous lookup). FIFO eviction under
+// a byte budget; the mutex is never held across a verb.
 class NodeCache {
  public:
   struct Node {
@@ -56,7 +57,7 @@ class NodeCache {
   NodePtr find(std::string_view key) const {
     std::shared_lock l(mu_);
     for (size_t n = key.size();; --n) {
-      if (n < 64 && !(lengths_ >> n & 1)) {
+      if (!lengths_.test(n)) {
         if (n == 0) break;
         continue;
       }
@@ -87,7 +88,7 @@ class NodeCache {
     } else {
       map_.emplace(std::string(path), n);
       fifo_.emplace_back(path);
-      if (path.size() < 64) lengths_ |= uint64_t{1} << path.size();
+      lengths_.set(path.size());
     }
     used_ += n->cost();
     while (used_ > budget_ && !fifo_.empty()) {
@@ -141,7 +142,7 @@ class NodeCache {
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, NodePtr, Hash, std::equal_to<>> map_;
   std::deque<std::string> fifo_;
-  uint64_t lengths_ = 0;  // bit n: some path of length n is (or was) cached
+  std::bitset<kMaxEncoded + 1> lengths_;  // bit n: some path of length n is (or was) cached
   uint64_t used_ = 0;
   mutable std::atomic<uint64_t> hits_{0}, misses_{0};
   std::atomic<uint64_t> evictions_{0}, invalidations_{0};

@@ -11,6 +11,7 @@
 #include "runtime/address.h"
 #include "runtime/error.h"
 #include "runtime/hash.h"
+#include "runtime/key_bytes.h"
 #include "runtime/kv.h"
 
 namespace dmrt::smart {
@@ -89,37 +90,89 @@ struct Header {
   }
 };
 
-// The key as the tree sees it: key_bytes big-endian bytes (byte order = key order).
-struct KeyBytes {
-  uint8_t b[8];
-  explicit KeyBytes(Key k) {
-    for (int i = 0; i < 8; ++i) b[i] = static_cast<uint8_t>(k >> (56 - 8 * i));
-  }
-  uint8_t operator[](unsigned i) const { return b[i]; }
-  std::string_view view(unsigned n) const { return {reinterpret_cast<const char*>(b), n}; }
-};
-inline Key key_from_bytes(const uint8_t* p) {
-  Key k = 0;
-  for (int i = 0; i < 8; ++i) k = k << 8 | p[i];
-  return k;
+// The key as the tree branches on it: `n` encoded bytes in which no key is a prefix of another
+// and byte order is key order. key_size 8 (integer keys): the 8 bytes themselves. key_size > 8:
+// the key zero-padded to key_size, then its length as 2 big-endian bytes. A key and a longer key
+// that extends it with zeros pad alike and are told apart by the length (the shorter one, the
+// smaller length, sorts first); if the extension has a non-zero byte, the padding's 0 sorts
+// first. So every key has a leaf at the same encoded depth, and no leaf ever sits at an inner
+// node (README "Long keys").
+inline constexpr size_t kMaxEncoded = kMaxKeyBytes + 2;
+constexpr uint32_t encoded_bytes(uint32_t key_size) {
+  return key_size > kIntegerKeyBytes ? key_size + 2 : key_size;
 }
 
-// Leaf: [status][checksum][key, padded to 8][value, padded to 8]. Status bit 0 is the leaf's
-// lock (in-place updates and deletes take it, §4.2), bit 1 says the key is present (a delete
-// clears it: the leaf stays in its slot, so slots never become empty again). The checksum
-// covers the present bit, key and value: a read that overlaps a write sees it fail and re-reads.
+struct KeyBytes {
+  uint32_t n = 0;    // encoded bytes
+  uint32_t len = 0;  // the key's own bytes (b[0, len))
+  uint8_t b[kMaxEncoded];
+
+  // The integer key k: its 8 big-endian bytes, encoded for key_size.
+  KeyBytes(Key k, uint32_t key_size) {
+    put_key_bytes(k, reinterpret_cast<char*>(b));
+    finish(8, key_size);
+  }
+  // A byte key of 1..key_size bytes (checked by the caller).
+  KeyBytes(KeyView k, uint32_t key_size) {
+    std::memcpy(b, k.data(), k.size());
+    finish(static_cast<uint32_t>(k.size()), key_size);
+  }
+  // A leaf's key: key_size stored bytes (zero-padded) and its length.
+  KeyBytes(const uint8_t* stored, uint32_t l, uint32_t key_size) {
+    std::memcpy(b, stored, key_size);
+    len = l;
+    set_length(key_size);
+  }
+
+  uint8_t operator[](unsigned i) const { return b[i]; }
+  std::string_view view(unsigned m) const { return {reinterpret_cast<const char*>(b), m}; }
+  KeyView raw() const { return view(len); }
+
+ private:
+  void finish(uint32_t l, uint32_t key_size) {
+    len = l;
+    if (l < key_size) std::memset(b + l, 0, key_size - l);
+    set_length(key_size);
+  }
+  void set_length(uint32_t key_size) {
+    n = encoded_bytes(key_size);
+    if (n > key_size) {
+      b[key_size] = static_cast<uint8_t>(len >> 8);
+      b[key_size + 1] = static_cast<uint8_t>(len);
+    }
+  }
+};
+
+// Leaf: [status][checksum][key, zero-padded to key_size and to 8][value, padded to 8]. Status
+// bit 0 is the leaf's lock (in-place updates and deletes take it, §4.2), bit 1 says the key is
+// present (a delete clears it: the leaf stays in its slot, so slots never become empty again),
+// bits 16-31 the key's length when key_size > 8 (0 for integer keys: 8-byte leaves are
+// unchanged). The checksum covers the present bit, the length, key and value: a read that
+// overlaps a write sees it fail and re-reads.
 struct LeafGeometry {
-  uint32_t key_bytes, value_size;
-  uint32_t key_words() const { return (key_bytes + 7) / 8; }
+  uint32_t key_size, value_size;
+  uint32_t key_words() const { return (key_size + 7) / 8; }
+  uint32_t encoded() const { return encoded_bytes(key_size); }
   uint32_t value_words() const { return (value_size + 7) / 8; }
   uint32_t words() const { return 2 + key_words() + value_words(); }
   uint32_t bytes() const { return 8 * words(); }
 };
 
 inline constexpr uint64_t kLocked = 1, kPresent = 2;
+inline constexpr unsigned kLenShift = 16;
+inline constexpr uint64_t kLenMask = uint64_t{0xffff} << kLenShift;
+
+// The key length a leaf's status word records (key_size > 8), or 8.
+inline uint32_t leaf_key_len(uint64_t status, uint32_t key_size) {
+  return key_size > kIntegerKeyBytes ? static_cast<uint32_t>((status & kLenMask) >> kLenShift)
+                                     : kIntegerKeyBytes;
+}
+inline uint64_t leaf_len_bits(uint32_t len, uint32_t key_size) {
+  return key_size > kIntegerKeyBytes ? uint64_t{len} << kLenShift : 0;
+}
 
 inline uint64_t leaf_checksum(const uint64_t* w, uint32_t words) {
-  uint64_t h = mix64(0x5a17ull ^ (w[0] & kPresent));
+  uint64_t h = mix64(0x5a17ull ^ (w[0] & (kPresent | kLenMask)));
   for (uint32_t i = 2; i < words; ++i) h = mix64(h ^ w[i]) + 0x9e3779b97f4a7c15ull;
   return h | 1;  // never 0: a zeroed leaf is never consistent
 }

@@ -6,16 +6,16 @@
 #include <limits>
 
 #include "indexes/common/root_slots.h"
+#include "runtime/key_bytes.h"
 #include "runtime/option_fields.h"
 
 namespace dmrt::smart {
 
 struct Options {
   uint32_t value_size = 8;  // bytes per value (stored inline in the leaf, zero-padded)
-  // Bytes of a key the radix tree branches on. dmrt's Key is a uint64_t today, stored as 8
-  // big-endian bytes so that byte order is key order; the layout (leaf size, node depths) takes
-  // the length from here so that byte-string keys need no new node format.
-  uint32_t key_bytes = 8;
+  // The longest key, in bytes; 8 keeps integer keys (8 big-endian bytes, byte order = key order).
+  // Larger: byte keys of 1..key_size bytes, stored in the leaf with their length (layout.h).
+  uint32_t key_size = 8;
   uint64_t cache_bytes = uint64_t{64} << 20;  // compute-side inner-node cache per compute node
   // The compute-side cache of inner nodes (§4.3): a traversal starts at the deepest cached node
   // whose path matches the key. off: every traversal starts at the root.
@@ -29,6 +29,10 @@ struct Options {
   // both go in one doorbell batch (RC ordering keeps the write first), one round trip less per
   // insert.
   bool batch_write_cas = false;
+  // A scan starts at the deepest cached node on its start key's path, and after that node's
+  // subtree at the cached node of the next path (the artifact's range query starts from its
+  // cache). off: every scan walks from the root (a chain of prefix nodes each time).
+  bool scan_from_cache = true;
   unsigned root_slot = root_slots::kSmart;  // root word on the first memory node
 
   static constexpr auto fields();
@@ -48,8 +52,11 @@ constexpr auto Options::fields() {
       option_switch("batch_write_cas", &Options::batch_write_cas,
                     "Write a new leaf/node and CAS its parent slot in one doorbell batch (the "
                     "artifact: two round trips)"),
-      option_number("key_bytes", &Options::key_bytes,
-                    "Key bytes the tree branches on (8 for dmrt's integer keys)", 8u, 8u)
+      option_switch("scan_from_cache", &Options::scan_from_cache,
+                    "A scan starts at the deepest cached node on its path (off: at the root)"),
+      option_number("key_size", &Options::key_size,
+                    "The longest key, in bytes (8: integer keys; bench: --key-size)", 8u,
+                    static_cast<uint32_t>(kMaxKeyBytes))
           .no_flag(),
       option_number("cache_bytes", &Options::cache_bytes,
                     "Inner-node cache per compute node (bench: --cache-mb)", uint64_t{0}, kMax)

@@ -18,6 +18,7 @@
 #include "indexes/smart/options.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
+#include "runtime/key_bytes.h"
 #include "runtime/kv.h"
 #include "runtime/layout.h"
 
@@ -42,7 +43,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     img[0] = Header::make(0, kNode256, nullptr, 0).w;
     c.write(root, img.data(), kNodeBytes);
     GlobalAddress meta = c.alloc_on(mem0, 64, 64);
-    uint64_t m[4] = {kMagic, uint64_t{o.key_bytes} << 32 | o.value_size,
+    uint64_t m[4] = {kMagic, uint64_t{o.key_size} << 32 | o.value_size,
                      Slot::make(0, false, kNode256, root).w, 0};
     c.write(meta, m, sizeof(m));
     uint64_t raw = meta.raw();
@@ -61,7 +62,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     uint64_t m[4];
     c.read(meta, m, sizeof(m));
     if (m[0] != kMagic) throw ConfigError("smart: root slot does not name a SMART tree");
-    if (m[1] != (uint64_t{o.key_bytes} << 32 | o.value_size))
+    if (m[1] != (uint64_t{o.key_size} << 32 | o.value_size))
       throw ConfigError("smart: the tree was created with another key or value size");
     return std::shared_ptr<Tree>(new Tree(c, o, meta, Slot{m[2]}));
   }
@@ -95,7 +96,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
  private:
   Tree(Client<T>& c, const Options& o, GlobalAddress meta, Slot root)
       : opts_(o),
-        geo_{o.key_bytes, o.value_size},
+        geo_{o.key_size, o.value_size},
         root_slot_(meta + 16),
         root_(root),
         home_(c.home_node()),
@@ -104,8 +105,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         wcomb_(rdwc::Combiner::kSlots, rdwc::Combiner::kLimit) {}
 
   static void validate(const Options& o) {
-    if (o.key_bytes != 8)
-      throw ConfigError("smart: key_bytes must be 8 until byte-string keys arrive (issue 19)");
+    if (o.key_size < kIntegerKeyBytes || o.key_size > kMaxKeyBytes)
+      throw ConfigError("smart: key_size must be in 8.." + std::to_string(kMaxKeyBytes));
     if (o.value_size == 0 || o.value_size > 4096)
       throw ConfigError("smart: value_size must be in 1..4096");
   }
@@ -137,34 +138,54 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     [[gnu::noinline]] bool search(Key k, std::string& out) {
-      if (t_->opts_.read_delegation)
-        return t_->rcomb_.run(*c_, k, false, {}, &out, [&](std::string_view, std::string* o) {
-          return search_direct(k, *o);
-        });
-      return search_direct(k, out);
+      return search_key(KeyBytes(k, g_.key_size), out);
     }
     [[gnu::noinline]] bool insert(Key k, std::string_view v) {
       check_value(v);
-      return write_op(k, v, Op::kInsert);
+      return write_op(KeyBytes(k, g_.key_size), v, Op::kInsert);
     }
     [[gnu::noinline]] bool update(Key k, std::string_view v) {
-      check_value(v);
-      if (t_->opts_.write_combining)
-        return t_->wcomb_.run(*c_, k, true, v, nullptr, [&](std::string_view wv, std::string*) {
-          return write_op(k, wv, Op::kUpdate);
-        });
-      return write_op(k, v, Op::kUpdate);
+      return update_key(KeyBytes(k, g_.key_size), v);
     }
-    [[gnu::noinline]] bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
+    [[gnu::noinline]] bool remove(Key k) {
+      return write_op(KeyBytes(k, g_.key_size), {}, Op::kRemove);
+    }
+
+    // Byte keys (runtime/key_bytes.h): 1..key_size bytes; a key_size 8 tree takes 8-byte keys.
+    [[gnu::noinline]] bool search(KeyView k, std::string& out) {
+      return search_key(KeyBytes(checked(k), g_.key_size), out);
+    }
+    [[gnu::noinline]] bool insert(KeyView k, std::string_view v) {
+      check_value(v);
+      return write_op(KeyBytes(checked(k), g_.key_size), v, Op::kInsert);
+    }
+    [[gnu::noinline]] bool update(KeyView k, std::string_view v) {
+      return update_key(KeyBytes(checked(k), g_.key_size), v);
+    }
+    [[gnu::noinline]] bool remove(KeyView k) {
+      return write_op(KeyBytes(checked(k), g_.key_size), {}, Op::kRemove);
+    }
 
     // Keys >= from in order: a depth-first walk over the nodes, children in byte order, the leaves
     // of one node read in one round trip. Not atomic across nodes (as the paper's range query).
+    // On a tree with key_size > 8, the integer scan returns only the 8-byte keys.
     [[gnu::noinline]] void scan(Key from, size_t count,
                                 std::vector<std::pair<Key, std::string>>& rows) {
       rows.clear();
       if (count == 0) return;
-      KeyBytes fb(from);
-      scan_node(t_->root_slot_, t_->root_, 0, true, fb, from, count, rows);
+      KeyBytes fb(from, g_.key_size);
+      KeyRows sink{rows, count, g_.value_size};
+      scan_from(fb, sink);
+    }
+    [[gnu::noinline]] void scan(KeyView from, size_t count,
+                                std::vector<std::pair<std::string, std::string>>& rows) {
+      rows.clear();
+      // An empty `from` starts at the smallest key.
+      KeyBytes fb(from.empty() && g_.key_size > kIntegerKeyBytes ? from : checked(from),
+                  g_.key_size);
+      if (count == 0) return;
+      ByteRows sink{rows, count, g_.value_size};
+      scan_from(fb, sink);
     }
 
    private:
@@ -206,6 +227,43 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       NodeCache::NodePtr from;  // the cached node the slots come from (null: just read)
     };
 
+    KeyView checked(KeyView k) const {
+      if (g_.key_size == kIntegerKeyBytes ? k.size() != kIntegerKeyBytes
+                                          : k.empty() || k.size() > g_.key_size)
+        throw LimitError("smart: a key of " + std::to_string(k.size()) +
+                         " bytes on a tree of key_size " + std::to_string(g_.key_size) +
+                         (g_.key_size == kIntegerKeyBytes ? " (8-byte keys only)" : ""));
+      return k;
+    }
+    // The name under which RDWC shares same-key operations: the integer key itself at key_size
+    // 8; a 64-bit hash of the key's bytes and length beyond (the shared combiner names keys by a
+    // Key; README "Long keys" on the collision this admits).
+    Key rdwc_name(const KeyBytes& kb) const {
+      if (g_.key_size == kIntegerKeyBytes) return key_of_bytes(kb.raw());
+      uint64_t h = mix64(0x6b657973ull ^ kb.len);
+      for (uint32_t i = 0; i < g_.key_size; i += 8) {
+        uint64_t w = 0;
+        std::memcpy(&w, kb.b + i, std::min<uint32_t>(8, g_.key_size - i));
+        h = mix64(h ^ w) + 0x9e3779b97f4a7c15ull;
+      }
+      return h;
+    }
+    bool search_key(const KeyBytes& kb, std::string& out) {
+      if (t_->opts_.read_delegation)
+        return t_->rcomb_.run(
+            *c_, rdwc_name(kb), false, {}, &out,
+            [&](std::string_view, std::string* o) { return search_direct(kb, *o); });
+      return search_direct(kb, out);
+    }
+    bool update_key(const KeyBytes& kb, std::string_view v) {
+      check_value(v);
+      if (t_->opts_.write_combining)
+        return t_->wcomb_.run(
+            *c_, rdwc_name(kb), true, v, nullptr,
+            [&](std::string_view wv, std::string*) { return write_op(kb, wv, Op::kUpdate); });
+      return write_op(kb, v, Op::kUpdate);
+    }
+
     void check_value(std::string_view v) const {
       if (v.size() > g_.value_size)
         throw LimitError("smart: value of " + std::to_string(v.size()) +
@@ -218,7 +276,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // the node itself (from = that node, slot = null).
     Cursor start(const KeyBytes& kb) {
       if (!t_->opts_.cache) return root_cursor();
-      auto n = t_->cache_.find(kb.view(g_.key_bytes - 1));
+      auto n = t_->cache_.find(kb.view(g_.encoded() - 1));
       if (!n) return root_cursor();
       uint8_t b = kb[n->pos];
       for (unsigned i = 0; i < n->size(); ++i) {
@@ -263,8 +321,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       }
     }
     const uint8_t* leaf_key() const { return reinterpret_cast<const uint8_t*>(&leaf_[2]); }
+    // The key of leaf_ holds kb: the same padded bytes and (key_size > 8) the same length.
     bool leaf_key_is(const KeyBytes& kb) const {
-      return std::memcmp(leaf_key(), kb.b, g_.key_bytes) == 0;
+      return std::memcmp(leaf_key(), kb.b, g_.key_size) == 0 &&
+             leaf_key_len(leaf_[0], g_.key_size) == kb.len;
     }
 
     // Header and the slots the type says (the rest too when the header's type is larger).
@@ -352,16 +412,14 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       t_->cache_.put(path, std::move(n));
     }
 
-    bool search_direct(Key k, std::string& out) {
-      KeyBytes kb(k);
+    bool search_direct(const KeyBytes& kb, std::string& out) {
       Found f = walk(kb, start(kb));
       if (f.at != At::kLeaf || !f.match || !(leaf_[0] & kPresent)) return false;
       out.assign(reinterpret_cast<const char*>(&leaf_[2 + g_.key_words()]), g_.value_size);
       return true;
     }
 
-    bool write_op(Key k, std::string_view v, Op op) {
-      KeyBytes kb(k);
+    bool write_op(const KeyBytes& kb, std::string_view v, Op op) {
       Cursor cur = start(kb);
       pending_leaf_ = GlobalAddress();
       leaf_written_ = leaf_published_ = false;
@@ -385,7 +443,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         }
         if (op != Op::kInsert) break;  // absent
         if (f.at == At::kLeaf) {
-          if (split(kb, v, f.cur, leaf_key(), f.cur.depth, true)) {
+          KeyBytes other(leaf_key(), leaf_key_len(leaf_[0], g_.key_size), g_.key_size);
+          if (split(kb, v, f.cur, other.b, f.cur.depth, true)) {
             ok = true;
             break;
           }
@@ -437,7 +496,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           continue;
         }
         image_ = leaf_;
-        image_[0] = op == Op::kRemove ? 0 : kPresent;  // unlocked
+        image_[0] = (st & kLenMask) | (op == Op::kRemove ? 0 : kPresent);  // unlocked
         if (op != Op::kRemove) fill_value(image_.data(), v);
         image_[1] = leaf_checksum(image_.data(), g_.words());
         c_->write(a, image_.data(), g_.bytes());
@@ -466,8 +525,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         pending_leaf_ = c_->alloc(g_.bytes(), 8);
       }
       std::fill(image_.begin(), image_.end(), 0);
-      image_[0] = kPresent;
-      std::memcpy(&image_[2], kb.b, g_.key_bytes);
+      image_[0] = kPresent | leaf_len_bits(kb.len, g_.key_size);
+      std::memcpy(&image_[2], kb.b, g_.key_size);
       fill_value(image_.data(), v);
       image_[1] = leaf_checksum(image_.data(), g_.words());
       return pending_leaf_;
@@ -495,10 +554,12 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       for (auto& [a, w] : writes) one = one && a.node() == slot.node();
       std::array<Batch, 4> bs;
       unsigned used = 0;
+      // A batch per node; a long key's chain of prefix nodes may need more than one batch to a
+      // node (posted together, in order).
       auto batch_for = [&](NodeId n) -> Batch& {
         for (unsigned i = 0; i < used; ++i)
-          if (bs[i].node() == n) return bs[i];
-        if (used == bs.size()) {  // more nodes than batches: flush
+          if (bs[i].node() == n && bs[i].size() < Batch::kMaxVerbs) return bs[i];
+        if (used == bs.size()) {  // more batches than fit: flush
           c_->run(std::span<Batch>(bs.data(), used));
           for (auto& b : bs) b = Batch();
           used = 0;
@@ -600,8 +661,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       unsigned d = cur.depth;
       if (leaf) {
         m = d;
-        while (m < g_.key_bytes && kb[m] == other[m]) ++m;
-        if (m == g_.key_bytes) throw Error("smart: two leaves with one key");
+        while (m < g_.encoded() && kb[m] == other[m]) ++m;
+        if (m == g_.encoded()) throw Error("smart: two leaves with one key");
       }
       uint8_t theirs = leaf ? other[m] : hdr.prefix(m - hdr.depth());
       GlobalAddress leaf_a = new_leaf(kb, v);
@@ -664,8 +725,57 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
     // --- scan ----------------------------------------------------------------------------------
     // Returns false once `count` rows are collected. `tight`: the path so far equals from's bytes.
+    // Where a scan puts its rows: full() once `count` are there; add() takes one present leaf.
+    struct KeyRows {
+      std::vector<std::pair<Key, std::string>>& rows;
+      size_t count;
+      uint32_t value_size;
+      bool full() const { return rows.size() >= count; }
+      void add(KeyView k, const char* v) {
+        if (k.size() == kIntegerKeyBytes)
+          rows.emplace_back(key_of_bytes(k), std::string(v, value_size));
+      }
+    };
+    struct ByteRows {
+      std::vector<std::pair<std::string, std::string>>& rows;
+      size_t count;
+      uint32_t value_size;
+      bool full() const { return rows.size() >= count; }
+      void add(KeyView k, const char* v) { rows.emplace_back(k, std::string(v, value_size)); }
+    };
+
+    // The artifact's range query starts at the cached nodes that cover the range. Here: the
+    // deepest cached node on from's path holds every key with its path Q as a prefix, so its
+    // subtree gives the keys >= from below Q in order; the keys after them are those >= succ(Q),
+    // the smallest encoded key past every Q-prefixed one, scanned the same way from the cache.
+    // `fb` is the scan's position in encoded keys (from, then the successive succ(Q)).
+    template <class Sink>
+    void scan_from(KeyBytes& fb, Sink& sink) {
+      if (!t_->opts_.cache || !t_->opts_.scan_from_cache) {
+        scan_node(t_->root_slot_, t_->root_, 0, true, fb, sink);
+        return;
+      }
+      const uint32_t e = g_.encoded();
+      for (;;) {
+        auto n = t_->cache_.find(fb.view(e - 1));
+        if (!n) {
+          scan_node(t_->root_slot_, t_->root_, 0, true, fb, sink);
+          return;
+        }
+        if (!scan_node(GlobalAddress(), Slot::make(0, false, n->type, n->addr), n->pos, true, fb,
+                       sink))
+          return;  // count rows
+        unsigned p = n->pos;
+        while (p > 0 && fb.b[p - 1] == 0xff) --p;
+        if (p == 0) return;  // no key after Q
+        ++fb.b[p - 1];
+        std::memset(fb.b + p, 0, e - p);
+      }
+    }
+
+    template <class Sink>
     bool scan_node(GlobalAddress slot, Slot e, unsigned depth, bool tight, const KeyBytes& fb,
-                   Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+                   Sink& sink) {
       std::vector<uint64_t> buf(1 + kMaxSlots);
       Header h;
       for (;;) {
@@ -677,10 +787,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           c_->read(e.addr() + 8 + 8ull * n, &buf[1 + n], 8 * (mm - n));
         }
         if (h.depth() <= depth) break;
+        // A cached node's path (depth + prefix) never changes (layout.h), so its header depth
+        // cannot pass the path length the scan started it at.
+        if (!slot) throw Error("smart: a cached node's path changed");
         e = Slot{c_->template read_value<uint64_t>(slot)};  // moved below a new node: re-read
         if (e.leaf()) {
           std::vector<Slot> one{e};
-          return scan_leaves(one, from, count, rows);
+          return scan_leaves(one, fb, sink);
         }
       }
       if (tight) {
@@ -710,19 +823,26 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           run.push_back(s);
           continue;
         }
-        if (!scan_leaves(run, from, count, rows)) return false;
+        if (!scan_leaves(run, fb, sink)) return false;
         run.clear();
-        if (!scan_node(slot_addr(e.addr(), i), s, pos + 1, tight && p == fb[pos], fb, from, count,
-                       rows))
+        if (!scan_node(slot_addr(e.addr(), i), s, pos + 1, tight && p == fb[pos], fb, sink))
           return false;
       }
-      return scan_leaves(run, from, count, rows);
+      return scan_leaves(run, fb, sink);
     }
 
     // Reads a run of sibling leaves (in key order) in one round trip, and appends those present.
-    bool scan_leaves(const std::vector<Slot>& run, Key from, size_t count,
-                     std::vector<std::pair<Key, std::string>>& rows) {
-      if (rows.size() >= count) return false;
+    // The leaf image l's key orders before the encoded key fb (padded bytes, then length).
+    bool encoded_before(const uint64_t* l, const KeyBytes& fb) const {
+      int c = std::memcmp(&l[2], fb.b, g_.key_size);
+      if (c != 0 || g_.key_size == kIntegerKeyBytes) return c < 0;
+      uint32_t flen = uint32_t{fb.b[g_.key_size]} << 8 | fb.b[g_.key_size + 1];
+      return leaf_key_len(l[0], g_.key_size) < flen;
+    }
+
+    template <class Sink>
+    bool scan_leaves(const std::vector<Slot>& run, const KeyBytes& fb, Sink& sink) {
+      if (sink.full()) return false;
       if (run.empty()) return true;
       const uint32_t w = g_.words();
       std::vector<uint64_t> buf(size_t{w} * run.size());
@@ -746,11 +866,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           c_->read(run[j].addr(), l, g_.bytes());
         }
         if (!(l[0] & kPresent)) continue;
-        Key k = key_from_bytes(reinterpret_cast<const uint8_t*>(&l[2]));
-        if (k < from) continue;
-        rows.emplace_back(
-            k, std::string(reinterpret_cast<const char*>(&l[2 + g_.key_words()]), g_.value_size));
-        if (rows.size() >= count) return false;
+        KeyView k(reinterpret_cast<const char*>(&l[2]), leaf_key_len(l[0], g_.key_size));
+        if (encoded_before(l, fb)) continue;
+        sink.add(k, reinterpret_cast<const char*>(&l[2 + g_.key_words()]));
+        if (sink.full()) return false;
       }
       return true;
     }

@@ -216,8 +216,12 @@ TEST(SmartUnit, AttachChecksGeometry) {
   o.value_size = 16;
   EXPECT_THROW(STree::attach(cl.c(1), o), ConfigError);
   o.value_size = 8;
-  o.key_bytes = 16;
+  o.key_size = 16;  // a valid size, but not the tree's
   EXPECT_THROW(STree::attach(cl.c(1), o), ConfigError);
+  o.key_size = 4;  // integer keys need 8 bytes
+  EXPECT_THROW(STree::create(cl.c(1), o), ConfigError);
+  o.key_size = kMaxKeyBytes + 1;
+  EXPECT_THROW(STree::create(cl.c(1), o), ConfigError);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Sherman with byte-string keys (key_size > 8): edge-case keys, std::map differential runs with
-// splits, scans in byte order, the contract's limits, and deterministic per-op figures on sim.
+// Sherman with byte-string keys (key_size != 8): edge-case keys, std::map differential runs with
+// splits, scans in byte order, the contract's limits, torn images, and per-op figures on sim.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -32,14 +32,16 @@ struct RootWord {
 };
 
 // Where a key's leaf is, as far as the upper levels know.
-struct Located {
+template <class K>
+struct BasicLocated {
   GlobalAddress leaf;
-  GlobalAddress next;         // parent's next child pointer (sibling-based validation); null = last
-  bool from_cache = false;    // the parent came from the compute-side cache (may be stale)
-  NodeCache::NodePtr parent;  // the cached parent, to invalidate when found stale
-  bool tagged = false;        // the parent's entry carries a tag (tagged bottom level)
-  uint64_t tag = 0;           // that tag
+  GlobalAddress next;       // parent's next child pointer (sibling-based validation); null = last
+  bool from_cache = false;  // the parent came from the compute-side cache (may be stale)
+  typename BasicNodeCache<K>::NodePtr parent;  // the cached parent, to invalidate when stale
+  bool tagged = false;  // the parent's entry carries a tag (tagged bottom level)
+  uint64_t tag = 0;     // that tag
 };
+using Located = BasicLocated<IntKeys>;
 
 // Counters shared by the clients of one process (atomics: many threads update them).
 struct CoreStats {
@@ -47,17 +49,26 @@ struct CoreStats {
       internal_reads{0}, retries{0};
 };
 
-template <Transport T>
+// K: the key policy (btree_keys.h): IntKeys (today's integer keys) or ByteKeys.
+template <Transport T, class K = IntKeys>
 class BTreeCore {
  public:
+  using InternalNode = BasicInternalNode<K>;
+  using NodeCache = BasicNodeCache<K>;
+  using Located = BasicLocated<K>;
+  using KeyT = typename K::Key;
+  using View = typename K::View;
+
   // `cached_levels`: internal levels kept in the compute-side cache, from the bottom (level 1);
   // 0 = all of them. DMTree caches the bottom level only, as its paper does. `tag_level1`: the
-  // bottom-level nodes carry a tag per child (internal_node.h; DMTree's version IDs).
+  // bottom-level nodes carry a tag per child (internal_node.h; DMTree's version IDs). `keys`: the
+  // key policy's instance (ByteKeys carries key_size).
   BTreeCore(GlobalAddress root_slot, uint32_t fanout, uint64_t cache_bytes, LocalLockTable* llt,
-            unsigned cached_levels = 0, bool tag_level1 = false)
-      : root_slot_(root_slot),
+            unsigned cached_levels = 0, bool tag_level1 = false, K keys = K{})
+      : keys_(keys),
+        root_slot_(root_slot),
         fanout_(fanout),
-        cache_(cache_bytes),
+        cache_(cache_bytes, keys.words()),
         llt_(llt),
         cached_levels_(cached_levels),
         tag_level1_(tag_level1) {
@@ -89,7 +100,7 @@ class BTreeCore {
 
   // --- traversal
   // ----------------------------------------------------------------------------------
-  Located locate(Client<T>& c, Key k) {
+  Located locate(Client<T>& c, View k) {
     for (;;) {
       GlobalAddress cur;
       unsigned lvl;
@@ -112,14 +123,14 @@ class BTreeCore {
       while (!restart) {
         InternalNode n = read_internal(c, cur, lvl);
         if (!n.covers(k)) {
-          if (!n.hi_inf && k >= n.hi && n.sibling) {
+          if (!n.hi_inf && k >= K::view(n.hi) && n.sibling) {
             cur = n.sibling;
             continue;
           }
           restart = true;  // cannot happen with B-link invariants; be safe
           break;
         }
-        if (n.lo == 0 && !n.hi_inf && n.sibling) refresh_root_if(c, n);
+        if (K::is_min(K::view(n.lo)) && !n.hi_inf && n.sibling) refresh_root_if(c, n);
         admit(n);
         size_t p = n.child_pos(k);
         if (n.level == 1) return child_of(n, p, nullptr);
@@ -133,18 +144,19 @@ class BTreeCore {
   // A cached bottom-level node at `a` was found stale (DMTree's version check): reads it anew,
   // moving right along the level until a node covers k, caches what it read, and returns k's
   // child. Only that level is read: the upper ones did not change with the leaf.
-  Located reread_level1(Client<T>& c, Key k, GlobalAddress a) {
+  Located reread_level1(Client<T>& c, View k, GlobalAddress a) {
     for (;;) {
       InternalNode n = read_internal(c, a, 1);
       admit(n);  // replaces the stale copy (same low fence) even when k has moved right of it
       if (n.covers(k)) return child_of(n, n.child_pos(k), nullptr);
-      if (n.hi_inf || k < n.hi || !n.sibling) return locate(c, k);  // k left of it: from the top
+      if (n.hi_inf || k < K::view(n.hi) || !n.sibling)
+        return locate(c, k);  // k left of it: from the top
       a = n.sibling;
     }
   }
 
   // Address of some node at `level` whose range starts at or before k (callers move right).
-  GlobalAddress locate_level(Client<T>& c, Key k, unsigned level) {
+  GlobalAddress locate_level(Client<T>& c, View k, unsigned level) {
     GlobalAddress cur;
     unsigned lvl;
     if (auto n = cache_.find(k, level)) {
@@ -159,7 +171,7 @@ class BTreeCore {
     }
     while (lvl > level) {
       InternalNode n = read_internal(c, cur, lvl);
-      if (!n.covers(k) && !n.hi_inf && k >= n.hi && n.sibling) {
+      if (!n.covers(k) && !n.hi_inf && k >= K::view(n.hi) && n.sibling) {
         cur = n.sibling;
         continue;
       }
@@ -176,7 +188,7 @@ class BTreeCore {
     for (;;) {
       c.read(a + 8, w.data(), static_cast<uint32_t>(w.size() * 8));
       stats_.internal_reads.fetch_add(1, std::memory_order_relaxed);
-      if (auto n = InternalNode::decode(a, w.data(), fanout_, w.size())) return *n;
+      if (auto n = InternalNode::decode(a, w.data(), fanout_, w.size(), keys_)) return *n;
       stats_.retries.fetch_add(1, std::memory_order_relaxed);
       c.pause();  // torn by a concurrent node write: read again
     }
@@ -187,8 +199,9 @@ class BTreeCore {
   // `left` and `right` at `sep`, insert (sep, right) at `level`; splits propagate upward; a split
   // root is replaced through a CAS on the root word. In a tagged bottom level, the new entry
   // carries `right_tag` and left's entry takes `left_tag` unless it holds a newer one.
-  void insert_separator(Client<T>& c, unsigned level, Key sep, GlobalAddress right,
+  void insert_separator(Client<T>& c, unsigned level, View sep, GlobalAddress right,
                         GlobalAddress left, uint64_t right_tag = 0, uint64_t left_tag = 0) {
+    KeyT pivot;  // owns sep once it is a pivot of a split internal node
     for (;;) {
       if (cached_height() < level) {
         RootWord rw = read_root(c);
@@ -199,17 +212,17 @@ class BTreeCore {
           }
           InternalNode r;
           r.level = static_cast<uint8_t>(level);
-          r.lo = 0;
+          r.lo = KeyT{};
           r.hi_inf = true;
           r.leftmost = left;
-          r.keys = {sep};
+          r.keys = {KeyT(sep)};
           r.children = {right};
           if (tagged(level)) {
             r.tagged = true;
             r.leftmost_tag = left_tag;
             r.tags = {right_tag};
           }
-          r.addr = c.alloc(InternalNode::remote_bytes(fanout_, r.tagged), 64);
+          r.addr = c.alloc(InternalNode::remote_bytes(fanout_, r.tagged, keys_.words()), 64);
           write_whole(c, r, /*locked=*/false);
           RootWord nw{static_cast<uint8_t>(level), r.addr};
           if (c.cas(root_slot_, rw.raw(), nw.raw()) == rw.raw()) {
@@ -230,14 +243,14 @@ class BTreeCore {
         if (!n.covers(sep)) {
           held.dismiss();
           unlock(c, a);
-          if (!n.hi_inf && sep >= n.hi && n.sibling) {
+          if (!n.hi_inf && sep >= K::view(n.hi) && n.sibling) {
             a = n.sibling;
             continue;
           }
           throw Error("separator insertion reached a node left of its key");
         }
         size_t p = n.child_pos(sep);
-        if (p > 0 && n.keys[p - 1] == sep) {  // already there (retried propagation)
+        if (p > 0 && K::view(n.keys[p - 1]) == sep) {  // already there (retried propagation)
           held.dismiss();
           unlock(c, a);
           return;
@@ -273,11 +286,11 @@ class BTreeCore {
           r.tags.assign(n.tags.begin() + m + 1, n.tags.end());
           n.tags.resize(m);
         }
-        r.addr = c.alloc(InternalNode::remote_bytes(fanout_, r.tagged), 64);
-        Key pivot = n.keys[m];
+        r.addr = c.alloc(InternalNode::remote_bytes(fanout_, r.tagged, keys_.words()), 64);
+        KeyT mid = std::move(n.keys[m]);
         n.keys.resize(m);
         n.children.resize(m);
-        n.hi = pivot;
+        n.hi = mid;
         n.hi_inf = false;
         n.sibling = r.addr;
         n.sibling_leftmost = r.leftmost;
@@ -287,7 +300,8 @@ class BTreeCore {
         admit(r);
         admit(n);
         stats_.internal_splits.fetch_add(1, std::memory_order_relaxed);
-        sep = pivot;
+        pivot = std::move(mid);
+        sep = K::view(pivot);
         right = r.addr;
         left = a;
         right_tag = left_tag = 0;
@@ -302,7 +316,7 @@ class BTreeCore {
   // node is written back (unlocked in the same batch), else only unlocked. False when the tree
   // has no internal level or edit declined.
   template <class F>
-  bool edit_level1(Client<T>& c, Key k, F&& edit) {
+  bool edit_level1(Client<T>& c, View k, F&& edit) {
     if (cached_height() < 1 && read_root(c).level < 1) return false;
     GlobalAddress a = locate_level(c, k, 1);
     for (;;) {
@@ -311,7 +325,7 @@ class BTreeCore {
       if (!n.covers(k)) {
         held.dismiss();
         unlock(c, a);
-        if (!n.hi_inf && k >= n.hi && n.sibling) {
+        if (!n.hi_inf && k >= K::view(n.hi) && n.sibling) {
           a = n.sibling;
           continue;
         }
@@ -384,7 +398,7 @@ class BTreeCore {
       b.read(a + 8, w.data(), static_cast<uint32_t>(w.size() * 8));
       c.run(b);
       if (handed || old == 0) {
-        auto n = InternalNode::decode(a, w.data(), fanout_, w.size());
+        auto n = InternalNode::decode(a, w.data(), fanout_, w.size(), keys_);
         if (!n) {
           unlock(c, a);
           throw Error("internal node " + a.to_string() + " is corrupt under its lock");
@@ -409,7 +423,7 @@ class BTreeCore {
   // Node write: a locked node is rewritten and unlocked in one batch; a new node (not yet
   // reachable, lock never taken) is written with a free lock word.
   void write_whole(Client<T>& c, const InternalNode& n, bool locked) {
-    std::vector<uint64_t> w = n.encode(fanout_);
+    std::vector<uint64_t> w = n.encode(fanout_, keys_);
     Batch b;
     if (!locked) {
       w.insert(w.begin(), 0);
@@ -422,7 +436,7 @@ class BTreeCore {
   }
 
   // Child p of bottom-level node n; `cached` is n's cache entry when it came from the cache.
-  static Located child_of(const InternalNode& n, size_t p, NodeCache::NodePtr cached) {
+  static Located child_of(const InternalNode& n, size_t p, typename NodeCache::NodePtr cached) {
     Located l{n.child_at(p), n.next_of(p), cached != nullptr, std::move(cached)};
     if (n.tagged) {
       l.tagged = true;
@@ -432,7 +446,7 @@ class BTreeCore {
   }
   bool tagged(unsigned level) const { return tag_level1_ && level == 1; }
   uint64_t image_bytes(unsigned level) const {
-    return InternalNode::image_bytes(fanout_, tagged(level));
+    return InternalNode::image_bytes(fanout_, tagged(level), keys_.words());
   }
 
   // Every node read or written goes through here into the cache, if its level is cached.
@@ -440,6 +454,7 @@ class BTreeCore {
     if (cached_levels_ == 0 || n.level <= cached_levels_) cache_.put(n);
   }
 
+  K keys_;
   GlobalAddress root_slot_;
   uint32_t fanout_;
   NodeCache cache_;

@@ -21,14 +21,19 @@ namespace dmrt::btree {
 // Eviction is CLOCK (second chance) over insertion order: what does not fit the budget is
 // dropped and later re-read remotely. Thread-safe: a shared_mutex guards the maps; it is never
 // held across a remote verb, so fibers never suspend while holding it.
-class NodeCache {
+// K: the key policy (btree_keys.h); a node's cost counts its key slots (kw words each).
+template <class K>
+class BasicNodeCache {
  public:
-  using NodePtr = std::shared_ptr<const InternalNode>;
+  using Node = BasicInternalNode<K>;
+  using NodePtr = std::shared_ptr<const Node>;
+  using View = typename K::View;
 
-  explicit NodeCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
+  explicit BasicNodeCache(uint64_t budget_bytes, uint64_t key_words = 1)
+      : budget_(budget_bytes), kw_(key_words) {}
 
   // Lowest level >= min_level whose cached node covers k.
-  NodePtr find(Key k, unsigned min_level = 1) const {
+  NodePtr find(View k, unsigned min_level = 1) const {
     std::shared_lock lock(mu_);
     for (unsigned lvl = min_level; lvl < levels_.size(); ++lvl) {
       const auto& m = levels_[lvl];
@@ -43,14 +48,14 @@ class NodeCache {
     return nullptr;
   }
 
-  void put(const InternalNode& n) {
-    uint64_t cost = n.cache_cost();
+  void put(const Node& n) {
+    uint64_t cost = n.cache_cost(kw_);
     if (cost > budget_) return;
-    auto ptr = std::make_shared<const InternalNode>(n);
+    auto ptr = std::make_shared<const Node>(n);
     std::unique_lock lock(mu_);
     if (levels_.size() <= n.level) levels_.resize(n.level + 1);
     auto& slot = levels_[n.level][n.lo];
-    if (slot.node) used_ -= slot.node->cache_cost();
+    if (slot.node) used_ -= slot.node->cache_cost(kw_);
     slot.node = ptr;
     slot.ref = std::make_shared<std::atomic<bool>>(false);
     used_ += cost;
@@ -66,7 +71,7 @@ class NodeCache {
     auto& m = levels_[n->level];
     auto it = m.find(n->lo);
     if (it != m.end() && it->second.node->addr == n->addr && it->second.node->nv == n->nv) {
-      used_ -= it->second.node->cache_cost();
+      used_ -= it->second.node->cache_cost(kw_);
       m.erase(it);
       invalidations_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -93,7 +98,7 @@ class NodeCache {
   };
   struct Ticket {
     unsigned level;
-    Key lo;
+    typename K::Key lo;
     NodePtr node;
   };
 
@@ -110,7 +115,7 @@ class NodeCache {
         clock_.push_back(std::move(t));  // second chance
         continue;
       }
-      used_ -= it->second.node->cache_cost();
+      used_ -= it->second.node->cache_cost(kw_);
       m.erase(it);
       evictions_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -132,12 +137,16 @@ class NodeCache {
   }
 
   const uint64_t budget_;
+  const uint64_t kw_;
   mutable std::shared_mutex mu_;
-  std::vector<std::map<Key, Slot>> levels_;
+  // Transparent order: a byte-key lookup takes a view, no key is built.
+  std::vector<std::map<typename K::Key, Slot, std::less<>>> levels_;
   std::deque<Ticket> clock_;
   uint64_t used_ = 0;
   std::atomic<uint64_t> evictions_{0};
   std::atomic<uint64_t> invalidations_{0};
 };
+
+using NodeCache = BasicNodeCache<IntKeys>;
 
 }  // namespace dmrt::btree

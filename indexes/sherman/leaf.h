@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "indexes/common/btree_keys.h"
 #include "indexes/common/value_slot.h"
 #include "runtime/address.h"
 #include "runtime/kv.h"
@@ -22,6 +23,9 @@ using sealed::Meta;
 //   [0]      lock word (0 free), outside the image
 //   [1..4]   header object: meta(nv, flags = valid|hi_inf) lo hi sibling
 //   [5 + i*ew ...] entry i: meta(nv, flags = occupied) key value[vw]     (ew = 2 + vw)
+// That is with integer keys. A key policy with kw words per key slot (ByteKeys,
+// indexes/common/btree_keys.h) widens lo, hi and each entry's key to kw words in place (header
+// 2 + 2kw words, ew = 1 + kw + vw); such a leaf is synchronized by checksums only (below).
 // Two-level versions, made sound: a node write (split, sorted insert) rewrites every object
 // with nv+1; an entry write rewrites one entry with the current nv. Each object is sealed by a
 // checksum, so a read never accepts a half-written object, and a read is accepted only if
@@ -40,32 +44,37 @@ using sealed::Meta;
 // 64 bytes, value_size <= 54) and every entry has a version byte in each line it touches: on a
 // line-atomic transport a READ mixing lines of two node images sees two NVs, and a torn entry
 // sees FEV.ev != REV.ev. With FNV/RNV alone (Sherman's bookend scheme) a line from the middle of
-// a newer image would pass unnoticed: the published bug.
+// a newer image would pass unnoticed: the published bug. Byte keys leave no room for that: the
+// fences alone span lines without a version byte, so they take checksums.
 class LeafGeometry {
  public:
   static constexpr uint8_t kValid = 1, kHiInf = 2, kOccupied = 1;
   static constexpr uint32_t kMaxVersionsValue = 54;  // entries of at most one cache line
   static constexpr uint32_t kFirstEntry = 34;        // with versions, bytes from the node start
-  LeafGeometry(uint32_t span, uint32_t value_size, bool versions = false)
+  // kw: words per key slot (the key policy's words()); versions needs kw = 1.
+  LeafGeometry(uint32_t span, uint32_t value_size, bool versions = false, uint32_t kw = 1)
       : span_(span),
         value_size_(value_size),
         vw_(btree::value_words(value_size)),
-        versions_(versions) {}
+        kw_(kw),
+        versions_(versions && kw == 1) {}
   bool versions() const { return versions_; }
   uint32_t entry_bytes() const { return 10 + value_size_; }  // with versions
 
   uint32_t span() const { return span_; }
   uint32_t vw() const { return vw_; }
-  uint32_t ew() const { return 2 + vw_; }
+  uint32_t kw() const { return kw_; }
+  uint32_t ew() const { return 1 + kw_ + vw_; }
   uint32_t value_size() const { return value_size_; }
-  size_t image_words() const { return 4 + size_t{span_} * ew(); }
+  uint32_t header_words() const { return 2 + 2 * kw_; }  // meta, lo, hi, sibling
+  size_t image_words() const { return header_words() + size_t{span_} * ew(); }
   // Bytes a whole-leaf READ moves (the remote leaf after its lock word).
   uint32_t image_bytes() const {
     return versions_ ? kFirstEntry - 8 + span_ * entry_bytes() + 1
                      : static_cast<uint32_t>(image_words() * 8);
   }
   uint64_t remote_bytes() const { return 8 + image_bytes(); }
-  size_t entry_word(uint32_t i) const { return 4 + size_t{i} * ew(); }  // index into image
+  size_t entry_word(uint32_t i) const { return header_words() + size_t{i} * ew(); }  // in image
   // Remote entry i, from the node start, and its size.
   uint64_t entry_offset(uint32_t i) const {
     return versions_ ? kFirstEntry + uint64_t{i} * entry_bytes() : 8 + 8 * entry_word(i);
@@ -73,13 +82,17 @@ class LeafGeometry {
   uint32_t remote_entry_bytes() const { return versions_ ? entry_bytes() : ew() * 8; }
 
  private:
-  uint32_t span_, value_size_, vw_;
+  uint32_t span_, value_size_, vw_, kw_;
   bool versions_;
 };
 
-// A leaf image in local memory (words 1.. of the node).
+// A leaf image in local memory (words 1.. of the node); K: the key policy. Keys are read in place
+// (K::get views the image), so an operation builds no key.
+template <class K = btree::IntKeys>
 struct LeafImage {
+  using View = typename K::View;
   const LeafGeometry* g = nullptr;
+  K kp;
   std::vector<uint64_t> w;
 
   // sync = versions only: the remote bytes at their node offsets, each entry's entry-level
@@ -88,8 +101,9 @@ struct LeafImage {
   std::vector<uint8_t> ev;
   bool torn = false;
 
-  explicit LeafImage(const LeafGeometry& geo)
+  explicit LeafImage(const LeafGeometry& geo, const K& keys = K{})
       : g(&geo),
+        kp(keys),
         w(geo.image_words(), 0),
         enc(geo.versions() ? geo.remote_bytes() : 0, 0),
         ev(geo.versions() ? geo.span() : 0, 0) {}
@@ -134,31 +148,31 @@ struct LeafImage {
 
   uint8_t nv() const { return sealed::meta_of(&w[0]).nv; }
   bool hi_inf() const { return sealed::meta_of(&w[0]).flags & LeafGeometry::kHiInf; }
-  Key lo() const { return w[1]; }
-  Key hi() const { return w[2]; }
-  GlobalAddress sibling() const { return GlobalAddress::from_raw(w[3]); }
-  bool covers(Key k) const { return k >= lo() && (hi_inf() || k < hi()); }
+  View lo() const { return kp.get(&w[1]); }
+  View hi() const { return kp.get(&w[1 + g->kw()]); }
+  GlobalAddress sibling() const { return GlobalAddress::from_raw(w[1 + 2 * g->kw()]); }
+  bool covers(View k) const { return k >= lo() && (hi_inf() || k < hi()); }
 
   uint64_t* entry(uint32_t i) { return &w[g->entry_word(i)]; }
   const uint64_t* entry(uint32_t i) const { return &w[g->entry_word(i)]; }
   bool occupied(uint32_t i) const {
     return sealed::meta_of(entry(i)).flags & LeafGeometry::kOccupied;
   }
-  Key key(uint32_t i) const { return entry(i)[1]; }
-  const uint64_t* value(uint32_t i) const { return entry(i) + 2; }
+  View key(uint32_t i) const { return kp.get(entry(i) + 1); }
+  const uint64_t* value(uint32_t i) const { return entry(i) + 1 + g->kw(); }
 
   // Every object sealed (with versions: decoded untorn) and carrying the header's nv.
   bool consistent() const {
     if (torn) return false;
-    if (!sealed::verify(&w[0], 3)) return false;
+    if (!sealed::verify(&w[0], g->header_words() - 1)) return false;
     uint8_t v = nv();
     for (uint32_t i = 0; i < g->span(); ++i) {
-      if (!sealed::verify(entry(i), 1 + g->vw())) return false;
+      if (!sealed::verify(entry(i), g->kw() + g->vw())) return false;
       if (sealed::meta_of(entry(i)).nv != v) return false;
     }
     return true;
   }
-  int find(Key k) const {
+  int find(View k) const {
     for (uint32_t i = 0; i < g->span(); ++i)
       if (occupied(i) && key(i) == k) return static_cast<int>(i);
     return -1;
@@ -169,25 +183,35 @@ struct LeafImage {
     return -1;
   }
 
-  void set_header(uint8_t nv, Key lo, Key hi, bool hi_inf, GlobalAddress sib) {
-    w[1] = lo;
-    w[2] = hi;
-    w[3] = sib.raw();
+  // lo and hi may view this image's own fences (reseal_all): put() copies overlapping bytes.
+  void set_header(uint8_t nv, View lo, View hi, bool hi_inf, GlobalAddress sib) {
+    const uint32_t kw = g->kw();
+    kp.put(&w[1], lo);
+    kp.put(&w[1 + kw], hi);
+    w[1 + 2 * kw] = sib.raw();
     sealed::seal(
-        &w[0], 3,
+        &w[0], g->header_words() - 1,
         Meta{nv, static_cast<uint8_t>(LeafGeometry::kValid | (hi_inf ? LeafGeometry::kHiInf : 0)),
              0});
   }
-  void set_entry(uint32_t i, uint8_t nv, bool occ, Key k, const uint64_t* val) {
+  // k may view this entry's own key (reseal_all).
+  void set_entry(uint32_t i, uint8_t nv, bool occ, View k, const uint64_t* val) {
     uint64_t* e = entry(i);
-    e[1] = occ ? k : 0;
-    for (uint32_t j = 0; j < g->vw(); ++j) e[2 + j] = occ ? val[j] : 0;
-    sealed::seal(e, 1 + g->vw(),
+    const uint32_t kw = g->kw();
+    kp.put(e + 1, occ ? k : View{});
+    for (uint32_t j = 0; j < g->vw(); ++j) e[1 + kw + j] = occ ? val[j] : 0;
+    sealed::seal(e, kw + g->vw(),
                  Meta{nv, static_cast<uint8_t>(occ ? LeafGeometry::kOccupied : 0), 0});
   }
   // sync = versions: the local image from the remote bytes and back. Decoded objects are sealed
   // locally, so the tree's checks are the same in both settings; nv is the 4-bit NV.
   void decode() {
+    if constexpr (!K::kBytes) decode_versions();  // a byte-key leaf has none (LeafGeometry)
+  }
+  void encode_entry(uint32_t i) {
+    if constexpr (!K::kBytes) encode_entry_versions(i);
+  }
+  void decode_versions() {
     torn = false;
     const uint8_t nv = enc[8] >> 4;
     if ((enc[g->entry_offset(g->span())] >> 4) != nv) torn = true;
@@ -196,7 +220,7 @@ struct LeafImage {
     std::memcpy(&lo, &enc[10], 8);
     std::memcpy(&hi, &enc[18], 8);
     std::memcpy(&sib, &enc[26], 8);
-    set_header(nv, lo, hi, enc[9] & LeafGeometry::kHiInf, GlobalAddress::from_raw(sib));
+    set_header(nv, View(lo), View(hi), enc[9] & LeafGeometry::kHiInf, GlobalAddress::from_raw(sib));
     scratch_.assign(g->vw(), 0);
     for (uint32_t i = 0; i < g->span(); ++i) {
       const uint8_t* e = &enc[g->entry_offset(i)];
@@ -205,15 +229,15 @@ struct LeafImage {
       Key k;
       std::memcpy(&k, e + 1, 8);
       std::memcpy(scratch_.data(), e + 9, g->value_size());
-      set_entry(i, nv, (back >> 4) & LeafGeometry::kOccupied, k, scratch_.data());
+      set_entry(i, nv, (back >> 4) & LeafGeometry::kOccupied, View(k), scratch_.data());
       ev[i] = front & 0xf;
     }
   }
-  void encode_entry(uint32_t i) {
+  void encode_entry_versions(uint32_t i) {
     uint8_t* e = &enc[g->entry_offset(i)];
     const Meta m = sealed::meta_of(entry(i));
     e[0] = static_cast<uint8_t>((m.nv & 0xf) << 4 | ev[i]);
-    Key k = key(i);
+    Key k = w[g->entry_word(i) + 1];
     std::memcpy(e + 1, &k, 8);
     std::memcpy(e + 9, value(i), g->value_size());
     e[g->entry_bytes() - 1] =

@@ -21,7 +21,10 @@ enum class Sync : uint8_t { kAuto, kVersions, kChecksum };
 inline constexpr std::string_view kSyncNames[] = {"auto", "versions", "checksum"};
 
 struct Options {
-  uint32_t value_size = 8;                     // bytes per value (stored inline, zero-padded)
+  uint32_t value_size = 8;  // bytes per value (stored inline, zero-padded)
+  // The longest key, in bytes; 8 keeps integer keys. Larger (or smaller): byte-string keys of 1 to
+  // key_size bytes, each stored inline in a fixed slot (indexes/common/btree_keys.h).
+  uint32_t key_size = 8;
   uint64_t cache_bytes = uint64_t{100} << 20;  // internal-node cache budget per compute node
   uint32_t leaf_span = 64;                     // entries per leaf
   uint32_t internal_span = 64;                 // pivots per internal node
@@ -60,7 +63,7 @@ struct Options {
   // The setting a tree runs with on a transport that is (or is not) line-atomic.
   Sync resolved_sync(bool line_atomic) const {
     if (sync != Sync::kAuto) return sync;
-    return line_atomic && value_size <= 54 ? Sync::kVersions : Sync::kChecksum;
+    return line_atomic && value_size <= 54 && key_size == 8 ? Sync::kVersions : Sync::kChecksum;
   }
 };
 

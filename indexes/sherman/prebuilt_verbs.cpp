@@ -4,6 +4,8 @@
 
 namespace dmrt {
 
+template class sherman::BasicTree<VerbsTransport, btree::IntKeys>;
+template class sherman::BasicTree<VerbsTransport, btree::ByteKeys>;
 template class sherman::Tree<VerbsTransport>;
 
 }  // namespace dmrt

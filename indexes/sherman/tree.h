@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,29 +19,44 @@
 #include "runtime/client.h"
 #include "runtime/error.h"
 #include "runtime/hash.h"
+#include "runtime/key_bytes.h"
 #include "runtime/kv.h"
 #include "runtime/layout.h"
 
 namespace dmrt::sherman {
 
-template <Transport T>
-class Tree : public std::enable_shared_from_this<Tree<T>> {
+// The tree over one key policy K (indexes/common/btree_keys.h): IntKeys (key_size 8, the
+// integer keys of the paper) or ByteKeys (keys of 1..key_size bytes inline in fixed slots).
+// Tree<T> below picks one from Options::key_size.
+template <Transport T, class K>
+class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
  public:
   using Options = sherman::Options;
+  using Tree = BasicTree;
+  using View = typename K::View;
+  using KeyT = typename K::Key;
+  using Leaf = LeafImage<K>;
   class Handle;
+
+  static K key_policy(const Options& o) {
+    if constexpr (K::kBytes)
+      return K{o.key_size};
+    else
+      return K{};
+  }
 
   // Builds an empty tree (one root leaf) and publishes it in the root slot.
   [[gnu::noinline]] static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
     auto t = std::shared_ptr<Tree>(new Tree(c, o));
     t->create_lock_tables(c);
-    LeafImage img(t->geo_);
-    img.set_header(1, 0, 0, true, GlobalAddress::null());
-    for (uint32_t i = 0; i < t->geo_.span(); ++i) img.set_entry(i, 1, false, 0, nullptr);
+    Leaf img(t->geo_, t->keys_);
+    img.set_header(1, View{}, View{}, true, GlobalAddress::null());
+    for (uint32_t i = 0; i < t->geo_.span(); ++i) img.set_entry(i, 1, false, View{}, nullptr);
     GlobalAddress leaf = c.alloc(t->geo_.remote_bytes(), 64);
     Batch b;
     img.write_image(b, leaf, true);
     c.run(b);
-    btree::BTreeCore<T>::publish_root(c, t->core_.root_slot(), {0, leaf});
+    btree::BTreeCore<T, K>::publish_root(c, t->core_.root_slot(), {0, leaf});
     t->leaves_.fetch_add(1);
     return t;
   }
@@ -89,12 +105,14 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   }
 
  private:
-  Tree(Client<T>& c, const Options& o)
+  BasicTree(Client<T>& c, const Options& o)
       : opts_(validate(c, o)),
-        geo_(o.leaf_span, o.value_size, o.resolved_sync(c.line_atomic()) == Sync::kVersions),
+        keys_(key_policy(o)),
+        geo_(o.leaf_span, o.value_size, o.resolved_sync(c.line_atomic()) == Sync::kVersions,
+             keys_.words()),
         llt_(o.lock_table_slots, o.handover_max),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
-              o.local_lock_table ? &llt_ : nullptr),
+              o.local_lock_table ? &llt_ : nullptr, 0, false, keys_),
         lock_tables_(c.node_count()),
         rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit) {}
 
@@ -106,6 +124,16 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       throw ConfigError("sherman: root_slot or locks_root_slot out of range");
     if (o.on_chip_locks && o.locks_root_slot == o.root_slot)
       throw ConfigError("sherman: locks_root_slot and root_slot are the same slot");
+    if (o.key_size == 0 || o.key_size > kMaxKeyBytes)
+      throw ConfigError("sherman: key_size must be in [1, " + std::to_string(kMaxKeyBytes) + "]");
+    if (K::kBytes == (o.key_size == kIntegerKeyBytes))
+      throw ConfigError("sherman: key policy does not match key_size");  // Tree<T> picks it
+    if (K::kBytes && o.rdwc)
+      throw ConfigError("sherman: rdwc combines by integer key; it needs key_size 8");
+    if (o.sync == Sync::kVersions && o.key_size != kIntegerKeyBytes)
+      throw ConfigError(
+          "sherman: sync=versions needs key_size 8 (a byte-key leaf's fences span lines that "
+          "carry no version); use sync=checksum");
     if (o.sync == Sync::kVersions && !c.line_atomic())
       throw ConfigError(
           "sherman: sync=versions needs a transport that reads and writes 64-byte "
@@ -146,9 +174,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   }
 
   Options opts_;
+  K keys_;
   LeafGeometry geo_;
   btree::LocalLockTable llt_;
-  btree::BTreeCore<T> core_;
+  btree::BTreeCore<T, K> core_;
   std::vector<GlobalAddress> lock_tables_;  // by node: its on-chip lock table (on_chip_locks)
   rdwc::Combiner rdwc_;                     // this compute node's (one Tree per compute node)
   std::atomic<uint64_t> leaves_{0}, splits_{0}, read_retries_{0}, lock_retries_{0};
@@ -157,50 +186,59 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   // One client's view: all verbs go through this client. Not shared between fibers.
   class Handle {
    public:
-    Handle(std::shared_ptr<Tree> t, Client<T>& c) : t_(std::move(t)), c_(&c), img_(t_->geo_) {}
+    Handle(std::shared_ptr<Tree> t, Client<T>& c)
+        : t_(std::move(t)), c_(&c), img_(t_->geo_, t_->keys_) {}
 
     // With RDWC on, a search of k that another search of k on this compute node is running
     // takes its result, and concurrent updates of k are combined into one write of the last
     // queued value; inserts and deletes run themselves (indexes/common/rdwc.h).
-    [[gnu::noinline]] bool search(Key k, std::string& out) {
-      if (t_->opts_.rdwc)
-        return t_->rdwc_.run(*c_, k, false, {}, &out, [&](std::string_view, std::string* o) {
-          return search_direct(k, *o);
-        });
+    [[gnu::noinline]] bool search(View k, std::string& out) {
+      if constexpr (!K::kBytes) {
+        if (t_->opts_.rdwc)
+          return t_->rdwc_.run(*c_, k, false, {}, &out, [&](std::string_view, std::string* o) {
+            return search_direct(k, *o);
+          });
+      }
       return search_direct(k, out);
     }
-    bool insert(Key k, std::string_view v) { return write_op(k, v, Op::kInsert); }
-    bool update(Key k, std::string_view v) {
-      if (!t_->opts_.rdwc) return write_op(k, v, Op::kUpdate);
-      check_value(v);  // before queueing: a bad value must fail only its own caller
-      return t_->rdwc_.run(*c_, k, true, v, nullptr, [&](std::string_view wv, std::string*) {
-        return write_op(k, wv, Op::kUpdate);
-      });
+    bool insert(View k, std::string_view v) { return write_op(k, v, Op::kInsert); }
+    bool update(View k, std::string_view v) {
+      if constexpr (!K::kBytes) {
+        if (t_->opts_.rdwc) {
+          check_value(v);  // before queueing: a bad value must fail only its own caller
+          return t_->rdwc_.run(*c_, k, true, v, nullptr, [&](std::string_view wv, std::string*) {
+            return write_op(k, wv, Op::kUpdate);
+          });
+        }
+      }
+      return write_op(k, v, Op::kUpdate);
     }
-    bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
+    bool remove(View k) { return write_op(k, {}, Op::kRemove); }
 
-    [[gnu::noinline]] void scan(Key from, size_t count,
-                                std::vector<std::pair<Key, std::string>>& rows) {
+    // Up to `count` rows with key >= from, ascending. Keys of a leaf are sorted as views into
+    // its image; only the rows returned copy them.
+    [[gnu::noinline]] void scan(View from, size_t count,
+                                std::vector<std::pair<KeyT, std::string>>& rows) {
       rows.clear();
       if (count == 0) return;
-      btree::Located loc = t_->core_.locate(*c_, from);
+      typename btree::BTreeCore<T, K>::Located loc = t_->core_.locate(*c_, from);
       GlobalAddress a = loc.leaf;
       bool any = false;
-      Key last = 0;
-      std::vector<std::pair<Key, uint32_t>> ks;
+      KeyT last{};
+      std::vector<std::pair<View, uint32_t>> ks;
       while (a && rows.size() < count) {
         read_leaf(a);
         ks.clear();
         for (uint32_t i = 0; i < t_->geo_.span(); ++i)
-          if (img_.occupied(i) && img_.key(i) >= from && (!any || img_.key(i) > last))
+          if (img_.occupied(i) && img_.key(i) >= from && (!any || img_.key(i) > K::view(last)))
             ks.emplace_back(img_.key(i), i);
         std::sort(ks.begin(), ks.end());
         for (auto& [k, i] : ks) {
           if (rows.size() == count) break;
           std::string v;
           btree::load_value(img_.value(i), t_->geo_.value_size(), v);
-          rows.emplace_back(k, std::move(v));
-          last = k;
+          rows.emplace_back(KeyT(k), std::move(v));
+          last = KeyT(k);
           any = true;
         }
         a = img_.sibling();
@@ -210,9 +248,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     Client<T>& client() { return *c_; }
 
    private:
-    bool search_direct(Key k, std::string& out) {
+    bool search_direct(View k, std::string& out) {
       for (;;) {
-        btree::Located loc = t_->core_.locate(*c_, k);
+        typename btree::BTreeCore<T, K>::Located loc = t_->core_.locate(*c_, k);
         GlobalAddress a = loc.leaf;
         bool cached = loc.from_cache;
         for (;;) {
@@ -311,7 +349,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       write_and_unlock(a, b);
     }
 
-    [[gnu::noinline]] bool write_op(Key k, std::string_view v, Op op) {
+    [[gnu::noinline]] bool write_op(View k, std::string_view v, Op op) {
       try {
         return write_op_locking(k, v, op);
       } catch (...) {
@@ -324,13 +362,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         throw LimitError("sherman: value of " + std::to_string(v.size()) +
                          " bytes exceeds value_size " + std::to_string(t_->geo_.value_size()));
     }
-    bool write_op_locking(Key k, std::string_view v, Op op) {
+    bool write_op_locking(View k, std::string_view v, Op op) {
       const LeafGeometry& g = t_->geo_;
       if (op != Op::kRemove) check_value(v);
       std::vector<uint64_t> val(g.vw());
       if (op != Op::kRemove) btree::store_value(val.data(), v, g.value_size());
       for (;;) {
-        btree::Located loc = t_->core_.locate(*c_, k);
+        typename btree::BTreeCore<T, K>::Located loc = t_->core_.locate(*c_, k);
         GlobalAddress a = loc.leaf;
         bool restart = false;
         for (;;) {
@@ -354,7 +392,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     // Under the lock, with img_ current.
-    bool apply(GlobalAddress a, Key k, const uint64_t* val, Op op) {
+    bool apply(GlobalAddress a, View k, const uint64_t* val, Op op) {
       int i = img_.find(k);
       uint8_t nv = img_.nv();
       Batch b;
@@ -367,7 +405,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           img_.set_entry(i, nv, true, k, val);
           img_.write_entry(b, a, static_cast<uint32_t>(i));
         } else if (!t_->opts_.sorted_leaves) {
-          img_.set_entry(i, nv, false, 0, nullptr);
+          img_.set_entry(i, nv, false, View{}, nullptr);
           img_.write_entry(b, a, static_cast<uint32_t>(i));
         } else {
           remove_sorted(static_cast<uint32_t>(i));
@@ -403,7 +441,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       return true;
     }
 
-    void insert_sorted(Key k, const uint64_t* val) {
+    void insert_sorted(View k, const uint64_t* val) {
       // Occupied entries are a sorted prefix; shift the tail one slot right.
       uint32_t n = 0;
       while (n < t_->geo_.span() && img_.occupied(n)) ++n;
@@ -418,31 +456,31 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       while (n < t_->geo_.span() && img_.occupied(n)) ++n;
       for (uint32_t j = i; j + 1 < n; ++j)
         img_.set_entry(j, 0, true, img_.key(j + 1), img_.value(j + 1));
-      img_.set_entry(n - 1, 0, false, 0, nullptr);
+      img_.set_entry(n - 1, 0, false, View{}, nullptr);
     }
 
     // Leaf full: the upper half moves to a new leaf, written before the old leaf points to it;
     // then the old leaf (new fence and sibling, nv+1) is written and unlocked; then the
     // separator goes up.
-    void split_and_insert(GlobalAddress a, Key k, const uint64_t* val) {
+    void split_and_insert(GlobalAddress a, View k, const uint64_t* val) {
       const LeafGeometry& g = t_->geo_;
       struct Item {
-        Key k;
+        KeyT k;
         std::vector<uint64_t> v;
       };
       std::vector<Item> items;
       for (uint32_t i = 0; i < g.span(); ++i)
         if (img_.occupied(i))
-          items.push_back({img_.key(i), {img_.value(i), img_.value(i) + g.vw()}});
-      items.push_back({k, {val, val + g.vw()}});
+          items.push_back({KeyT(img_.key(i)), {img_.value(i), img_.value(i) + g.vw()}});
+      items.push_back({KeyT(k), {val, val + g.vw()}});
       std::sort(items.begin(), items.end(), [](const Item& x, const Item& y) { return x.k < y.k; });
       size_t m = items.size() / 2;
-      Key sep = items[m].k;
+      const View sep = K::view(items[m].k);
       uint8_t nv = static_cast<uint8_t>(img_.nv() + 1);
 
-      LeafImage right(g);
+      Leaf right(g, t_->keys_);
       right.set_header(nv, sep, img_.hi(), img_.hi_inf(), img_.sibling());
-      LeafImage left(g);
+      Leaf left(g, t_->keys_);
       GlobalAddress ra = c_->alloc(g.remote_bytes(), 64);
       left.set_header(nv, img_.lo(), sep, false, ra);
       for (uint32_t i = 0; i < g.span(); ++i) {
@@ -450,11 +488,11 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         if (li < m)
           left.set_entry(i, nv, true, items[li].k, items[li].v.data());
         else
-          left.set_entry(i, nv, false, 0, nullptr);
+          left.set_entry(i, nv, false, View{}, nullptr);
         if (ri < items.size())
           right.set_entry(i, nv, true, items[ri].k, items[ri].v.data());
         else
-          right.set_entry(i, nv, false, 0, nullptr);
+          right.set_entry(i, nv, false, View{}, nullptr);
       }
       Batch nb;
       right.write_image(nb, ra, true);
@@ -469,9 +507,160 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
     std::shared_ptr<Tree> t_;
     Client<T>* c_;
-    LeafImage img_;
+    Leaf img_;
     GlobalAddress held_;  // the leaf lock this handle holds, if any
   };
+};
+
+// Sherman as the index contract offers it: integer keys (Options::key_size 8, the paper's and
+// the default) or byte-string keys up to key_size bytes, chosen when the tree is built. Each
+// operation forwards to the one tree it holds; the integer path is BasicTree<T, IntKeys>
+// unchanged. Integer keys on a byte-key tree are key_bytes(k) (big-endian: same order); byte
+// keys on an integer tree must be 8 bytes (key_of_bytes).
+template <Transport T>
+class Tree {
+ public:
+  using Options = sherman::Options;
+  using IntTree = BasicTree<T, btree::IntKeys>;
+  using ByteTree = BasicTree<T, btree::ByteKeys>;
+
+  [[gnu::noinline]] static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
+    auto t = std::shared_ptr<Tree>(new Tree());
+    if (o.key_size == kIntegerKeyBytes)
+      t->i_ = IntTree::create(c, o);
+    else
+      t->b_ = ByteTree::create(c, o);
+    return t;
+  }
+  [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
+    auto t = std::shared_ptr<Tree>(new Tree());
+    if (o.key_size == kIntegerKeyBytes)
+      t->i_ = IntTree::attach(c, o);
+    else
+      t->b_ = ByteTree::attach(c, o);
+    return t;
+  }
+
+  class Handle {
+   public:
+    bool search(Key k, std::string& out) {
+      if (i_) [[likely]]
+        return i_->search(k, out);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return b_->search(std::string_view(kb, 8), out);
+    }
+    bool insert(Key k, std::string_view v) {
+      if (i_) [[likely]]
+        return i_->insert(k, v);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return b_->insert(std::string_view(kb, 8), v);
+    }
+    bool update(Key k, std::string_view v) {
+      if (i_) [[likely]]
+        return i_->update(k, v);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return b_->update(std::string_view(kb, 8), v);
+    }
+    bool remove(Key k) {
+      if (i_) [[likely]]
+        return i_->remove(k);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return b_->remove(std::string_view(kb, 8));
+    }
+    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+      if (i_) [[likely]]
+        return i_->scan(from, count, rows);
+      char kb[8];
+      put_key_bytes(from, kb);
+      b_->scan(std::string_view(kb, 8), count, brows_);
+      rows.clear();
+      for (auto& [k, v] : brows_) {
+        if (k.size() != kIntegerKeyBytes)
+          throw LimitError("sherman: an integer scan met a key of " + std::to_string(k.size()) +
+                           " bytes");
+        rows.emplace_back(key_of_bytes(k), std::move(v));
+      }
+    }
+
+    bool search(std::string_view k, std::string& out) {
+      if (b_) return b_->search(checked(k), out);
+      return i_->search(integer(k), out);
+    }
+    bool insert(std::string_view k, std::string_view v) {
+      if (b_) return b_->insert(checked(k), v);
+      return i_->insert(integer(k), v);
+    }
+    bool update(std::string_view k, std::string_view v) {
+      if (b_) return b_->update(checked(k), v);
+      return i_->update(integer(k), v);
+    }
+    bool remove(std::string_view k) {
+      if (b_) return b_->remove(checked(k));
+      return i_->remove(integer(k));
+    }
+    // `from` may be empty (every key is >= it) or up to key_size bytes.
+    void scan(std::string_view from, size_t count,
+              std::vector<std::pair<std::string, std::string>>& rows) {
+      if (b_) {
+        if (from.size() > key_size_) checked(from);
+        return b_->scan(from, count, rows);
+      }
+      i_->scan(from.empty() ? Key{0} : integer(from), count, irows_);
+      rows.clear();
+      for (auto& [k, v] : irows_) rows.emplace_back(key_bytes(k), std::move(v));
+    }
+
+    Client<T>& client() { return i_ ? i_->client() : b_->client(); }
+
+   private:
+    friend class Tree;
+    std::string_view checked(std::string_view k) const {
+      if (k.empty() || k.size() > key_size_)
+        throw LimitError("sherman: key of " + std::to_string(k.size()) +
+                         " bytes; this tree takes 1 to " + std::to_string(key_size_));
+      return k;
+    }
+    Key integer(std::string_view k) const {
+      if (k.size() != kIntegerKeyBytes)
+        throw LimitError("sherman: key of " + std::to_string(k.size()) +
+                         " bytes; this tree has integer keys (key_size 8): 8-byte keys only");
+      return key_of_bytes(k);
+    }
+    std::optional<typename IntTree::Handle> i_;
+    std::optional<typename ByteTree::Handle> b_;
+    uint32_t key_size_ = kIntegerKeyBytes;
+    std::vector<std::pair<std::string, std::string>> brows_;  // integer scans of a byte tree
+    std::vector<std::pair<Key, std::string>> irows_;          // byte scans of an integer tree
+  };
+
+  Handle handle(Client<T>& c) {
+    Handle h;
+    if (i_)
+      h.i_.emplace(i_->handle(c));
+    else
+      h.b_.emplace(b_->handle(c));
+    h.key_size_ = options().key_size;
+    return h;
+  }
+
+  IndexStats stats(Client<T>& c) { return i_ ? i_->stats(c) : b_->stats(c); }
+  IndexStats stats() { return i_ ? i_->stats() : b_->stats(); }
+  uint64_t cache_bytes() const { return i_ ? i_->cache_bytes() : b_->cache_bytes(); }
+  const Options& options() const { return i_ ? i_->options() : b_->options(); }
+  const LeafGeometry& geometry() const { return i_ ? i_->geometry() : b_->geometry(); }
+  Sync sync() const { return i_ ? i_->sync() : b_->sync(); }
+  GlobalAddress lock_word(GlobalAddress leaf) const {
+    return i_ ? i_->lock_word(leaf) : b_->lock_word(leaf);
+  }
+
+ private:
+  Tree() = default;
+  std::shared_ptr<IntTree> i_;
+  std::shared_ptr<ByteTree> b_;
 };
 
 // The name every index namespace offers (runtime/index.h's Index concept).

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "../runtime/test_cluster.h"
+#include "byte_keys.h"
 #include "indexes/sherman/prebuilt.h"
 #include "kv_checks.h"
 
@@ -85,6 +86,43 @@ TEST(ShermanConcurrency, TinyCacheManyFibers) {
   cfg.fibers = 8;
   cfg.ops_per_worker = 800;
   run_stress(o, cfg);
+}
+
+// Byte keys (key_size 64) on two compute nodes: the stress's integer keys become `prefix` +
+// their big-endian bytes without trailing zeros (tests/sherman/byte_keys.h): a 50-byte shared
+// prefix with 0x00 and 0xff bytes, keys of mixed lengths, splits carrying long separators.
+struct ByteCtx {
+  testing::ShmClient client;
+  testing::BytesAsInt<STree::Handle> handle;
+  ByteCtx(std::shared_ptr<shm::Pool> p, NodeId home, uint32_t id, const std::shared_ptr<STree>& t,
+          const std::string& prefix)
+      : client(shm::Endpoint(p, home, id)), handle{t->handle(client), prefix, {}} {}
+};
+
+TEST(ShermanConcurrency, ByteKeysZipfianMixedOpsWithSplits) {
+  sherman::Options o;
+  o.key_size = 64;
+  o.leaf_span = 8;
+  o.internal_span = 6;
+  std::string prefix = "tenant/" + std::string(20, '\xff') + std::string(20, '\0') + "/row/";
+  auto pool = testing::small_pool(1, 2, uint64_t{256} << 20);
+  auto cns = pool->config().compute_nodes();
+  testing::ShmClient c0(shm::Endpoint(pool, cns[0], 500));
+  testing::ShmClient c1(shm::Endpoint(pool, cns[1], 501));
+  auto t0 = STree::create(c0, o);
+  auto t1 = STree::attach(c1, o);
+  testing::StressConfig cfg;
+  cfg.threads = 2;
+  cfg.fibers = 4;
+  cfg.ops_per_worker = 3000;
+  auto logs = testing::stress_run(cfg, [&](const WorkerId& w) {
+    bool second = w.thread % 2 == 1;
+    return std::make_unique<ByteCtx>(pool, cns[second], w.index, second ? t1 : t0, prefix);
+  });
+  testing::BytesAsInt<STree::Handle> h{t0->handle(c0), prefix, {}};
+  EXPECT_EQ(testing::final_state_error(h, logs, cfg.key_space), "");
+  EXPECT_GT(t0->stats()["leaf_splits"] + t1->stats()["leaf_splits"], 10);
+  EXPECT_GT(t0->stats()["height"], 2);
 }
 
 #ifdef DMRT_FAULT_INJECTION

@@ -124,7 +124,7 @@ struct ShermanImages : test::TornImages {
     after = bytes(img);
   }
   // The remote leaf (from the node start, lock word 0 included).
-  std::vector<uint8_t> bytes(sherman::LeafImage& img) const {
+  std::vector<uint8_t> bytes(sherman::LeafImage<>& img) const {
     std::vector<uint8_t> b(g.remote_bytes(), 0);
     if (g.versions()) {
       img.encode();

@@ -49,16 +49,78 @@ class Combiner {
   template <class C, class F>
   bool run(C& c, Key k, bool write, std::string_view value, std::string* out, F&& direct) {
     Slot& s = slots_[mix64(k ^ (write ? 0x51ed27 : 0)) % slots_.size()];
+    return run_in(c, s, Name{k, {}, false}, write, value, out, direct);
+  }
+  // The same for a byte-string key (runtime/key_bytes.h): requests share a round only when their
+  // keys are the same bytes, never on a hash alone. The slot keeps its own copy of the key (its
+  // string's capacity is reused, so a warm slot does not allocate).
+  template <class C, class F>
+  bool run(C& c, std::string_view k, bool write, std::string_view value, std::string* out,
+           F&& direct) {
+    Slot& s = slots_[mix64(hash_bytes(k) ^ (write ? 0x51ed27 : 0)) % slots_.size()];
+    return run_in(c, s, Name{0, k, true}, write, value, out, direct);
+  }
+
+  // Members that took another's result: all, searches (delegated), updates (combined).
+  uint64_t shared() const { return shared_.load(std::memory_order_relaxed); }
+  uint64_t delegated() const { return delegated_.load(std::memory_order_relaxed); }
+  uint64_t combined() const { return combined_.load(std::memory_order_relaxed); }
+  // Operations that found their slot held by another key (or the round full) and ran directly.
+  uint64_t direct_runs() const { return direct_runs_.load(std::memory_order_relaxed); }
+
+  // The figures under the names the indexes report ("rdwc_*"), added to `s`.
+  void add_stats(IndexStats& s) const {
+    s["rdwc_delegated"] += static_cast<double>(delegated());
+    s["rdwc_combined"] += static_cast<double>(combined());
+    s["rdwc_direct"] += static_cast<double>(direct_runs());
+  }
+
+ private:
+  struct Round {
+    std::atomic<int> state{0};  // 0 queued, 1 ready to lead, 2 led, 3 done
+    std::string value;          // update: value to write (last queued wins)
+    std::string result;         // search: value read
+    bool ok = false;
+    std::exception_ptr error;  // the leader's failure, shared by every member
+  };
+  struct alignas(64) Slot {
+    std::mutex m;
+    bool active = false, write = false, bytes = false;
+    Key key = 0;
+    std::string key_bytes;  // the key when `bytes`
+    uint32_t queued = 0;
+    std::shared_ptr<Round> next;
+  };
+  // The key a request names: an integer, or bytes.
+  struct Name {
+    Key k;
+    std::string_view b;
+    bool bytes;
+    bool held_by(const Slot& s) const {
+      return s.bytes == bytes && (bytes ? s.key_bytes == b : s.key == k);
+    }
+    void hold(Slot& s) const {
+      s.bytes = bytes;
+      if (bytes)
+        s.key_bytes.assign(b);
+      else
+        s.key = k;
+    }
+  };
+
+  template <class C, class F>
+  bool run_in(C& c, Slot& s, const Name& name, bool write, std::string_view value, std::string* out,
+              F& direct) {
     std::shared_ptr<Round> r;
     bool lead = false;
     {
       std::lock_guard l(s.m);
       if (!s.active) {
         s.active = true;
-        s.key = k;
+        name.hold(s);
         s.write = write;
         lead = true;
-      } else if (s.key == k && s.write == write && s.queued < limit_) {
+      } else if (name.held_by(s) && s.write == write && s.queued < limit_) {
         if (!s.next) s.next = std::make_shared<Round>();
         if (write) s.next->value.assign(value);
         ++s.queued;
@@ -106,36 +168,6 @@ class Combiner {
     if (out) *out = r->result;
     return r->ok;
   }
-
-  // Members that took another's result: all, searches (delegated), updates (combined).
-  uint64_t shared() const { return shared_.load(std::memory_order_relaxed); }
-  uint64_t delegated() const { return delegated_.load(std::memory_order_relaxed); }
-  uint64_t combined() const { return combined_.load(std::memory_order_relaxed); }
-  // Operations that found their slot held by another key (or the round full) and ran directly.
-  uint64_t direct_runs() const { return direct_runs_.load(std::memory_order_relaxed); }
-
-  // The figures under the names the indexes report ("rdwc_*"), added to `s`.
-  void add_stats(IndexStats& s) const {
-    s["rdwc_delegated"] += static_cast<double>(delegated());
-    s["rdwc_combined"] += static_cast<double>(combined());
-    s["rdwc_direct"] += static_cast<double>(direct_runs());
-  }
-
- private:
-  struct Round {
-    std::atomic<int> state{0};  // 0 queued, 1 ready to lead, 2 led, 3 done
-    std::string value;          // update: value to write (last queued wins)
-    std::string result;         // search: value read
-    bool ok = false;
-    std::exception_ptr error;  // the leader's failure, shared by every member
-  };
-  struct alignas(64) Slot {
-    std::mutex m;
-    bool active = false, write = false;
-    Key key = 0;
-    uint32_t queued = 0;
-    std::shared_ptr<Round> next;
-  };
 
   void finish(Slot& s) {
     std::shared_ptr<Round> nr;

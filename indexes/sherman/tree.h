@@ -128,8 +128,6 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       throw ConfigError("sherman: key_size must be in [1, " + std::to_string(kMaxKeyBytes) + "]");
     if (K::kBytes == (o.key_size == kIntegerKeyBytes))
       throw ConfigError("sherman: key policy does not match key_size");  // Tree<T> picks it
-    if (K::kBytes && o.rdwc)
-      throw ConfigError("sherman: rdwc combines by integer key; it needs key_size 8");
     if (o.sync == Sync::kVersions && o.key_size != kIntegerKeyBytes)
       throw ConfigError(
           "sherman: sync=versions needs key_size 8 (a byte-key leaf's fences span lines that "
@@ -193,23 +191,19 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     // takes its result, and concurrent updates of k are combined into one write of the last
     // queued value; inserts and deletes run themselves (indexes/common/rdwc.h).
     [[gnu::noinline]] bool search(View k, std::string& out) {
-      if constexpr (!K::kBytes) {
-        if (t_->opts_.rdwc)
-          return t_->rdwc_.run(*c_, k, false, {}, &out, [&](std::string_view, std::string* o) {
-            return search_direct(k, *o);
-          });
-      }
+      if (t_->opts_.rdwc)
+        return t_->rdwc_.run(*c_, k, false, {}, &out, [&](std::string_view, std::string* o) {
+          return search_direct(k, *o);
+        });
       return search_direct(k, out);
     }
     bool insert(View k, std::string_view v) { return write_op(k, v, Op::kInsert); }
     bool update(View k, std::string_view v) {
-      if constexpr (!K::kBytes) {
-        if (t_->opts_.rdwc) {
-          check_value(v);  // before queueing: a bad value must fail only its own caller
-          return t_->rdwc_.run(*c_, k, true, v, nullptr, [&](std::string_view wv, std::string*) {
-            return write_op(k, wv, Op::kUpdate);
-          });
-        }
+      if (t_->opts_.rdwc) {
+        check_value(v);  // before queueing: a bad value must fail only its own caller
+        return t_->rdwc_.run(*c_, k, true, v, nullptr, [&](std::string_view wv, std::string*) {
+          return write_op(k, wv, Op::kUpdate);
+        });
       }
       return write_op(k, v, Op::kUpdate);
     }

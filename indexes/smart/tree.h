@@ -235,32 +235,26 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
                          (g_.key_size == kIntegerKeyBytes ? " (8-byte keys only)" : ""));
       return k;
     }
-    // The name under which RDWC shares same-key operations: the integer key itself at key_size
-    // 8; a 64-bit hash of the key's bytes and length beyond (the shared combiner names keys by a
-    // Key; README "Long keys" on the collision this admits).
-    Key rdwc_name(const KeyBytes& kb) const {
-      if (g_.key_size == kIntegerKeyBytes) return key_of_bytes(kb.raw());
-      uint64_t h = mix64(0x6b657973ull ^ kb.len);
-      for (uint32_t i = 0; i < g_.key_size; i += 8) {
-        uint64_t w = 0;
-        std::memcpy(&w, kb.b + i, std::min<uint32_t>(8, g_.key_size - i));
-        h = mix64(h ^ w) + 0x9e3779b97f4a7c15ull;
-      }
-      return h;
-    }
     bool search_key(const KeyBytes& kb, std::string& out) {
-      if (t_->opts_.read_delegation)
-        return t_->rcomb_.run(
-            *c_, rdwc_name(kb), false, {}, &out,
-            [&](std::string_view, std::string* o) { return search_direct(kb, *o); });
+      if (t_->opts_.read_delegation) {
+        auto direct = [&](std::string_view, std::string* o) { return search_direct(kb, *o); };
+        // Same-key searches share a round: by the integer at key_size 8, by the exact bytes above.
+        if (g_.key_size == kIntegerKeyBytes)
+          return t_->rcomb_.run(*c_, key_of_bytes(kb.raw()), false, {}, &out, direct);
+        return t_->rcomb_.run(*c_, kb.raw(), false, {}, &out, direct);
+      }
       return search_direct(kb, out);
     }
     bool update_key(const KeyBytes& kb, std::string_view v) {
       check_value(v);
-      if (t_->opts_.write_combining)
-        return t_->wcomb_.run(
-            *c_, rdwc_name(kb), true, v, nullptr,
-            [&](std::string_view wv, std::string*) { return write_op(kb, wv, Op::kUpdate); });
+      if (t_->opts_.write_combining) {
+        auto direct = [&](std::string_view wv, std::string*) {
+          return write_op(kb, wv, Op::kUpdate);
+        };
+        if (g_.key_size == kIntegerKeyBytes)
+          return t_->wcomb_.run(*c_, key_of_bytes(kb.raw()), true, v, nullptr, direct);
+        return t_->wcomb_.run(*c_, kb.raw(), true, v, nullptr, direct);
+      }
       return write_op(kb, v, Op::kUpdate);
     }
 

@@ -94,5 +94,45 @@ TEST(DmtreeCombiner, RoundLeaderFailureReachesEveryMember) {
   }
 }
 
+// Byte-string keys share a round only when they are the same bytes: with one slot every key lands
+// in it, so a different key (even one that differs in its last byte, or only in length) runs
+// directly, and only the same bytes queue: the two queued requests of keys[0] form the next round,
+// one leads it and the other takes its result.
+TEST(DmtreeCombiner, ByteKeysShareOnlyTheSameBytes) {
+  Combiner comb(1, 8);
+  const std::string keys[] = {std::string(40, 'k') + "a", std::string(40, 'k') + "b",
+                              std::string(40, 'k'), std::string(40, 'k') + "a",
+                              std::string(40, 'k') + "a"};
+  std::vector<std::string> got(5);
+  std::vector<int> calls(5, 0);
+  std::vector<boost::fibers::fiber> fibers;
+  for (unsigned i = 0; i < 5; ++i)
+    fibers.emplace_back([&, i] {
+      FiberClient c;
+      comb.run(c, std::string_view(keys[i]), false, {}, &got[i],
+               [&](std::string_view, std::string* o) {
+                 ++calls[i];
+                 let_others_queue();
+                 *o = "value of " + keys[i];
+                 return true;
+               });
+    });
+  for (auto& f : fibers) f.join();
+  EXPECT_EQ(calls[0], 1);  // led the round of keys[0]
+  EXPECT_EQ(calls[1], 1);  // another key: ran directly
+  EXPECT_EQ(calls[2], 1);  // a prefix of keys[0]: another key, ran directly
+  EXPECT_EQ(calls[3] + calls[4], 1);  // keys[0] again, twice: one round, one remote search
+  for (unsigned i = 0; i < 5; ++i) EXPECT_EQ(got[i], "value of " + keys[i]) << i;
+  EXPECT_EQ(comb.direct_runs(), 2u);
+  EXPECT_EQ(comb.delegated(), 1u);
+  // An integer key and its 8 bytes are different names to the combiner (an index uses one form).
+  FiberClient c;
+  std::string s;
+  EXPECT_TRUE(comb.run(c, Key{7}, false, {}, &s, [](std::string_view, std::string* o) {
+    *o = "x";
+    return true;
+  }));
+}
+
 }  // namespace
 }  // namespace dmrt::dmtree

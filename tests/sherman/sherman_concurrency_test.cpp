@@ -99,9 +99,10 @@ struct ByteCtx {
       : client(shm::Endpoint(p, home, id)), handle{t->handle(client), prefix, {}} {}
 };
 
-TEST(ShermanConcurrency, ByteKeysZipfianMixedOpsWithSplits) {
+void run_byte_key_stress(bool rdwc) {
   sherman::Options o;
   o.key_size = 64;
+  o.rdwc = rdwc;
   o.leaf_span = 8;
   o.internal_span = 6;
   std::string prefix = "tenant/" + std::string(20, '\xff') + std::string(20, '\0') + "/row/";
@@ -123,6 +124,20 @@ TEST(ShermanConcurrency, ByteKeysZipfianMixedOpsWithSplits) {
   EXPECT_EQ(testing::final_state_error(h, logs, cfg.key_space), "");
   EXPECT_GT(t0->stats()["leaf_splits"] + t1->stats()["leaf_splits"], 10);
   EXPECT_GT(t0->stats()["height"], 2);
+  if (rdwc) {  // same-key operations of a compute node did share rounds, matched on their bytes
+    EXPECT_GT(t0->stats()["rdwc_delegated"] + t0->stats()["rdwc_combined"] +
+                  t1->stats()["rdwc_delegated"] + t1->stats()["rdwc_combined"],
+              0);
+  }
+}
+
+TEST(ShermanConcurrency, ByteKeysZipfianMixedOpsWithSplits) {
+  run_byte_key_stress(false);
+}
+
+// RDWC with byte keys: rounds are shared on exact key bytes (indexes/common/rdwc.h).
+TEST(ShermanConcurrency, ByteKeysWithRdwc) {
+  run_byte_key_stress(true);
 }
 
 #ifdef DMRT_FAULT_INJECTION

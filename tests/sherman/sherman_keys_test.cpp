@@ -124,9 +124,6 @@ TEST(ShermanKeys, LimitsOfTheContract) {
   sherman::Options bad = small_tree(1025);
   EXPECT_THROW(KTree::create(f.c, bad), ConfigError);
   bad = small_tree(32);
-  bad.rdwc = true;
-  EXPECT_THROW(KTree::create(f.c, bad), ConfigError);
-  bad = small_tree(32);
   bad.sync = sherman::Sync::kVersions;
   EXPECT_THROW(KTree::create(f.c, bad), ConfigError);
 }

@@ -19,6 +19,7 @@ struct AbslHashSpec {
   static constexpr bool kScan = false;
 
   static constexpr auto run = run_absl_hash;  // bench/run_absl_hash.cpp
+  static constexpr auto byte_keys = byte_keys_absl_hash;
 };
 
 }  // namespace dmrt::bench

@@ -25,6 +25,7 @@ struct OrderedMapSpec {
   static constexpr bool kScan = true;
 
   static constexpr auto run = run_ordered_map;  // bench/run_ordered_map.cpp
+  static constexpr auto byte_keys = byte_keys_ordered_map;
 };
 
 }  // namespace dmrt::bench

@@ -17,6 +17,7 @@ struct TbbHashSpec {
   static constexpr bool kScan = false;
 
   static constexpr auto run = run_tbb_hash;  // bench/run_tbb_hash.cpp
+  static constexpr auto byte_keys = byte_keys_tbb_hash;
 };
 
 }  // namespace dmrt::bench

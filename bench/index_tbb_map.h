@@ -17,6 +17,7 @@ struct TbbMapSpec {
   static constexpr bool kScan = true;
 
   static constexpr auto run = run_tbb_map;  // bench/run_tbb_map.cpp
+  static constexpr auto byte_keys = byte_keys_tbb_map;
 };
 
 }  // namespace dmrt::bench

@@ -72,11 +72,13 @@ struct IndexInfo {
   std::string summary;
   bool local;
   bool scan;
+  bool byte_keys;  // its handle takes byte-string keys (--key-size > 8)
 };
 
 template <class... S>
 std::vector<IndexInfo> index_infos(TypeList<S...>) {
-  return {IndexInfo{std::string(S::kName), std::string(S::kSummary), S::kLocal, S::kScan}...};
+  return {IndexInfo{std::string(S::kName), std::string(S::kSummary), S::kLocal, S::kScan,
+                    S::byte_keys()}...};
 }
 
 // Registers every index's flags as one CLI11 option group per index ("CHIME (--index chime)")

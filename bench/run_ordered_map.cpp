@@ -10,15 +10,19 @@
 // spread over all shards.
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "bench/entries.h"
+#include "bench/peer_keys.h"
 #include "bench/run_index.h"
 #include "runtime/client.h"
 #include "runtime/kv.h"
@@ -31,10 +35,11 @@ class OrderedMapIndex {
   struct alignas(64) Shard {
     mutable std::shared_mutex mu;
     std::map<Key, std::string> map;
+    std::map<std::string, std::string, std::less<>> bytes;  // --key-size > 8
   };
 
   // Keys are expected in [1, key_space]; 0 = the full 64-bit space.
-  explicit OrderedMapIndex(const IndexOptions& o) : shards_(kShards) {
+  explicit OrderedMapIndex(const IndexOptions& o) : shards_(kShards), key_size_(o.key_size) {
     width_ = o.key_space == 0 ? (~uint64_t{0} / kShards) + 1
                               : std::max<uint64_t>(1, o.key_space / kShards + 1);
   }
@@ -45,13 +50,22 @@ class OrderedMapIndex {
   }
 
   size_t shard_of(Key k) const { return std::min<uint64_t>(k / width_, kShards - 1); }
+  // A byte key's shard is its first 8 bytes' (zero-padded, big-endian): monotone in key order, so
+  // scans still walk shards in order. Keys sharing their first 8 bytes share a shard (all of
+  // --key-format user's, whose first bytes are "user0000"; docs/bench.md).
+  size_t shard_of(std::string_view k) const {
+    char head[kIntegerKeyBytes] = {};
+    std::memcpy(head, k.data(), std::min(k.size(), kIntegerKeyBytes));
+    return shard_of(key_of_bytes(std::string_view(head, kIntegerKeyBytes)));
+  }
   Shard& shard(size_t i) { return shards_[i]; }
+  uint32_t key_size() const { return key_size_; }
 
   size_t size() const {
     size_t n = 0;
     for (const Shard& s : shards_) {
       std::shared_lock g(s.mu);
-      n += s.map.size();
+      n += s.map.size() + s.bytes.size();
     }
     return n;
   }
@@ -59,7 +73,7 @@ class OrderedMapIndex {
     size_t n = 0;
     for (const Shard& s : shards_) {
       std::shared_lock g(s.mu);
-      n = std::max(n, s.map.size());
+      n = std::max(n, s.map.size() + s.bytes.size());
     }
     return n;
   }
@@ -67,54 +81,147 @@ class OrderedMapIndex {
  private:
   std::vector<Shard> shards_;
   uint64_t width_;
+  uint32_t key_size_;
 };
 
 class OrderedMapHandle {
+  using Shard = OrderedMapIndex::Shard;
+
  public:
-  explicit OrderedMapHandle(OrderedMapIndex& idx) : idx_(&idx) {}
+  explicit OrderedMapHandle(OrderedMapIndex& idx) : idx_(&idx), keys_(idx.key_size()) {}
   bool search(Key k, std::string& out) {
-    auto& s = idx_->shard(idx_->shard_of(k));
-    std::shared_lock g(s.mu);
-    auto it = s.map.find(k);
-    if (it == s.map.end()) return false;
-    out = it->second;
-    return true;
+    if (keys_.bytes()) return search_in<&Shard::bytes>(keys_.str(k), out);
+    return search_in<&Shard::map>(k, out);
   }
   bool insert(Key k, std::string_view v) {
-    auto& s = idx_->shard(idx_->shard_of(k));
-    std::unique_lock g(s.mu);
-    return s.map.try_emplace(k, v).second;
+    if (keys_.bytes()) return insert_in<&Shard::bytes>(keys_.str(k), v);
+    return insert_in<&Shard::map>(k, v);
   }
   bool update(Key k, std::string_view v) {
-    auto& s = idx_->shard(idx_->shard_of(k));
-    std::unique_lock g(s.mu);
-    auto it = s.map.find(k);
-    if (it == s.map.end()) return false;
-    it->second.assign(v);
-    return true;
+    if (keys_.bytes()) return update_in<&Shard::bytes>(keys_.str(k), v);
+    return update_in<&Shard::map>(k, v);
   }
   bool remove(Key k) {
-    auto& s = idx_->shard(idx_->shard_of(k));
-    std::unique_lock g(s.mu);
-    return s.map.erase(k) == 1;
+    if (keys_.bytes()) return remove_in<&Shard::bytes>(keys_.str(k));
+    return remove_in<&Shard::map>(k);
   }
   void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
     rows.clear();
-    for (size_t i = idx_->shard_of(from); i < OrderedMapIndex::kShards && rows.size() < count;
-         ++i) {
-      auto& s = idx_->shard(i);
-      std::shared_lock g(s.mu);
-      for (auto it = s.map.lower_bound(from); it != s.map.end() && rows.size() < count; ++it)
-        rows.emplace_back(it->first, it->second);
-    }
+    auto add = [&](const auto& k, const std::string& v) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(k)>, Key>) {
+        rows.emplace_back(k, v);
+      } else {
+        // On a byte-key peer the integer keys are its 8-byte keys; other lengths are skipped.
+        if (k.size() != kIntegerKeyBytes) return false;
+        rows.emplace_back(key_of_bytes(k), v);
+      }
+      return true;
+    };
+    if (keys_.bytes())
+      scan_in<&Shard::bytes>(std::string_view(keys_.str(from)), count, add);
+    else
+      scan_in<&Shard::map>(from, count, add);
+  }
+
+  bool search(std::string_view k, std::string& out) {
+    keys_.check(k);
+    if (keys_.bytes()) return search_in<&Shard::bytes>(k, out);
+    return search_in<&Shard::map>(key_of_bytes(k), out);
+  }
+  bool insert(std::string_view k, std::string_view v) {
+    keys_.check(k);
+    if (keys_.bytes()) return insert_in<&Shard::bytes>(k, v);
+    return insert_in<&Shard::map>(key_of_bytes(k), v);
+  }
+  bool update(std::string_view k, std::string_view v) {
+    keys_.check(k);
+    if (keys_.bytes()) return update_in<&Shard::bytes>(k, v);
+    return update_in<&Shard::map>(key_of_bytes(k), v);
+  }
+  bool remove(std::string_view k) {
+    keys_.check(k);
+    if (keys_.bytes()) return remove_in<&Shard::bytes>(k);
+    return remove_in<&Shard::map>(key_of_bytes(k));
+  }
+  void scan(std::string_view from, size_t count,
+            std::vector<std::pair<std::string, std::string>>& rows) {
+    keys_.check(from);
+    rows.clear();
+    auto add = [&](const auto& k, const std::string& v) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(k)>, Key>)
+        rows.emplace_back(key_bytes(k), v);
+      else
+        rows.emplace_back(k, v);
+      return true;
+    };
+    if (keys_.bytes())
+      scan_in<&Shard::bytes>(from, count, add);
+    else
+      scan_in<&Shard::map>(key_of_bytes(from), count, add);
   }
 
  private:
+  // K is Key for the integer maps, std::string_view for the byte maps (std::less<> looks a
+  // std::string key up by its view).
+  template <auto M, class K>
+  bool search_in(const K& k, std::string& out) {
+    auto& s = idx_->shard(idx_->shard_of(k));
+    std::shared_lock g(s.mu);
+    auto it = (s.*M).find(k);
+    if (it == (s.*M).end()) return false;
+    out = it->second;
+    return true;
+  }
+  template <auto M, class K>
+  bool insert_in(const K& k, std::string_view v) {
+    auto& s = idx_->shard(idx_->shard_of(k));
+    std::unique_lock g(s.mu);
+    if constexpr (std::is_same_v<K, Key>)
+      return (s.*M).try_emplace(k, v).second;
+    else
+      return (s.*M).try_emplace(std::string(k), v).second;
+  }
+  template <auto M, class K>
+  bool update_in(const K& k, std::string_view v) {
+    auto& s = idx_->shard(idx_->shard_of(k));
+    std::unique_lock g(s.mu);
+    auto it = (s.*M).find(k);
+    if (it == (s.*M).end()) return false;
+    it->second.assign(v);
+    return true;
+  }
+  template <auto M, class K>
+  bool remove_in(const K& k) {
+    auto& s = idx_->shard(idx_->shard_of(k));
+    std::unique_lock g(s.mu);
+    auto it = (s.*M).find(k);
+    if (it == (s.*M).end()) return false;
+    (s.*M).erase(it);
+    return true;
+  }
+  // Rows from `from` on, each through add(key, value), which says whether it took it, until
+  // `count` were taken.
+  template <auto M, class K, class Add>
+  void scan_in(const K& from, size_t count, Add&& add) {
+    size_t taken = 0;
+    for (size_t i = idx_->shard_of(from); i < OrderedMapIndex::kShards && taken < count; ++i) {
+      auto& s = idx_->shard(i);
+      std::shared_lock g(s.mu);
+      for (auto it = (s.*M).lower_bound(from); it != (s.*M).end() && taken < count; ++it)
+        if (add(it->first, it->second)) ++taken;
+    }
+  }
+
   OrderedMapIndex* idx_;
+  PeerKeys keys_;
 };
 
 int run_ordered_map(const RunRequest& r) {
   return run_transports<LocalPeer<OrderedMapIndex, OrderedMapHandle>>(r, NoFlags{});
+}
+
+bool byte_keys_ordered_map() {
+  return takes_byte_keys<LocalPeer<OrderedMapIndex, OrderedMapHandle>>();
 }
 
 }  // namespace dmrt::bench

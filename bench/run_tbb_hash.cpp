@@ -1,6 +1,6 @@
 // dmrt-bench's local peer `tbb-hash`: tbb::concurrent_hash_map<uint64_t, std::string> in this
-// process. No verbs at all (round trips stay 0): it shows what one machine's DRAM hash table
-// offers.
+// process (std::string keys with --key-size > 8). No verbs at all (round trips stay 0): it shows
+// what one machine's DRAM hash table offers.
 #include <oneapi/tbb/concurrent_hash_map.h>
 
 #include <memory>
@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "bench/entries.h"
+#include "bench/peer_keys.h"
 #include "bench/run_index.h"
 #include "runtime/client.h"
 #include "runtime/kv.h"
@@ -17,47 +18,97 @@ namespace dmrt::bench {
 class TbbHashIndex {
  public:
   using Map = tbb::concurrent_hash_map<Key, std::string>;
-  explicit TbbHashIndex(const IndexOptions& o) : map_(o.expected_keys ? o.expected_keys : 1024) {}
+  using BytesMap = tbb::concurrent_hash_map<std::string, std::string>;  // --key-size > 8
+  // Only the map the run's keys go to is pre-sized.
+  explicit TbbHashIndex(const IndexOptions& o)
+      : key_size_(o.key_size),
+        map_(o.key_size > kIntegerKeyBytes ? 1 : presize(o)),
+        bytes_(o.key_size > kIntegerKeyBytes ? presize(o) : 1) {}
   IndexStats stats() const {
-    return {{"size", static_cast<double>(map_.size())},
-            {"bucket_count", static_cast<double>(map_.bucket_count())}};
+    return {{"size", static_cast<double>(map_.size() + bytes_.size())},
+            {"bucket_count", static_cast<double>(map_.bucket_count() + bytes_.bucket_count())}};
   }
   Map& map() { return map_; }
+  BytesMap& bytes_map() { return bytes_; }
+  uint32_t key_size() const { return key_size_; }
 
  private:
+  static size_t presize(const IndexOptions& o) { return o.expected_keys ? o.expected_keys : 1024; }
+  uint32_t key_size_;
   Map map_;
+  BytesMap bytes_;
 };
 
 // Element locks are held only inside one call, never across a fiber switch.
 class TbbHashHandle {
  public:
-  explicit TbbHashHandle(TbbHashIndex& idx) : map_(&idx.map()) {}
+  explicit TbbHashHandle(TbbHashIndex& idx)
+      : map_(&idx.map()), bytes_(&idx.bytes_map()), keys_(idx.key_size()) {}
   bool search(Key k, std::string& out) {
-    TbbHashIndex::Map::const_accessor a;
-    if (!map_->find(a, k)) return false;
+    return keys_.bytes() ? search_in(*bytes_, keys_.str(k), out) : search_in(*map_, k, out);
+  }
+  bool insert(Key k, std::string_view v) {
+    return keys_.bytes() ? insert_in(*bytes_, keys_.str(k), v) : insert_in(*map_, k, v);
+  }
+  bool update(Key k, std::string_view v) {
+    return keys_.bytes() ? update_in(*bytes_, keys_.str(k), v) : update_in(*map_, k, v);
+  }
+  bool remove(Key k) { return keys_.bytes() ? bytes_->erase(keys_.str(k)) : map_->erase(k); }
+
+  bool search(std::string_view k, std::string& out) {
+    keys_.check(k);
+    return keys_.bytes() ? search_in(*bytes_, keys_.str(k), out)
+                         : search_in(*map_, key_of_bytes(k), out);
+  }
+  bool insert(std::string_view k, std::string_view v) {
+    keys_.check(k);
+    return keys_.bytes() ? insert_in(*bytes_, keys_.str(k), v)
+                         : insert_in(*map_, key_of_bytes(k), v);
+  }
+  bool update(std::string_view k, std::string_view v) {
+    keys_.check(k);
+    return keys_.bytes() ? update_in(*bytes_, keys_.str(k), v)
+                         : update_in(*map_, key_of_bytes(k), v);
+  }
+  bool remove(std::string_view k) {
+    keys_.check(k);
+    return keys_.bytes() ? bytes_->erase(keys_.str(k)) : map_->erase(key_of_bytes(k));
+  }
+
+ private:
+  template <class M, class K>
+  static bool search_in(M& m, const K& k, std::string& out) {
+    typename M::const_accessor a;
+    if (!m.find(a, k)) return false;
     out = a->second;
     return true;
   }
-  bool insert(Key k, std::string_view v) {
-    TbbHashIndex::Map::accessor a;
-    if (!map_->insert(a, k)) return false;
+  template <class M, class K>
+  static bool insert_in(M& m, const K& k, std::string_view v) {
+    typename M::accessor a;
+    if (!m.insert(a, k)) return false;
     a->second.assign(v);
     return true;
   }
-  bool update(Key k, std::string_view v) {
-    TbbHashIndex::Map::accessor a;
-    if (!map_->find(a, k)) return false;
+  template <class M, class K>
+  static bool update_in(M& m, const K& k, std::string_view v) {
+    typename M::accessor a;
+    if (!m.find(a, k)) return false;
     a->second.assign(v);
     return true;
   }
-  bool remove(Key k) { return map_->erase(k); }
 
- private:
   TbbHashIndex::Map* map_;
+  TbbHashIndex::BytesMap* bytes_;
+  PeerKeys keys_;
 };
 
 int run_tbb_hash(const RunRequest& r) {
   return run_transports<LocalPeer<TbbHashIndex, TbbHashHandle>>(r, NoFlags{});
+}
+
+bool byte_keys_tbb_hash() {
+  return takes_byte_keys<LocalPeer<TbbHashIndex, TbbHashHandle>>();
 }
 
 }  // namespace dmrt::bench

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/entries.h"
+#include "bench/peer_keys.h"
 #include "bench/run_index.h"
 #include "runtime/client.h"
 #include "runtime/kv.h"
@@ -69,17 +70,21 @@ class TbbMapIndex {
     bool present_;
   };
   using Map = tbb::concurrent_map<Key, Slot>;
+  using BytesMap = tbb::concurrent_map<std::string, Slot>;  // --key-size > 8
 
-  explicit TbbMapIndex(const IndexOptions&) {}
+  explicit TbbMapIndex(const IndexOptions& o) : key_size_(o.key_size) {}
   Map& map() { return map_; }
+  BytesMap& bytes_map() { return bytes_; }
+  uint32_t key_size() const { return key_size_; }
   // Keys with a value (tombstones excluded); walks the whole map.
   size_t size() const {
     size_t n = 0;
     std::string tmp;
     for (const auto& [k, s] : map_) n += s.get(tmp);
+    for (const auto& [k, s] : bytes_) n += s.get(tmp);
     return n;
   }
-  size_t nodes() const { return map_.size(); }
+  size_t nodes() const { return map_.size() + bytes_.size(); }
   IndexStats stats() const {
     size_t live = size();
     return {{"size", static_cast<double>(live)},
@@ -87,52 +92,133 @@ class TbbMapIndex {
   }
 
  private:
+  uint32_t key_size_;
   Map map_;
+  BytesMap bytes_;
 };
 
 class TbbMapHandle {
  public:
   using Map = TbbMapIndex::Map;
-  explicit TbbMapHandle(TbbMapIndex& idx) : map_(&idx.map()) {}
+  using BytesMap = TbbMapIndex::BytesMap;
+  explicit TbbMapHandle(TbbMapIndex& idx)
+      : map_(&idx.map()), bytes_(&idx.bytes_map()), keys_(idx.key_size()) {}
   bool search(Key k, std::string& out) {
-    auto it = map_->find(k);
-    return it != map_->end() && it->second.get(out);
+    return keys_.bytes() ? search_in(*bytes_, keys_.str(k), out) : search_in(*map_, k, out);
   }
-  // Takes effect when the node is linked (emplace builds it whole, value included) or, over a
-  // tombstone, when the slot is refilled.
   bool insert(Key k, std::string_view v) {
-    auto it = map_->find(k);
-    if (it == map_->end()) {
-      auto [at, fresh] = map_->emplace(std::piecewise_construct, std::forward_as_tuple(k),
-                                       std::forward_as_tuple(v));
-      if (fresh) return true;
-      it = at;
-    }
-    return it->second.set_if(false, v);
+    return keys_.bytes() ? insert_in(*bytes_, keys_.str(k), v) : insert_in(*map_, k, v);
   }
   bool update(Key k, std::string_view v) {
-    auto it = map_->find(k);
-    return it != map_->end() && it->second.set_if(true, v);
+    return keys_.bytes() ? update_in(*bytes_, keys_.str(k), v) : update_in(*map_, k, v);
   }
   bool remove(Key k) {
-    auto it = map_->find(k);
-    return it != map_->end() && it->second.erase();
+    return keys_.bytes() ? remove_in(*bytes_, keys_.str(k)) : remove_in(*map_, k);
   }
   // Each row is read under its slot's lock; the rows are not one snapshot (as in ordered-map
   // across shards; docs/bench.md).
   void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
     rows.clear();
-    std::string v;
-    for (auto it = map_->lower_bound(from); it != map_->end() && rows.size() < count; ++it)
-      if (it->second.get(v)) rows.emplace_back(it->first, v);
+    if (!keys_.bytes()) {
+      scan_in(*map_, from, count, [&](Key k, std::string& v) {
+        rows.emplace_back(k, v);
+        return true;
+      });
+      return;
+    }
+    // On a byte-key peer the integer keys are its 8-byte keys; other lengths are skipped.
+    scan_in(*bytes_, keys_.str(from), count, [&](const std::string& k, std::string& v) {
+      if (k.size() != kIntegerKeyBytes) return false;
+      rows.emplace_back(key_of_bytes(k), v);
+      return true;
+    });
+  }
+
+  bool search(std::string_view k, std::string& out) {
+    keys_.check(k);
+    return keys_.bytes() ? search_in(*bytes_, keys_.str(k), out)
+                         : search_in(*map_, key_of_bytes(k), out);
+  }
+  bool insert(std::string_view k, std::string_view v) {
+    keys_.check(k);
+    return keys_.bytes() ? insert_in(*bytes_, keys_.str(k), v)
+                         : insert_in(*map_, key_of_bytes(k), v);
+  }
+  bool update(std::string_view k, std::string_view v) {
+    keys_.check(k);
+    return keys_.bytes() ? update_in(*bytes_, keys_.str(k), v)
+                         : update_in(*map_, key_of_bytes(k), v);
+  }
+  bool remove(std::string_view k) {
+    keys_.check(k);
+    return keys_.bytes() ? remove_in(*bytes_, keys_.str(k)) : remove_in(*map_, key_of_bytes(k));
+  }
+  void scan(std::string_view from, size_t count,
+            std::vector<std::pair<std::string, std::string>>& rows) {
+    keys_.check(from);
+    rows.clear();
+    if (keys_.bytes())
+      scan_in(*bytes_, keys_.str(from), count, [&](const std::string& k, std::string& v) {
+        rows.emplace_back(k, v);
+        return true;
+      });
+    else
+      scan_in(*map_, key_of_bytes(from), count, [&](Key k, std::string& v) {
+        rows.emplace_back(key_bytes(k), v);
+        return true;
+      });
   }
 
  private:
+  template <class M, class K>
+  static bool search_in(M& m, const K& k, std::string& out) {
+    auto it = m.find(k);
+    return it != m.end() && it->second.get(out);
+  }
+  // Takes effect when the node is linked (emplace builds it whole, value included) or, over a
+  // tombstone, when the slot is refilled.
+  template <class M, class K>
+  static bool insert_in(M& m, const K& k, std::string_view v) {
+    auto it = m.find(k);
+    if (it == m.end()) {
+      auto [at, fresh] =
+          m.emplace(std::piecewise_construct, std::forward_as_tuple(k), std::forward_as_tuple(v));
+      if (fresh) return true;
+      it = at;
+    }
+    return it->second.set_if(false, v);
+  }
+  template <class M, class K>
+  static bool update_in(M& m, const K& k, std::string_view v) {
+    auto it = m.find(k);
+    return it != m.end() && it->second.set_if(true, v);
+  }
+  template <class M, class K>
+  static bool remove_in(M& m, const K& k) {
+    auto it = m.find(k);
+    return it != m.end() && it->second.erase();
+  }
+  // Rows from `from` on: each present one through add(key, value), which says whether it took
+  // it, until `count` were taken.
+  template <class M, class K, class Add>
+  void scan_in(M& m, const K& from, size_t count, Add&& add) {
+    size_t taken = 0;
+    for (auto it = m.lower_bound(from); it != m.end() && taken < count; ++it)
+      if (it->second.get(value_) && add(it->first, value_)) ++taken;
+  }
+
   Map* map_;
+  BytesMap* bytes_;
+  PeerKeys keys_;
+  std::string value_;  // a scan's current value
 };
 
 int run_tbb_map(const RunRequest& r) {
   return run_transports<LocalPeer<TbbMapIndex, TbbMapHandle>>(r, NoFlags{});
+}
+
+bool byte_keys_tbb_map() {
+  return takes_byte_keys<LocalPeer<TbbMapIndex, TbbMapHandle>>();
 }
 
 }  // namespace dmrt::bench

@@ -62,7 +62,7 @@ class KeyCodec {
       put_key_bytes(k, out);
       head = kIntegerKeyBytes;
     }
-    fill_tail(k, out + head, size_ - head);
+    fill_tail(k, out + head, 0, size_ - head);
   }
   // Into `out`, whose capacity is reused (no allocation once it has grown to size()).
   void encode(Key k, std::string& out) const {
@@ -99,7 +99,7 @@ class KeyCodec {
     char chunk[64];
     for (size_t off = head; off < size_; off += sizeof chunk) {
       const size_t n = std::min(sizeof chunk, size_ - off);
-      fill_tail_part(k, chunk, off - head, n);
+      fill_tail(k, chunk, off - head, n);
       if (bytes.substr(off, n) != std::string_view(chunk, n)) return std::nullopt;
     }
     return k;
@@ -107,27 +107,18 @@ class KeyCodec {
 
  private:
   // The key's tail bytes [from, from + n) (the tail starts after the order-giving head): a
-  // splitmix64 stream seeded by the key, 8 bytes per step.
-  void fill_tail_part(Key k, char* out, size_t from, size_t n) const {
-    for (size_t i = 0; i < n; ++i) {
-      const size_t at = from + i;
-      const uint64_t word = mix(k, at / 8);
-      const auto byte = static_cast<uint8_t>(word >> (8 * (at % 8)));
-      out[i] = format_ == KeyFormat::kUser ? static_cast<char>('a' + byte % 26)
-                                           : static_cast<char>(byte);
-    }
-  }
-  void fill_tail(Key k, char* out, size_t n) const {
+  // splitmix64 stream seeded by the key, one 64-bit word per 8 bytes.
+  void fill_tail(Key k, char* out, size_t from, size_t n) const {
+    const bool letters = format_ == KeyFormat::kUser;
     size_t i = 0;
-    for (uint64_t step = 0; i + 8 <= n; ++step, i += 8) {  // whole words: the common case
-      const uint64_t word = mix(k, step);
-      for (size_t b = 0; b < 8; ++b) {
-        const auto byte = static_cast<uint8_t>(word >> (8 * b));
-        out[i + b] = format_ == KeyFormat::kUser ? static_cast<char>('a' + byte % 26)
-                                                 : static_cast<char>(byte);
+    while (i < n) {
+      const size_t at = from + i;
+      uint64_t word = mix(k, at / 8) >> (8 * (at % 8));
+      for (size_t b = at % 8; b < 8 && i < n; ++b, ++i, word >>= 8) {
+        const auto byte = static_cast<uint8_t>(word);
+        out[i] = letters ? static_cast<char>('a' + byte % 26) : static_cast<char>(byte);
       }
     }
-    if (i < n) fill_tail_part(k, out + i, i, n - i);
   }
   static uint64_t mix(Key k, uint64_t step) {
     uint64_t z = k * 0x9e3779b97f4a7c15ull + (step + 1) * 0xd1b54a32d192ed03ull;

@@ -6,6 +6,9 @@
 #include "tests/harness/bytes_suites.h"
 #include "tests/harness/reference_bytes_index.h"
 #include "tests/runtime/test_cluster.h"
+#if DMRT_TRANSPORT_SIM
+#include "tests/sim/small_cluster.h"
+#endif
 
 namespace dmrt::harness {
 namespace {
@@ -27,6 +30,21 @@ TEST(HarnessBytes, ReferencePassesTheSuites) {
         key_size, o);
   }
 }
+
+#if DMRT_TRANSPORT_SIM
+// The same suites over a sim client (untimed, no simulation running): the form an index's sim
+// instantiation takes (the top of tests/harness/bytes_suites.h).
+TEST(HarnessBytes, ReferencePassesTheSuitesOnSim) {
+  sim::Cluster cluster{sim::small_test_cluster(1, 1)};
+  sim::SimClient c = sim::untimed_setup_client(cluster);
+  byte_key_suites(
+      [&] {
+        auto idx = ReferenceBytesIndex<SimTransport>::create(c, 4096, 32);
+        return keep(idx, idx->handle(c));
+      },
+      32, {.ops = 4000});
+}
+#endif
 
 TEST(HarnessBytes, KeyPoolCoversTheOrderCases) {
   const auto keys = byte_key_pool(32, 400, 3);

@@ -1,4 +1,4 @@
-// The key rules of a local peer (bench/run_tbb_hash.cpp, ...), as every index keeps them
+// The key rules of a local peer (bench/peer_tbb_hash.h, ...), as every index keeps them
 // (runtime/kv.h, runtime/key_bytes.h): at key_size 8 the peer keeps its integer map and a byte key
 // must be 8 bytes (key_of_bytes); above 8 it keeps a map over std::string keys, an integer key is
 // key_bytes(k), and a key is 1 to key_size bytes. Anything else is a LimitError.

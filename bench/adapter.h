@@ -21,7 +21,10 @@ struct BulkLoad {
 
 // What every index is told; each adapter maps the fields its index understands.
 struct IndexOptions {
-  size_t value_size = 8;     // bytes per value (--value-size)
+  size_t value_size = 8;  // bytes per value (--value-size)
+  // The longest key in bytes (--key-size): 8 keeps integer keys; more, the index takes byte-string
+  // keys of up to key_size bytes (runtime/key_bytes.h) through its BytesKvHandle calls.
+  uint32_t key_size = 8;
   uint64_t cache_bytes = 0;  // compute-side cache budget per compute node (--cache-mb); 0 = default
   uint64_t expected_keys = 0;  // records the run will hold at most (loaded + expected inserts)
   uint64_t key_space = 0;      // keys fall in [1, key_space]; 0 = the whole 64-bit space

@@ -23,7 +23,8 @@
 
 namespace dmrt::bench {
 
-// One client's handle (KvHandle; scan only when the index serves scans).
+// One client's handle (KvHandle; scan only when the index serves scans). The byte-key calls
+// (BytesKvHandle, runtime/kv.h) serve --key-size > 8, only on an index that takes byte keys.
 class BenchHandle {
  public:
   virtual ~BenchHandle() = default;
@@ -32,6 +33,12 @@ class BenchHandle {
   virtual bool update(Key, std::string_view value) = 0;
   virtual bool remove(Key) = 0;
   virtual void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) = 0;
+  virtual bool search(std::string_view key, std::string& out) = 0;
+  virtual bool insert(std::string_view key, std::string_view value) = 0;
+  virtual bool update(std::string_view key, std::string_view value) = 0;
+  virtual bool remove(std::string_view key) = 0;
+  virtual void scan(std::string_view from, size_t count,
+                    std::vector<std::pair<std::string, std::string>>& rows) = 0;
   // Compute-side cache this handle holds (summed over handles).
   virtual uint64_t cache_bytes() = 0;
 };
@@ -57,6 +64,7 @@ class IndexMaker {
   virtual std::string_view name() const = 0;
   virtual bool local() const = 0;  // a single-machine peer: no verbs at all
   virtual bool scan() const = 0;
+  virtual bool byte_keys() const = 0;  // its handle takes byte-string keys (BenchHandle's)
   // "index_options" of the results (an empty object when the index has none).
   virtual nlohmann::json describe(const IndexOptions&) const = 0;
   virtual std::unique_ptr<BenchIndex<T>> create(Client<T>& setup, const IndexOptions&) const = 0;

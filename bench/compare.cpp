@@ -321,9 +321,12 @@ int run_compare(const CLI::App& app, const std::vector<std::pair<std::string, CL
   }
   if (!opt.quiet) {
     std::printf(
-        "== compare | %s | workload %s | %llu keys | %ux%u clients | %u interleaved rounds, "
+        "== compare | %s | workload %s | %llu keys%s | %ux%u clients | %u interleaved rounds, "
         "best of each ==\n",
         opt.transport.c_str(), opt.workload.c_str(), static_cast<unsigned long long>(opt.keys),
+        opt.byte_keys()
+            ? (" of " + std::to_string(opt.key_size) + " B (" + opt.key_format + ")").c_str()
+            : "",
         opt.threads, opt.fibers, rounds);
     std::printf("%-12s %-13s %9s  %-26s %-12s %6s %s\n", "index", "kind", "Mops best", "rounds",
                 "peer", "ratio", "target");

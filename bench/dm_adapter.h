@@ -42,6 +42,14 @@ namespace dmrt::bench {
 //   template <Transport T> static void describe(nlohmann::json&, const Options&);
 //       transport-specific additions to "index_options"
 
+// --key-size onto an index's `key_size` (runtime/key_bytes.h), for the indexes whose Options have
+// one; an index without it takes integer keys only, and the runner refuses --key-size > 8 for it.
+template <class Opts>
+void set_key_size(Opts& o, const IndexOptions& io) {
+  if constexpr (requires { o.key_size; })
+    o.key_size = static_cast<decltype(o.key_size)>(io.key_size);
+}
+
 // The sizing the trees (CHIME, Sherman, DMTree) take from the bench: --value-size, and --cache-mb
 // as their internal-node cache per compute node when it is given.
 template <class Opts>
@@ -112,8 +120,16 @@ struct DmAdapter {
     }
   };
 
+  // The options the index runs with: the run spec's mapping of the bench's sizing, --key-size
+  // (every index's `key_size`, once it has one), then the flags given.
+  static Opts options_of(const IndexOptions& io, const Flags& f) {
+    Opts o = Run::template options<T>(f.defaults(), io);
+    set_key_size(o, io);
+    return f.resolve(o, io);
+  }
+
   static std::shared_ptr<Index> create(Client<T>& setup, const IndexOptions& io, const Flags& f) {
-    const Opts o = f.resolve(Run::template options<T>(f.defaults(), io), io);
+    const Opts o = options_of(io, f);
     auto out = std::make_shared<Index>();
     if constexpr (kPerNode) {
       out->index = std::make_unique<PerComputeNode<T, Idx, Opts>>(o);
@@ -134,7 +150,7 @@ struct DmAdapter {
   // Joins the index another process created (dmrt-bench --attach); the memory-node services
   // are the creator's or a dmrt-node's.
   static std::shared_ptr<Index> attach(Client<T>& setup, const IndexOptions& io, const Flags& f) {
-    const Opts o = f.resolve(Run::template options<T>(f.defaults(), io), io);
+    const Opts o = options_of(io, f);
     auto out = std::make_shared<Index>();
     if constexpr (kPerNode) {
       out->index = std::make_unique<PerComputeNode<T, Idx, Opts>>(o);
@@ -146,12 +162,12 @@ struct DmAdapter {
   }
   static bool bulk_loads(const IndexOptions& io, const Flags& f) {
     if constexpr (requires(const Opts& o) { Run::bulk_loads(o); })
-      return Run::bulk_loads(f.resolve(Run::template options<T>(f.defaults(), io), io));
+      return Run::bulk_loads(options_of(io, f));
     else
       return false;
   }
   static nlohmann::json describe(const IndexOptions& io, const Flags& f) {
-    const Opts o = f.resolve(Run::template options<T>(f.defaults(), io), io);
+    const Opts o = options_of(io, f);
     nlohmann::json j = describe_option_fields(o);
     f.describe(j, o);
     if constexpr (requires { Run::template describe<T>(j, o); }) Run::template describe<T>(j, o);

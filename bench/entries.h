@@ -26,5 +26,18 @@ int run_tbb_hash(const RunRequest&);
 int run_ordered_map(const RunRequest&);
 int run_absl_hash(const RunRequest&);
 int run_tbb_map(const RunRequest&);
+// Whether the index's handle takes byte-string keys (BytesKvHandle, runtime/kv.h): --key-size > 8
+// runs only on those, and --help marks them [bytes].
+bool byte_keys_race();
+bool byte_keys_hstore();
+bool byte_keys_chime();
+bool byte_keys_sherman();
+bool byte_keys_rolex();
+bool byte_keys_dmtree();
+bool byte_keys_smart();
+bool byte_keys_tbb_hash();
+bool byte_keys_ordered_map();
+bool byte_keys_absl_hash();
+bool byte_keys_tbb_map();
 
 }  // namespace dmrt::bench

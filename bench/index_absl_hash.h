@@ -1,7 +1,7 @@
 // Local peer `absl-hash`: 256 absl::flat_hash_map submaps, each behind its own lock, in this
 // process: the design of phmap::parallel_flat_hash_map (absl's Swiss table split into submaps
 // with a lock each), which Debian 12 does not package. No verbs (round trips stay 0).
-// Its adapter and implementation: bench/run_absl_hash.cpp.
+// Its implementation: bench/peer_absl_hash.h; its adapter: bench/run_absl_hash.cpp.
 #pragma once
 
 #include <string_view>
@@ -19,6 +19,7 @@ struct AbslHashSpec {
   static constexpr bool kScan = false;
 
   static constexpr auto run = run_absl_hash;  // bench/run_absl_hash.cpp
+  static constexpr auto byte_keys = byte_keys_absl_hash;
 };
 
 }  // namespace dmrt::bench

@@ -19,7 +19,7 @@
 //                                               added once to the handles' sum
 // Whether an index supports scans (workload E) is whether its Handle models RangeHandle.
 // The disaggregated-memory indexes share one adapter, DmAdapter (bench/dm_adapter.h); the local
-// peers have their own (bench/run_tbb_hash.cpp, bench/run_ordered_map.cpp).
+// peers have their own (LocalPeer in bench/run_index.h over bench/peer_*.h).
 #pragma once
 
 #include <concepts>

@@ -65,6 +65,7 @@ struct ChimeSpec {
   };
 
   static constexpr auto run = run_chime;  // bench/run_chime.cpp
+  static constexpr auto byte_keys = byte_keys_chime;
 };
 
 }  // namespace dmrt::bench

@@ -67,6 +67,7 @@ struct DmtreeSpec {
   };
 
   static constexpr auto run = run_dmtree;  // bench/run_dmtree.cpp
+  static constexpr auto byte_keys = byte_keys_dmtree;
 };
 
 }  // namespace dmrt::bench

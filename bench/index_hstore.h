@@ -21,6 +21,7 @@ struct HStoreSpec {
   using Options = hstore::Options;
 
   static constexpr auto run = run_hstore;  // bench/run_hstore.cpp
+  static constexpr auto byte_keys = byte_keys_hstore;
 };
 
 }  // namespace dmrt::bench

@@ -8,7 +8,7 @@
 // A scan is atomic per shard, not across shards (fine for YCSB E, documented in docs/bench.md).
 // With --key-order ordered the shard width follows the expected key space, so records still
 // spread over all shards.
-// Its adapter and implementation: bench/run_ordered_map.cpp.
+// Its implementation: bench/peer_ordered_map.h; its adapter: bench/run_ordered_map.cpp.
 #pragma once
 
 #include <string_view>
@@ -25,6 +25,7 @@ struct OrderedMapSpec {
   static constexpr bool kScan = true;
 
   static constexpr auto run = run_ordered_map;  // bench/run_ordered_map.cpp
+  static constexpr auto byte_keys = byte_keys_ordered_map;
 };
 
 }  // namespace dmrt::bench

@@ -34,6 +34,7 @@ struct RaceSpec {
   };
 
   static constexpr auto run = run_race;  // bench/run_race.cpp
+  static constexpr auto byte_keys = byte_keys_race;
 };
 
 }  // namespace dmrt::bench

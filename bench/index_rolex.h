@@ -28,6 +28,7 @@ struct RolexSpec {
   static constexpr std::array<std::string_view, 1> kDerivedDefaults{"initial_groups"};
 
   static constexpr auto run = run_rolex;  // bench/run_rolex.cpp
+  static constexpr auto byte_keys = byte_keys_rolex;
 };
 
 }  // namespace dmrt::bench

@@ -20,6 +20,7 @@ struct ShermanSpec {
   using Options = sherman::Options;
 
   static constexpr auto run = run_sherman;  // bench/run_sherman.cpp
+  static constexpr auto byte_keys = byte_keys_sherman;
 };
 
 }  // namespace dmrt::bench

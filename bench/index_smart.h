@@ -17,6 +17,7 @@ struct SmartSpec {
   static constexpr bool kScan = true;
   using Options = smart::Options;
   static constexpr auto run = run_smart;  // bench/run_smart.cpp
+  static constexpr auto byte_keys = byte_keys_smart;
 };
 
 }  // namespace dmrt::bench

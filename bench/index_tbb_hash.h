@@ -1,6 +1,6 @@
 // Local peer `tbb-hash`: tbb::concurrent_hash_map<uint64_t, std::string> in this process.
 // No verbs at all (round trips stay 0): it shows what one machine's DRAM hash table offers.
-// Its adapter and implementation: bench/run_tbb_hash.cpp.
+// Its implementation: bench/peer_tbb_hash.h; its adapter: bench/run_tbb_hash.cpp.
 #pragma once
 
 #include <string_view>
@@ -17,6 +17,7 @@ struct TbbHashSpec {
   static constexpr bool kScan = false;
 
   static constexpr auto run = run_tbb_hash;  // bench/run_tbb_hash.cpp
+  static constexpr auto byte_keys = byte_keys_tbb_hash;
 };
 
 }  // namespace dmrt::bench

@@ -1,5 +1,6 @@
 // Local peer `tbb-map`: tbb::concurrent_map (oneTBB's lock-free skip list) in this process, with
-// scans. No verbs (round trips stay 0). Its adapter and implementation: bench/run_tbb_map.cpp.
+// scans. No verbs (round trips stay 0). Its implementation: bench/peer_tbb_map.h; its adapter:
+// bench/run_tbb_map.cpp.
 #pragma once
 
 #include <string_view>
@@ -17,6 +18,7 @@ struct TbbMapSpec {
   static constexpr bool kScan = true;
 
   static constexpr auto run = run_tbb_map;  // bench/run_tbb_map.cpp
+  static constexpr auto byte_keys = byte_keys_tbb_map;
 };
 
 }  // namespace dmrt::bench

@@ -72,11 +72,22 @@ struct IndexInfo {
   std::string summary;
   bool local;
   bool scan;
+  bool byte_keys;  // its handle takes byte-string keys (--key-size > 8)
 };
+
+// A spec's byte_keys() (bench/entries.h), false for a spec without one.
+template <class S>
+bool takes_byte_keys_spec() {
+  if constexpr (requires { S::byte_keys(); })
+    return S::byte_keys();
+  else
+    return false;
+}
 
 template <class... S>
 std::vector<IndexInfo> index_infos(TypeList<S...>) {
-  return {IndexInfo{std::string(S::kName), std::string(S::kSummary), S::kLocal, S::kScan}...};
+  return {IndexInfo{std::string(S::kName), std::string(S::kSummary), S::kLocal, S::kScan,
+                    takes_byte_keys_spec<S>()}...};
 }
 
 // Registers every index's flags as one CLI11 option group per index ("CHIME (--index chime)")

@@ -66,7 +66,9 @@ std::string resolve_progress(const std::string& mode) {
 std::string index_help() {
   std::string s = "Index to measure:";
   for (const auto& i : index_infos(SpecList{}))
-    s += "\n  " + i.name + (i.scan ? " [scan]" : "") + ": " + i.summary;
+    s += "\n  " + i.name + (i.scan ? " [scan]" : "") + (i.byte_keys ? " [bytes]" : "") + ": " +
+         i.summary;
+  s += "\n[bytes]: takes byte-string keys (--key-size > 8); the others take 8-byte integer keys";
   return s;
 }
 
@@ -120,6 +122,19 @@ int main_impl(int argc, char** argv) {
   app.add_option("--value-size", opt.value_size, "Value bytes")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20))
       ->capture_default_str();
+  app.add_option("--key-size", opt.key_size,
+                 "Key bytes: 8 = 64-bit integer keys; 9 to " + std::to_string(kMaxKeyBytes) +
+                     " = byte-string keys of exactly that many bytes, in the --key-format form "
+                     "(only indexes marked [bytes] take them)")
+      ->check(CLI::Range(kIntegerKeyBytes, kMaxKeyBytes))
+      ->capture_default_str();
+  auto* key_format =
+      app.add_option("--key-format", opt.key_format,
+                     "With --key-size > 8: user (\"user\" + the key's 20 zero-padded digits, then "
+                     "letters; needs --key-size >= 24) or random (the key's 8 bytes big-endian, "
+                     "then pseudo-random bytes of any value); both keep the integer keys' order")
+          ->check(CLI::IsMember({"user", "random"}))
+          ->capture_default_str();
   app.add_option("--cache-mb", opt.cache_mb,
                  "Compute-side cache budget in MiB per compute node, shared by its clients: the "
                  "internal-node cache of chime, sherman and dmtree (0 = the index default)")
@@ -336,6 +351,12 @@ int main_impl(int argc, char** argv) {
     ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   auto mix = mix_of(opt.workload);
   if (!mix) return usage_error("unknown workload " + opt.workload);
+  if (key_format->count() > 0 && !opt.byte_keys())
+    return usage_error("--key-format applies to byte-string keys: give --key-size > 8 too");
+  if (opt.byte_keys() && opt.key_size < min_key_size(opt.key_codec().format()))
+    return usage_error("--key-format " + opt.key_format + " needs --key-size >= " +
+                       std::to_string(min_key_size(opt.key_codec().format())) +
+                       " (\"user\" and 20 digits); use --key-format random for shorter keys");
   // On sim one operation's wall-clock time grows with the whole simulated cluster (every other
   // client's events run while it waits), so only a real hang reaches this bound.
   if (opt.transport == "sim" && stall->count() == 0) opt.stall_seconds = 1800;

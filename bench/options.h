@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "bench/key_codec.h"
 #include "bench/workload.h"
 #include "check/report.h"
 #include "runtime/cluster.h"
@@ -29,6 +30,8 @@ struct Options {
   std::string distribution = "zipfian";  // effective distribution (D defaults to latest)
   double zipf_theta = 0.99;
   size_t value_size = 8;
+  size_t key_size = 8;  // bytes per key: 8 = integer keys; more = byte strings (bench/key_codec.h)
+  std::string key_format = "user";  // --key-size > 8: user or random (bench/key_codec.h)
   double cache_mb = 0;
   uint64_t seed = 1;
   std::string key_order = "hashed";
@@ -82,6 +85,12 @@ struct Options {
     if (distribution == "uniform") return Distribution::kUniform;
     if (distribution == "latest") return Distribution::kLatest;
     return Distribution::kZipfian;
+  }
+  bool byte_keys() const {
+    return key_size > kIntegerKeyBytes;
+  }
+  KeyCodec key_codec() const {
+    return KeyCodec(key_size, parse_key_format(key_format).value_or(KeyFormat::kUser));
   }
   KeyOrder order() const {
     return key_order == "ordered" ? KeyOrder::kOrdered : KeyOrder::kHashed;

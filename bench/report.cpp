@@ -123,6 +123,8 @@ nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
   j["fibers"] = info.fibers;
   j["clients"] = info.threads * info.fibers;
   j["value_size"] = info.value_size;
+  j["key_size"] = info.key_size;
+  if (!info.key_format.empty()) j["key_format"] = info.key_format;
   j["seed"] = info.seed;
   j["memory_nodes"] = info.memory_nodes;
   j["compute_nodes"] = info.compute_nodes;
@@ -169,6 +171,8 @@ void print_phase(const RunInfo& info, const PhaseResult& r) {
   out += fmt::format(
       "keys {}  clients {}x{}  value {} B  ops {}  {:.3f} s  {:.3f} Mops/s  failed {}\n", info.keys,
       info.threads, info.fibers, info.value_size, r.all.count, r.seconds, mops, r.all.failed);
+  if (!info.key_format.empty())
+    out += fmt::format("keys of {} B, {} form\n", info.key_size, info.key_format);
   if (info.keyset != "ycsb")
     out += fmt::format("keyset {} ({} order)\n", info.keyset, info.key_order);
   if (!info.index_options.empty()) {

@@ -61,6 +61,8 @@ struct RunInfo {
   uint64_t keys = 0;
   unsigned threads = 1, fibers = 1;
   size_t value_size = 8;
+  size_t key_size = 8;     // --key-size: 8 = integer keys
+  std::string key_format;  // --key-size > 8: user or random ("" for integer keys)
   uint64_t seed = 1;
   unsigned memory_nodes = 1, compute_nodes = 1;
   bool local_index = false;

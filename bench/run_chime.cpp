@@ -11,4 +11,8 @@ int run_chime(const RunRequest& r, const FlagResolver<chime::Options>& f) {
   return run_dm<TreeRun<chime::Options, chime::Index>>(r, f);
 }
 
+bool byte_keys_chime() {
+  return takes_byte_keys<DmAdapterFor<TreeRun<chime::Options, chime::Index>>>();
+}
+
 }  // namespace dmrt::bench

@@ -11,4 +11,8 @@ int run_dmtree(const RunRequest& r, const FlagResolver<dmtree::Options>& f) {
   return run_dm<TreeRun<dmtree::Options, dmtree::Index>>(r, f);
 }
 
+bool byte_keys_dmtree() {
+  return takes_byte_keys<DmAdapterFor<TreeRun<dmtree::Options, dmtree::Index>>>();
+}
+
 }  // namespace dmrt::bench

@@ -10,4 +10,8 @@ int run_hstore(const RunRequest& r, const FlagResolver<hstore::Options>& f) {
   return run_dm<HStoreRun>(r, f);
 }
 
+bool byte_keys_hstore() {
+  return takes_byte_keys<DmAdapterFor<HStoreRun>>();
+}
+
 }  // namespace dmrt::bench

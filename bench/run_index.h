@@ -37,6 +37,11 @@ namespace detail {
 
 template <class A>
 class ErasedHandle final : public BenchHandle {
+  static constexpr bool kBytes = BytesKvHandle<typename A::Handle>;
+  [[noreturn]] static void no_byte_keys() {
+    throw ConfigError("this index takes 8-byte integer keys only");  // the driver checks first
+  }
+
  public:
   ErasedHandle(typename A::Index& idx, typename A::Handle h) : idx_(idx), h_(std::move(h)) {}
   bool search(Key k, std::string& out) override { return h_.search(k, out); }
@@ -48,6 +53,31 @@ class ErasedHandle final : public BenchHandle {
       h_.scan(from, count, rows);
     else
       throw ConfigError("this index does not support scans");  // the driver checks first
+  }
+  bool search(std::string_view k, std::string& out) override {
+    if constexpr (kBytes) return h_.search(k, out);
+    no_byte_keys();
+  }
+  bool insert(std::string_view k, std::string_view v) override {
+    if constexpr (kBytes) return h_.insert(k, v);
+    no_byte_keys();
+  }
+  bool update(std::string_view k, std::string_view v) override {
+    if constexpr (kBytes) return h_.update(k, v);
+    no_byte_keys();
+  }
+  bool remove(std::string_view k) override {
+    if constexpr (kBytes) return h_.remove(k);
+    no_byte_keys();
+  }
+  void scan(std::string_view from, size_t count,
+            std::vector<std::pair<std::string, std::string>>& rows) override {
+    if constexpr (BytesRangeHandle<typename A::Handle>)
+      h_.scan(from, count, rows);
+    else if constexpr (kBytes)
+      throw ConfigError("this index does not support scans");  // the driver checks first
+    else
+      no_byte_keys();
   }
   uint64_t cache_bytes() override { return A::cache_bytes(idx_, h_); }
 
@@ -82,6 +112,7 @@ class ErasedMaker final : public IndexMaker<T> {
   std::string_view name() const override { return name_; }
   bool local() const override { return A::kLocal; }
   bool scan() const override { return kSupportsScan<A>; }
+  bool byte_keys() const override { return BytesKvHandle<typename A::Handle>; }
   nlohmann::json describe(const IndexOptions& io) const override {
     if constexpr (requires { A::describe(io, flags_); })
       return A::describe(io, flags_);
@@ -133,11 +164,26 @@ int run_adapter(const RunRequest& r, const FlagsOf<A>& flags) {
                        " is a local peer (no verbs): the simulator has nothing to time; run it on "
                        "--transport shm");
   } else {
+    if (r.opt.byte_keys() && !BytesKvHandle<typename A::Handle>)
+      throw ConfigError("index " + name + " takes 8-byte integer keys only (--key-size " +
+                        std::to_string(r.opt.key_size) +
+                        " needs an index marked [bytes] in --help: its handle takes byte-string "
+                        "keys)");
+    if (r.opt.byte_keys() && r.mix.scan > 0 && !BytesRangeHandle<typename A::Handle>)
+      return usage_error("index " + name +
+                         " does not support scans over byte-string keys (workload " +
+                         r.opt.workload + ")");
     if (r.mix.scan > 0 && !kSupportsScan<A>)
       return usage_error("index " + name + " does not support scans (workload " + r.opt.workload +
                          "); use a range index");
     return run_bench<T>(r, detail::ErasedMaker<T, A>(r.index, flags));
   }
+}
+
+// Whether the adapter `Of::type<T>`'s handle takes byte-string keys (the same on every transport).
+template <class Of>
+bool takes_byte_keys() {
+  return BytesKvHandle<typename Of::template type<ShmTransport>::Handle>;
 }
 
 // Runs the adapter `Of::type<T>` on the transport T the request names.

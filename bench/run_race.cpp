@@ -25,4 +25,8 @@ int run_race(const RunRequest& r, const FlagResolver<race::Options>& f) {
   return run_dm<RaceRun>(r, f);
 }
 
+bool byte_keys_race() {
+  return takes_byte_keys<DmAdapterFor<RaceRun>>();
+}
+
 }  // namespace dmrt::bench

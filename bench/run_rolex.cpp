@@ -10,4 +10,8 @@ int run_rolex(const RunRequest& r, const FlagResolver<rolex::Options>& f) {
   return run_dm<RolexRun>(r, f);
 }
 
+bool byte_keys_rolex() {
+  return takes_byte_keys<DmAdapterFor<RolexRun>>();
+}
+
 }  // namespace dmrt::bench

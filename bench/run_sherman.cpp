@@ -11,4 +11,8 @@ int run_sherman(const RunRequest& r, const FlagResolver<sherman::Options>& f) {
   return run_dm<TreeRun<sherman::Options, sherman::Index>>(r, f);
 }
 
+bool byte_keys_sherman() {
+  return takes_byte_keys<DmAdapterFor<TreeRun<sherman::Options, sherman::Index>>>();
+}
+
 }  // namespace dmrt::bench

@@ -11,4 +11,8 @@ int run_smart(const RunRequest& r, const FlagResolver<smart::Options>& f) {
   return run_dm<TreeRun<smart::Options, smart::Index>>(r, f);
 }
 
+bool byte_keys_smart() {
+  return takes_byte_keys<DmAdapterFor<TreeRun<smart::Options, smart::Index>>>();
+}
+
 }  // namespace dmrt::bench

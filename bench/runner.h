@@ -15,11 +15,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "bench/bench_index.h"
+#include "bench/key_codec.h"
 #include "bench/options.h"
 #include "bench/report.h"
 #include "bench/transports.h"
@@ -92,7 +94,12 @@ template <Transport T>
 class Bench {
  public:
   Bench(const Options& opt, const ClusterConfig& config, Mix mix, const IndexMaker<T>& maker)
-      : opt_(opt), mix_(mix), maker_(maker), env_(opt, config) {
+      : opt_(opt),
+        mix_(mix),
+        maker_(maker),
+        bytes_(opt.byte_keys()),
+        codec_(opt.key_codec()),
+        env_(opt, config) {
     const ClusterConfig& c = env_.config();
     compute_ = c.compute_nodes();
     if (compute_.empty()) compute_ = c.memory_nodes();  // no compute node: clients live on node 0
@@ -120,6 +127,8 @@ class Bench {
     info_.threads = opt.threads;
     info_.fibers = opt.fibers;
     info_.value_size = opt.value_size;
+    info_.key_size = opt.key_size;
+    if (bytes_) info_.key_format = std::string(to_string(codec_.format()));
     info_.seed = opt.seed;
     info_.memory_nodes = static_cast<unsigned>(c.memory_nodes().size());
     info_.compute_nodes = static_cast<unsigned>(c.compute_nodes().size());
@@ -142,6 +151,7 @@ class Bench {
 
     IndexOptions io;
     io.value_size = opt_.value_size;
+    io.key_size = static_cast<uint32_t>(opt_.key_size);
     io.cache_bytes = static_cast<uint64_t>(opt_.cache_mb * 1024 * 1024);
     io.expected_keys = opt_.keys + expected_inserts_;
     if (keys_.tabled())
@@ -208,7 +218,9 @@ class Bench {
     uint64_t stamp = 0;  // per-writer value sequence
     std::string value, out;
     std::vector<std::pair<Key, std::string>> rows;
-    HistoryRecorder history;          // --verify: this client's operations
+    std::string kbuf;  // --key-size > 8: the current key's bytes (its capacity is reused)
+    std::vector<std::pair<std::string, std::string>> brows;  // a byte-key scan's rows
+    HistoryRecorder history;                                 // --verify: this client's operations
     Watchdog::Slot* watch = nullptr;  // this worker's slot of the stall watchdog
     uint64_t t0 = 0, t1 = 0;          // the last timed() call's invocation and response
   };
@@ -257,7 +269,8 @@ class Bench {
   // others check it: everything that shapes the index and the keys it was loaded with.
   uint64_t fingerprint() const {
     std::string s = info_.index + "|" + std::to_string(opt_.keys) + "|" +
-                    std::to_string(opt_.value_size) + "|" + opt_.key_order + "|" + opt_.keyset +
+                    std::to_string(opt_.value_size) + "|" + std::to_string(opt_.key_size) + "|" +
+                    (bytes_ ? opt_.key_format : "") + "|" + opt_.key_order + "|" + opt_.keyset +
                     "|" + std::to_string(opt_.seed) + "|" + info_.index_options.dump();
     return std::hash<std::string>{}(s) | 1;  // never 0, which no creator has written
   }
@@ -291,6 +304,7 @@ class Bench {
       slot->handle = index_->handle(*slot->client);
       slot->rng = Rng(opt_.seed * 0x9e3779b97f4a7c15ull + client + 1);
       slot->value.reserve(opt_.value_size);
+      slot->kbuf.reserve(opt_.key_size);
     }
     return *slot;
   }
@@ -326,23 +340,38 @@ class Bench {
 
   // --- the operations ---------------------------------------------------------------------------
   // With --verify each call is recorded (value hashes, on the transport clock) after it returns.
+  // --key-size > 8: the index sees codec_.encode(key) (bench/key_codec.h), encoded into the
+  // worker's buffer before the timed call; histories keep the integer key.
+  std::string_view key_bytes_of(Worker& w, Key key) {
+    if (!bytes_) return {};
+    codec_.encode(key, w.kbuf);
+    return w.kbuf;
+  }
   bool do_insert(Worker& w, uint32_t id, uint64_t record) {
     Key key = keys_(record);
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
     bool ok = false;
-    timed(w, OpKind::kInsert, key, [&] { return ok = w.handle->insert(key, w.value); });
+    const std::string_view kb = key_bytes_of(w, key);
+    timed(w, OpKind::kInsert, key, [&] {
+      return ok = bytes_ ? w.handle->insert(kb, w.value) : w.handle->insert(key, w.value);
+    });
     if (opt_.verify) w.history.insert(key, w.value, ok, w.t0, w.t1);
     return ok;
   }
   void do_search(Worker& w, uint32_t, Key key) {
     bool ok = false;
-    timed(w, OpKind::kSearch, key, [&] { return ok = w.handle->search(key, w.out); });
+    const std::string_view kb = key_bytes_of(w, key);
+    timed(w, OpKind::kSearch, key,
+          [&] { return ok = bytes_ ? w.handle->search(kb, w.out) : w.handle->search(key, w.out); });
     if (opt_.verify) w.history.search(key, ok, w.out, w.t0, w.t1);
   }
   void do_update(Worker& w, uint32_t id, Key key) {
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
     bool ok = false;
-    timed(w, OpKind::kUpdate, key, [&] { return ok = w.handle->update(key, w.value); });
+    const std::string_view kb = key_bytes_of(w, key);
+    timed(w, OpKind::kUpdate, key, [&] {
+      return ok = bytes_ ? w.handle->update(kb, w.value) : w.handle->update(key, w.value);
+    });
     if (opt_.verify) w.history.update(key, w.value, ok, w.t0, w.t1);
   }
   void do_rmw(Worker& w, uint32_t id, Key key) {
@@ -351,10 +380,11 @@ class Bench {
     // split at the update's start: the index gives no atomicity across them.
     bool found = false, updated = false;
     uint64_t mid = 0;
+    const std::string_view kb = key_bytes_of(w, key);
     timed(w, OpKind::kRmw, key, [&] {
-      found = w.handle->search(key, w.out);
+      found = bytes_ ? w.handle->search(kb, w.out) : w.handle->search(key, w.out);
       if (opt_.verify) mid = w.client->now_ns();
-      updated = w.handle->update(key, w.value);
+      updated = bytes_ ? w.handle->update(kb, w.value) : w.handle->update(key, w.value);
       return found && updated;
     });
     if (opt_.verify) {
@@ -365,11 +395,44 @@ class Bench {
   void do_scan(Worker& w, uint32_t, Key key, uint32_t count) {
     if (!maker_.scan())
       throw ConfigError("index " + std::string(maker_.name()) + " does not support scans");
+    const std::string_view kb = key_bytes_of(w, key);
     timed(w, OpKind::kScan, key, [&] {
+      if (bytes_) {
+        w.handle->scan(kb, count, w.brows);
+        return !w.brows.empty() && w.brows.front().first == kb;
+      }
       w.handle->scan(key, count, w.rows);
       return !w.rows.empty() && w.rows.front().first == key;
     });
-    if (opt_.verify) w.history.scan(key, count, w.rows, w.t0, w.t1);
+    if (opt_.verify) {
+      if (bytes_) decode_rows(w);
+      w.history.scan(key, count, w.rows, w.t0, w.t1);
+    }
+  }
+  // A byte-key scan's rows as the history records them: each key decoded to its integer (order
+  // kept: the encoding preserves it). A key that is no record's encoding (truncated, corrupted)
+  // fails the run: the index returned a key nobody wrote.
+  void decode_rows(Worker& w) {
+    w.rows.resize(w.brows.size());
+    for (size_t i = 0; i < w.brows.size(); ++i) {
+      const std::optional<Key> k = codec_.decode(w.brows[i].first);
+      if (!k)
+        throw std::runtime_error("scan returned the key " + hex_of(w.brows[i].first) +
+                                 ", which is no key of this run's --key-format " + opt_.key_format +
+                                 " --key-size " + std::to_string(opt_.key_size));
+      w.rows[i].first = *k;
+      std::swap(w.rows[i].second, w.brows[i].second);
+    }
+  }
+  static std::string hex_of(std::string_view s) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out = std::to_string(s.size()) + " bytes 0x";
+    for (size_t i = 0; i < s.size() && i < 64; ++i) {
+      out += kHex[static_cast<uint8_t>(s[i]) >> 4];
+      out += kHex[static_cast<uint8_t>(s[i]) & 15];
+    }
+    if (s.size() > 64) out += "...";
+    return out;
   }
   // A worker failed: the others stop at their next operation (the scheduler then reports the
   // first failure), so a run ends in bounded time instead of finishing its work around an error.
@@ -447,6 +510,9 @@ class Bench {
   // (per_op: per key loaded); there is no per-key latency. With --verify each key is recorded as
   // an insert spanning the whole load.
   PhaseResult bulk_load_phase(IndexOptions io) {
+    if (bytes_)
+      throw ConfigError("index " + info_.index +
+                        " bulk loads integer keys: --key-size > 8 needs its load as inserts");
     std::vector<std::pair<Key, uint64_t>> recs(opt_.keys);
     for (uint64_t rec = 0; rec < opt_.keys; ++rec) recs[rec] = {keys_(rec), rec};
     std::sort(recs.begin(), recs.end());
@@ -607,6 +673,8 @@ class Bench {
   Options opt_;
   Mix mix_;
   const IndexMaker<T>& maker_;  // the index's run(), alive for the whole run
+  bool bytes_;                  // --key-size > 8: the index takes codec_'s byte-string keys
+  KeyCodec codec_;
   KeyMap keys_;
   Env<T> env_;
   RunInfo info_;

@@ -75,7 +75,7 @@ python3 - "$WORK" "$KEYS" "$OPS" <<'PY'
 import glob, json, os, sys
 work, keys, ops = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 TOP = ["index", "transport", "workload", "phase", "distribution", "keyset", "keys", "ops", "threads",
-       "fibers", "clients", "value_size", "memory_nodes", "compute_nodes", "seconds",
+       "fibers", "clients", "value_size", "key_size", "memory_nodes", "compute_nodes", "seconds",
        "throughput_mops", "latency_us", "per_op", "per_kind", "failed_ops", "cache_bytes",
        "pool_bytes_used", "index_stats", "index_options"]
 PER_OP = ["round_trips", "verbs", "bytes_read", "bytes_written", "memory_node_verbs",

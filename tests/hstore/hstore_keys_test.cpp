@@ -292,6 +292,16 @@ TEST(HStoreKeys, IntegerIndexTakesOnlyEightByteKeys) {
   EXPECT_THROW(h.search(KeyView("ninebytes"), out), LimitError);
   EXPECT_THROW(HStoreCluster(keys_options(0)), ConfigError);
   EXPECT_THROW(HStoreCluster(keys_options(kMaxKeyBytes + 1)), ConfigError);
+  // A ship entry with the longest key must fit one mailbox message (480 payload bytes here:
+  // 3 header words + 5 entry words + 52 key words).
+  EXPECT_THROW(HStoreCluster(keys_options(417)), ConfigError);
+  HStoreCluster big(keys_options(416));
+  auto bc = big.client(1);
+  auto bh = big.index->handle(bc);
+  ASSERT_TRUE(bh.insert(KeyView(std::string(416, 'k')), "v"));
+  ASSERT_TRUE(bh.search(KeyView(std::string(416, 'k')), out));
+  EXPECT_EQ(out, "v");
+  EXPECT_EQ(big.index->meta().ship_batch, 1u);
 }
 
 // Losing either server with byte keys in the index: the SLS rebuilds from the table and the

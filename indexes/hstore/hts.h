@@ -167,7 +167,7 @@ class HashTableServer {
         for (uint64_t i = 0; i < n && pos + 2 <= w.size(); ++i) {
           const uint64_t kw = w[pos], sw = w[pos + 1];
           pos += 2;
-          if (!take_key(w, pos, kw, m_.wide(), key)) break;
+          if (!take_key(w, pos, kw, m_.key_size, key)) break;
           rows.push_back({key, sw});
         }
         if (rows.size() != n) continue;
@@ -251,7 +251,7 @@ class HashTableServer {
                   msg.request_id};
         // [key] (byte keys: its length, the bytes after the four words)
         size_t pos = 4;
-        if (!take_key(w, pos, w[1], m_.wide(), r.key) || pos != w.size()) break;
+        if (!take_key(w, pos, w[1], m_.key_size, r.key) || pos != w.size()) break;
         stat(hts_stat::kRequests).fetch_add(1);
         if (static_cast<uint32_t>(w[0] >> 32) != epoch_) {
           stat(hts_stat::kStale).fetch_add(1);

@@ -443,7 +443,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
                          while (i + 1 < w.size()) {
                            const uint64_t kw = w[i], sw = w[i + 1];
                            i += 2;
-                           if (!take_key(w, i, kw, wide, key_)) {
+                           if (!take_key(w, i, kw, m.key_size, key_)) {
                              bad = true;
                              break;
                            }

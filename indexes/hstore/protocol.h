@@ -87,15 +87,16 @@ inline void append_key(std::vector<uint64_t>& w, KeyView k, bool wide) {
   std::memcpy(w.data() + at, k.data(), k.size());
 }
 // Reads a key whose [key] word is `kw` and whose bytes (byte keys) start at w[pos]; advances pos
-// past them. False when the length is 0, above kMaxKeyBytes, or runs past the payload.
-inline bool take_key(const std::vector<uint64_t>& w, size_t& pos, uint64_t kw, bool wide,
+// past them. False when the length is 0, above the index's key_size (a server sizes its skiplist
+// nodes by it), or runs past the payload.
+inline bool take_key(const std::vector<uint64_t>& w, size_t& pos, uint64_t kw, uint32_t key_size,
                      std::string& out) {
-  if (!wide) {
+  if (key_size == kIntegerKeyBytes) {
     out.resize(8);
     put_key_bytes(kw, out.data());
     return true;
   }
-  if (kw == 0 || kw > kMaxKeyBytes || pos + key_words(kw, true) > w.size()) return false;
+  if (kw == 0 || kw > key_size || pos + key_words(kw, true) > w.size()) return false;
   out.assign(reinterpret_cast<const char*>(w.data() + pos), kw);
   pos += key_words(kw, true);
   return true;

@@ -213,13 +213,14 @@ class SkipListServer {
         const bool wide = m_.wide();
         uint64_t n = w[1] >> 32;
         // Where each entry starts (byte keys make entries variable-length).
-        std::vector<size_t> at;
+        std::vector<size_t>& at = ship_at_;
+        at.clear();
         size_t pos = kShipHeaderWords;
         for (uint64_t i = 0; i < n && pos + kShipEntryWords <= w.size(); ++i) {
           at.push_back(pos);
           pos += kShipEntryWords;
           uint64_t len = w[pos - kShipEntryWords + 1];
-          if (wide && (len == 0 || len > kMaxKeyBytes)) break;
+          if (wide && (len == 0 || len > m_.key_size)) break;
           pos += key_words(len, wide);
         }
         if (at.size() != n || pos != w.size()) break;
@@ -244,7 +245,7 @@ class SkipListServer {
         for (uint64_t i = 0; i < n; ++i) {
           const uint64_t* e = &w[at[i]];
           size_t kp = at[i] + kShipEntryWords;
-          take_key(w, kp, e[1], wide, key);
+          take_key(w, kp, e[1], m_.key_size, key);
           unsigned p = KeyHash::of(key, wide).log(m_.partitions);
           std::lock_guard<std::mutex> g(parts_[p].mu);
           parts_[p].log.push_back({static_cast<EntryOp>(e[0] & 0xff), key, e[2], now});
@@ -347,7 +348,6 @@ class SkipListServer {
   void query_loop(ServiceContext<T>& ctx) {
     std::vector<uint64_t> w;
     std::string key;
-    const bool wide = m_.wide();
     while (!ctx.stop_requested()) {
       Message msg;
       bool got = false;
@@ -365,9 +365,10 @@ class SkipListServer {
       }
       touch(ctx);
       size_t pos = 0;
-      if (msg.tag == kScan && words_of(msg, w, 2) && take_key(w, pos = 2, w[0], wide, key))
+      if (msg.tag == kScan && words_of(msg, w, 2) && take_key(w, pos = 2, w[0], m_.key_size, key))
         scan(ctx, msg, key, w[1]);
-      else if (msg.tag == kDget && words_of(msg, w, 1) && take_key(w, pos = 1, w[0], wide, key))
+      else if (msg.tag == kDget && words_of(msg, w, 1) &&
+               take_key(w, pos = 1, w[0], m_.key_size, key))
         dget(ctx, msg, key);
       else if (msg.tag == kDump)
         dump(ctx, msg);
@@ -507,6 +508,7 @@ class SkipListServer {
   std::mutex q_mu_;
   std::deque<Message> queries_;
   std::atomic<uint64_t> last_busy_{0};
+  std::vector<size_t> ship_at_;  // fiber 0: where a ship's entries start
 };
 
 // The service body for any transport's ServiceHost, homed on the server's node with

@@ -368,5 +368,26 @@ TEST(HStoreKeys, BulkLoadIntoAByteKeyIndex) {
   EXPECT_EQ(rows[2].first, "longer than eight bytes");
 }
 
+// A request whose key is longer than key_size (a client not checking it) is dropped by the HTS
+// and counted as malformed: the servers never store a key their skiplist nodes are not sized for.
+TEST(HStoreKeys, ServersDropOverlongKeys) {
+  HStoreCluster cl(keys_options(16));
+  auto c = cl.client(1);
+  const auto& m = cl.index->meta();
+  const std::string k(17, 'k');
+  std::vector<uint64_t> req = {uint64_t(hstore::Op::kRemove) | (uint64_t{1} << 32), k.size(), 0, 7};
+  hstore::append_key(req, k, true);
+  ASSERT_TRUE(hstore::post(c, m.hts_node, m.hts_inbox, hstore::kReq, req, 1, c.reply_mailbox(),
+                           [] { return false; }));
+  for (int i = 0; i < 200000 && cl.index->stats(cl.setup)["malformed_messages"] == 0; ++i)
+    c.pause();
+  EXPECT_EQ(cl.index->stats(cl.setup)["malformed_messages"], 1);
+  auto h = cl.index->handle(c);
+  ASSERT_TRUE(h.insert(KeyView(std::string(16, 'k')), "fine"));
+  std::string out;
+  ASSERT_TRUE(h.search(KeyView(std::string(16, 'k')), out));
+  EXPECT_EQ(out, "fine");
+}
+
 }  // namespace
 }  // namespace dmrt

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -55,7 +56,7 @@ class HashTableServer {
   struct Request {
     Op op;
     uint32_t units;
-    Key key;
+    std::string key;  // its bytes (an integer key: 8 big-endian bytes)
     uint64_t addr;
     uint64_t tag;
     NodeId from;
@@ -69,7 +70,7 @@ class HashTableServer {
   // One key's state as seen by the batch being formed: the table, plus this batch's earlier
   // entries.
   struct KeyState {
-    Key key;
+    std::string key;
     bool present;
     uint64_t word;
     std::byte* pos;  // its slot (present), else null
@@ -148,6 +149,8 @@ class HashTableServer {
       return false;
     uint64_t keys = 0, dedups = 0;
     std::vector<uint64_t> w;
+    std::string key;
+    std::vector<std::pair<std::string, uint64_t>> rows;
     for (;;) {
       if (!c.try_receive(m_.hts_ctrl, msg)) {
         if (ctx.stop_requested()) return false;
@@ -158,13 +161,20 @@ class HashTableServer {
       if (!words_of(msg, w, 1)) continue;
       if (msg.tag == kDumpKeys) {
         uint64_t n = w[0];
-        if (w.size() < 1 + 2 * n) continue;
-        for (uint64_t i = 0; i < n; ++i) {
-          Key k = w[1 + 2 * i];
-          KeyHash kh = KeyHash::of(k);
-          uint64_t word = (w[2 + 2 * i] & ~(uint64_t{0xff} << 56)) | (uint64_t{kh.sig()} << 56);
-          std::byte* pos = claim(kh, word);
-          if (!pos)
+        // [key] [slot] per key, then a byte key's words: the whole message is checked first.
+        rows.clear();
+        size_t pos = 1;
+        for (uint64_t i = 0; i < n && pos + 2 <= w.size(); ++i) {
+          const uint64_t kw = w[pos], sw = w[pos + 1];
+          pos += 2;
+          if (!take_key(w, pos, kw, m_.key_size, key)) break;
+          rows.push_back({key, sw});
+        }
+        if (rows.size() != n) continue;
+        for (const auto& [k, sw] : rows) {
+          KeyHash kh = KeyHash::of(k, m_.wide());
+          uint64_t word = (sw & ~(uint64_t{0xff} << 56)) | (uint64_t{kh.sig()} << 56);
+          if (!claim(kh, word))
             throw PoolExhausted("hstore: rebuilding the hash table overflowed its overflow area");
           ++keys;
         }
@@ -233,12 +243,15 @@ class HashTableServer {
         if (!words_of(msg, w, 4)) break;
         Request r{static_cast<Op>(w[0] & 0xff),
                   static_cast<uint32_t>((w[0] >> 8) & 0xff),
-                  w[1],
+                  {},
                   w[2],
                   w[3],
                   msg.from_node,
                   msg.reply_mailbox,
                   msg.request_id};
+        // [key] (byte keys: its length, the bytes after the four words)
+        size_t pos = 4;
+        if (!take_key(w, pos, w[1], m_.key_size, r.key) || pos != w.size()) break;
         stat(hts_stat::kRequests).fetch_add(1);
         if (static_cast<uint32_t>(w[0] >> 32) != epoch_) {
           stat(hts_stat::kStale).fetch_add(1);
@@ -255,9 +268,9 @@ class HashTableServer {
           reply(ctx, r, kOk, it->second.old);
           return;
         }
-        unsigned l = KeyHash::of(r.key).log(m_.logs);
+        unsigned l = KeyHash::of(r.key, m_.wide()).log(m_.logs);
         std::lock_guard<std::mutex> g(log_mu_[l]);
-        logs_[l].push_back(r);
+        logs_[l].push_back(std::move(r));
         return;
       }
       case kHello:
@@ -333,8 +346,7 @@ class HashTableServer {
             b.shipped_epoch = se;
             b.phase = Phase::kShipped;
             stat(hts_stat::kBatches).fetch_add(1);
-            stat(hts_stat::kShipped)
-                .fetch_add((b.words.size() - kShipHeaderWords) / kShipEntryWords);
+            stat(hts_stat::kShipped).fetch_add(b.words[1] >> 32);
           }
           touch(ctx);
           break;
@@ -374,7 +386,7 @@ class HashTableServer {
     for (size_t i = 0; i < b.reqs.size(); ++i) {
       const Request& r = b.reqs[i];
       Outcome& o = b.outs[i];
-      KeyHash kh = KeyHash::of(r.key);
+      KeyHash kh = KeyHash::of(r.key, m_.wide());
       KeyState* st = nullptr;
       for (auto& s : seen)
         if (s.key == r.key) st = &s;
@@ -415,10 +427,11 @@ class HashTableServer {
       ++count;
       b.words.push_back(uint64_t(o.entry) | (uint64_t{r.from} << 8) |
                         (uint64_t{r.reply_box} << 32));
-      b.words.push_back(r.key);
+      b.words.push_back(key_word(r.key, m_.wide()));
       b.words.push_back(o.word);
       b.words.push_back(o.old);
       b.words.push_back(r.tag);
+      append_key(b.words, r.key, m_.wide());
     }
     b.words[1] = uint64_t{0} | (uint64_t{count} << 32);
     charge_cpu(ctx.client(), so_.request_cpu_ns * b.reqs.size());
@@ -428,7 +441,7 @@ class HashTableServer {
   // Finds `k` in its chain: signature matches are confirmed by reading the record's key from the
   // pool (the table holds no keys, notes A8). A read slower than grace/2 is redone (the record of
   // another key may have been freed meanwhile). False when stopping.
-  bool lookup(ServiceContext<T>& ctx, Key k, const KeyHash& kh, KeyState& out) {
+  bool lookup(ServiceContext<T>& ctx, KeyView k, const KeyHash& kh, KeyState& out) {
     Client<T>& c = ctx.client();
     const uint64_t limit = m_.grace_ns / 2;
     for (;;) {
@@ -447,19 +460,22 @@ class HashTableServer {
       }
       out.present = false;
       if (cands.empty()) return true;
-      std::vector<std::array<uint64_t, 2>> heads(cands.size());
+      // The header and (byte keys) as many key bytes as k has: enough to tell k from any other.
+      const bool wide = m_.wide();
+      const uint32_t stride = Record::head_bytes(Record::kMaxBytes, k.size(), wide) / 8;
+      std::vector<uint64_t> heads(cands.size() * stride);
       ReadRounds rr;
       for (size_t i = 0; i < cands.size(); ++i)
-        rr.read(slot::addr(cands[i].second), heads[i].data(), 16);
+        rr.read(slot::addr(cands[i].second), heads.data() + i * stride,
+                Record::head_bytes(slot::bytes(cands[i].second), k.size(), wide));
       rr.run(c, cands.size());
       if (c.now_ns() - t0 > limit) continue;
       for (size_t i = 0; i < cands.size(); ++i) {
-        Key rk;
-        if (!Record::header_key(reinterpret_cast<const char*>(heads[i].data()),
-                                slot::bytes(cands[i].second), rk))
-          continue;
+        const uint32_t rb = slot::bytes(cands[i].second);
         // Our key's slot cannot change under us (only this worker writes it), so a match stands.
-        if (rk == k && local::load_word(cands[i].first) == cands[i].second) {
+        if (Record::header_is(reinterpret_cast<const char*>(heads.data() + i * stride), rb,
+                              Record::head_bytes(rb, k.size(), wide), k, wide) &&
+            local::load_word(cands[i].first) == cands[i].second) {
           out.present = true;
           out.word = cands[i].second;
           out.pos = cands[i].first;

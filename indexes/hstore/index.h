@@ -22,6 +22,7 @@
 #include "indexes/hstore/remote.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
+#include "runtime/key_bytes.h"
 #include "runtime/kv.h"
 #include "runtime/layout.h"
 
@@ -59,9 +60,14 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         throw ConfigError("hstore: memory node ids above 255 do not fit a 6-byte slot address");
     const MailboxGeometry& g = c.endpoint().mailbox_geometry();
     const size_t mw = max_words(g);
-    if (mw < kShipHeaderWords + kShipEntryWords)
+    m.key_size = o.key_size;
+    // A ship entry with the longest key must fit one message (so do requests and scan rows).
+    const size_t entry = kShipEntryWords + key_words(o.key_size, m.wide());
+    if (mw < kShipHeaderWords + entry)
       throw ConfigError("hstore: mailbox slots carry " + std::to_string(mw * 8) +
-                        " payload bytes; HStore needs at least 64 (raise mailbox.slot_bytes)");
+                        " payload bytes; HStore needs at least " +
+                        std::to_string((kShipHeaderWords + entry) * 8) + " for keys of " +
+                        std::to_string(o.key_size) + " bytes (raise mailbox.slot_bytes)");
     if (g.mailboxes < 8 + o.logs)
       throw ConfigError("hstore: nodes have " + std::to_string(g.mailboxes) +
                         " mailboxes; HStore needs " + std::to_string(8 + o.logs) +
@@ -76,8 +82,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     m.logs = o.logs;
     m.partitions = o.partitions;
     m.query_fibers = o.query_fibers;
-    m.ship_batch = static_cast<unsigned>(
-        std::min<size_t>(o.ship_batch, (mw - kShipHeaderWords) / kShipEntryWords));
+    m.ship_batch =
+        static_cast<unsigned>(std::min<size_t>(o.ship_batch, (mw - kShipHeaderWords) / entry));
     m.flags = o.sync_skiplist ? meta::kFlagSync : 0;
     m.grace_ns = o.grace_ns;
     m.apply_lag_ns = o.apply_lag_ns;
@@ -186,6 +192,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   static void validate(const Options& o) {
     validate_option_fields("hstore", o);  // each field's range (Options::fields())
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("hstore: root_slot out of range");
+    if (o.key_size == 0 || o.key_size > kMaxKeyBytes)
+      throw ConfigError("hstore: key_size " + std::to_string(o.key_size) + " is not in 1.." +
+                        std::to_string(kMaxKeyBytes));
   }
 
   static void write_big(Client<T>& c, GlobalAddress at, const void* src, uint64_t bytes) {
@@ -207,18 +216,23 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       bufs.clear();
     };
     bufs.reserve(256);
+    const bool wide = m.wide();
+    if (wide && m.key_size < kIntegerKeyBytes && !keys.empty())
+      throw LimitError("hstore: bulk-loaded integer keys take 8 bytes; key_size is " +
+                       std::to_string(m.key_size));
     for (size_t i = 0; i < keys.size(); ++i) {
       Key k = keys[i];
       std::string v = value_of ? value_of(k) : std::string(reinterpret_cast<const char*>(&k), 8);
       std::string& rec = bufs.emplace_back();
-      Record::encode(k, v, rec);
+      const std::string kb = key_bytes(k);  // a byte-key index holds k as its 8 bytes
+      Record::encode(kb, v, wide, rec);
       GlobalAddress a = c.alloc(Record::alloc_bytes(static_cast<uint32_t>(rec.size())));
       Batch* b = nullptr;
       for (auto& x : batches)
         if (x.node() == a.node() && x.size() < Batch::kMaxVerbs) b = &x;
       if (!b) b = &batches.emplace_back();
       b->write(a, rec.data(), static_cast<uint32_t>(rec.size()));
-      KeyHash kh = KeyHash::of(k);
+      KeyHash kh = KeyHash::of(kb, wide);
       uint64_t word = slot::make(kh.sig(), static_cast<uint32_t>(rec.size() / 8), a);
       // Place: first free slot of the chain, else a new overflow bucket.
       uint64_t idx = kh.head(m.heads);
@@ -279,16 +293,82 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
     // GET (paper §4.2): READ the bucket (with the status word, same doorbell), then READ the
     // record: 2 round trips; a miss with no signature match is decided by the bucket alone.
-    [[gnu::noinline]] bool search(Key k, std::string& out) {
+    bool search(Key k, std::string& out) {
+      char kb[8];
+      put_key_bytes(k, kb);
+      return get({kb, 8}, out);
+    }
+    bool search(KeyView k, std::string& out) { return get(checked(k), out); }
+
+    bool insert(Key k, std::string_view v) { return write(Op::kInsert, int_key(k), v); }
+    bool update(Key k, std::string_view v) { return write(Op::kUpdate, int_key(k), v); }
+    bool remove(Key k) { return write(Op::kRemove, int_key(k), {}); }
+    bool insert(KeyView k, std::string_view v) { return write(Op::kInsert, checked(k), v); }
+    bool update(KeyView k, std::string_view v) { return write(Op::kUpdate, checked(k), v); }
+    bool remove(KeyView k) { return write(Op::kRemove, checked(k), {}); }
+
+    // SCAN (paper §4.2): one request to the SLS, which drains its log and answers (key, slot)
+    // rows; then the records are READ, `scan_reads_per_trip` per round trip (paper: one each).
+    // On an index with byte keys the integer scan starts at key_bytes(from) and returns only the
+    // rows whose keys are 8 bytes long (the integer keys), up to `count` rows looked at.
+    [[gnu::noinline]] void scan(Key from, size_t count,
+                                std::vector<std::pair<Key, std::string>>& rows) {
+      rows.clear();
+      if (count == 0) return;
+      char kb[8];
+      put_key_bytes(from, kb);
+      if (!scan_rows({kb, 8}, count)) return;
+      for (size_t i = 0; i < got_.size(); ++i)
+        if (got_[i].first.size() == kIntegerKeyBytes)
+          rows.emplace_back(key_of_bytes(got_[i].first), std::string(row_value(i)));
+    }
+    [[gnu::noinline]] void scan(KeyView from, size_t count,
+                                std::vector<std::pair<std::string, std::string>>& rows) {
+      rows.clear();
+      checked(from);
+      if (count == 0) return;
+      if (!scan_rows(from, count)) return;
+      for (size_t i = 0; i < got_.size(); ++i)
+        rows.emplace_back(std::move(got_[i].first), std::string(row_value(i)));
+    }
+
+    Client<T>& client() { return *c_; }
+    size_t limbo_records() const { return limbo_.size(); }
+
+   private:
+    static constexpr uint32_t kMaxAttempts = 100000;
+    enum class Wait { kGot, kRetry };
+
+    bool wide() const { return x_->meta_.wide(); }
+    // A byte key this index takes: 1..key_size bytes (exactly 8 on an integer-key index).
+    KeyView checked(KeyView k) const {
+      const uint32_t ks = x_->meta_.key_size;
+      if (wide() ? k.empty() || k.size() > ks : k.size() != kIntegerKeyBytes)
+        throw LimitError("hstore: a key of " + std::to_string(k.size()) +
+                         " bytes on an index of key_size " + std::to_string(ks) +
+                         (wide() ? "" : " (8-byte keys only)"));
+      return k;
+    }
+    // The integer key k as its 8 bytes (kept in the handle: writes keep the key view around).
+    KeyView int_key(Key k) {
+      put_key_bytes(k, ikey_);
+      return checked({ikey_, 8});
+    }
+    std::string_view row_value(size_t i) const { return Record::value(bufs_[i].data(), wide()); }
+
+    // GET (paper §4.2): READ the bucket (with the status word, same doorbell), then READ the
+    // record: 2 round trips; a miss with no signature match is decided by the bucket alone.
+    [[gnu::noinline]] bool get(KeyView k, std::string& out) {
       Index& x = *x_;
       const Meta& m = x.meta_;
-      const KeyHash kh = KeyHash::of(k);
+      const bool wide = m.wide();
+      const KeyHash kh = KeyHash::of(k, wide);
       std::vector<uint64_t> cands;
       for (uint32_t attempt = 0;; ++attempt) {
         if (attempt) {
           x.get_retries_.fetch_add(1, std::memory_order_relaxed);
           if (attempt > kMaxAttempts)
-            throw TransportError("hstore: GET of " + std::to_string(k) + " never validated");
+            throw TransportError("hstore: GET of " + key_text(k, wide) + " never validated");
           c_->pause();
         }
         const uint64_t t0 = c_->now_ns();
@@ -315,14 +395,14 @@ class Index : public std::enable_shared_from_this<Index<T>> {
             }
             rr.run(*c_, cands.size());
             for (size_t i = 0; i < cands.size(); ++i) {
-              auto cl = Record::classify(bufs_[i].data(), slot::bytes(cands[i]), k);
+              auto cl = Record::classify(bufs_[i].data(), slot::bytes(cands[i]), k, wide);
               if (cl == Record::Check::kOtherKey) continue;
               // Too slow (the record might have been freed and reused meanwhile) or torn: redo.
               if (cl == Record::Check::kTorn || c_->now_ns() - t0 > m.grace_ns / 2) {
                 redo = true;
                 break;
               }
-              out.assign(Record::value(bufs_[i].data()));
+              out.assign(Record::value(bufs_[i].data(), wide));
               return true;
             }
           }
@@ -335,20 +415,14 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       }
     }
 
-    bool insert(Key k, std::string_view v) { return write(Op::kInsert, k, v); }
-    bool update(Key k, std::string_view v) { return write(Op::kUpdate, k, v); }
-    bool remove(Key k) { return write(Op::kRemove, k, {}); }
-
-    // SCAN (paper §4.2): one request to the SLS, which drains its log and answers (key, slot)
-    // rows; then the records are READ, `scan_reads_per_trip` per round trip (paper: one each).
-    [[gnu::noinline]] void scan(Key from, size_t count,
-                                std::vector<std::pair<Key, std::string>>& rows) {
-      rows.clear();
-      if (count == 0) return;
+    // The (key, slot) rows of a SCAN into got_ and their records into bufs_ (the first `count`
+    // keys >= from); false when there are none.
+    [[gnu::noinline]] bool scan_rows(KeyView from, size_t count) {
       Index& x = *x_;
       const Meta& m = x.meta_;
+      const bool wide = m.wide();
       const uint64_t start = c_->now_ns();
-      std::vector<std::pair<Key, uint64_t>> got;
+      std::vector<std::pair<std::string, uint64_t>>& got = got_;
       for (uint32_t attempt = 0;; ++attempt) {
         if (attempt) {
           x.scan_retries_.fetch_add(1, std::memory_order_relaxed);
@@ -358,15 +432,26 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         if (!status::sls_up(st)) st = wait_for([](uint64_t s) { return status::sls_up(s); }, start);
         const uint32_t se = status::sls_epoch(st);
         const uint64_t t0 = c_->now_ns();
-        uint64_t req[2] = {from, count};
+        req_.assign({key_word(from, wide), count});
+        append_key(req_, from, wide);
         got.clear();
-        Wait wr = call(m.sls_node, m.sls_inbox, kScan, req, false, se, start,
+        bool bad = false;
+        Wait wr = call(m.sls_node, m.sls_inbox, kScan, req_, false, se, start,
                        [&](const std::vector<uint64_t>& w) {
                          size_t total = w[0] & 0xffffffffull;
-                         for (size_t i = 1; i + 1 < w.size(); i += 2)
-                           got.push_back({w[i], w[i + 1]});
-                         return got.size() >= total;
+                         size_t i = 1;
+                         while (i + 1 < w.size()) {
+                           const uint64_t kw = w[i], sw = w[i + 1];
+                           i += 2;
+                           if (!take_key(w, i, kw, m.key_size, key_)) {
+                             bad = true;
+                             break;
+                           }
+                           got.push_back({key_, sw});
+                         }
+                         return bad || got.size() >= total;
                        });
+        if (bad) throw TransportError("hstore: malformed scan reply from the SLS");
         if (wr == Wait::kRetry) continue;
         bufs_.resize(got.size());
         ReadRounds rr;
@@ -377,40 +462,34 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         rr.run(*c_, x.opts_.scan_reads_per_trip);
         bool ok = c_->now_ns() - t0 <= m.grace_ns / 2;
         for (size_t i = 0; ok && i < got.size(); ++i)
-          ok = Record::classify(bufs_[i].data(), slot::bytes(got[i].second), got[i].first) ==
+          ok = Record::classify(bufs_[i].data(), slot::bytes(got[i].second), got[i].first, wide) ==
                Record::Check::kMatch;
         if (!ok) continue;
-        for (size_t i = 0; i < got.size(); ++i)
-          rows.emplace_back(got[i].first, std::string(Record::value(bufs_[i].data())));
-        return;
+        return !got.empty();
       }
     }
 
-    Client<T>& client() { return *c_; }
-    size_t limbo_records() const { return limbo_.size(); }
-
-   private:
-    static constexpr uint32_t kMaxAttempts = 100000;
-    enum class Wait { kGot, kRetry };
-
     // Point read while the HTS is down (paper §5.5): the SLS answers (key -> slot), then READ.
-    bool degraded_search(Key k, std::string& out) {
+    bool degraded_search(KeyView k, std::string& out) {
       Index& x = *x_;
       const Meta& m = x.meta_;
+      const bool wide = m.wide();
       const uint64_t start = c_->now_ns();
       for (uint32_t attempt = 0;; ++attempt) {
         if (attempt > kMaxAttempts)
-          throw TransportError("hstore: degraded GET of " + std::to_string(k) + " never answered");
+          throw TransportError("hstore: degraded GET of " + key_text(k, wide) + " never answered");
         uint64_t st = status_;
-        if (status::hts_up(st)) return search(k, out);
+        if (status::hts_up(st)) return get(k, out);
         if (!status::sls_up(st)) {
           wait_for([](uint64_t s) { return status::hts_up(s) || status::sls_up(s); }, start);
           continue;
         }
         x.degraded_gets_.fetch_add(1, std::memory_order_relaxed);
         const uint64_t t0 = c_->now_ns();
-        uint64_t req[1] = {k}, code = 0, word = 0;
-        Wait wr = call(m.sls_node, m.sls_inbox, kDget, req, false, status::sls_epoch(st), start,
+        uint64_t code = 0, word = 0;
+        req_.assign(1, key_word(k, wide));
+        append_key(req_, k, wide);
+        Wait wr = call(m.sls_node, m.sls_inbox, kDget, req_, false, status::sls_epoch(st), start,
                        [&](const std::vector<uint64_t>& w) {
                          code = w[0];
                          word = w.size() > 1 ? w[1] : 0;
@@ -421,9 +500,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         if (code == kFound && slot::live(word)) {
           std::string buf(slot::bytes(word), '\0');
           c_->read(slot::addr(word), buf.data(), slot::bytes(word));
-          if (Record::classify(buf.data(), slot::bytes(word), k) == Record::Check::kMatch &&
+          if (Record::classify(buf.data(), slot::bytes(word), k, wide) == Record::Check::kMatch &&
               c_->now_ns() - t0 <= m.grace_ns / 2) {
-            out.assign(Record::value(buf.data()));
+            out.assign(Record::value(buf.data(), wide));
             return true;
           }
           continue;
@@ -436,14 +515,15 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
     // PUT/UPDATE/DELETE (paper §3.2, §4.2): store the record first (one WRITE), then one request
     // to the HTS, answered once the SLS has logged the update and the table holds it.
-    [[gnu::noinline]] bool write(Op op, Key k, std::string_view v) {
+    [[gnu::noinline]] bool write(Op op, KeyView k, std::string_view v) {
       Index& x = *x_;
       const Meta& m = x.meta_;
+      const bool wide = m.wide();
       reclaim();
       GlobalAddress rec;
       uint32_t units = 0, abytes = 0;
       if (op != Op::kRemove) {
-        Record::encode(k, v, wbuf_);
+        Record::encode(k, v, wide, wbuf_);
         units = static_cast<uint32_t>(wbuf_.size() / 8);
         abytes = Record::alloc_bytes(static_cast<uint32_t>(wbuf_.size()));
         rec = c_->alloc(abytes);
@@ -457,15 +537,16 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         if (attempt) {
           x.write_retries_.fetch_add(1, std::memory_order_relaxed);
           if (attempt > kMaxAttempts)
-            throw TransportError("hstore: write of " + std::to_string(k) + " never answered");
+            throw TransportError("hstore: write of " + key_text(k, wide) + " never answered");
         }
         uint64_t st = status_;
         if (!status::hts_up(st)) st = wait_for([](uint64_t s) { return status::hts_up(s); }, start);
         const uint32_t he = status::hts_epoch(st);
-        uint64_t req[4] = {uint64_t(op) | (uint64_t{units} << 8) | (uint64_t{he} << 32), k,
-                           rec.raw(), tag};
+        req_.assign({uint64_t(op) | (uint64_t{units} << 8) | (uint64_t{he} << 32),
+                     key_word(k, wide), rec.raw(), tag});
+        append_key(req_, k, wide);
         uint64_t code = 0, old = 0;
-        Wait wr = call(m.hts_node, m.hts_inbox, kReq, req, true, he, start,
+        Wait wr = call(m.hts_node, m.hts_inbox, kReq, req_, true, he, start,
                        [&](const std::vector<uint64_t>& w) {
                          code = w[0];
                          old = w.size() > 1 ? w[1] : 0;
@@ -577,6 +658,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     std::deque<Limbo> limbo_;
     std::string wbuf_;
     std::vector<std::string> bufs_;
+    std::vector<uint64_t> req_;                          // the request being sent
+    std::vector<std::pair<std::string, uint64_t>> got_;  // a scan's (key, slot) rows
+    std::string key_;
+    char ikey_[8] = {};
   };
 };
 

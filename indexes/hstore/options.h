@@ -17,6 +17,11 @@ struct Options {
   uint64_t expected_keys = 1 << 16;  // sizing: head buckets = next_pow2(keys / 7 / load_factor)
   double load_factor = 0.75;         // of the head buckets' slots (notes A6)
   double overflow_fraction = 0.5;    // overflow buckets, as a fraction of the head buckets
+  // The longest key, in bytes; 8 keeps integer keys. Sizing like a value's length (records hold
+  // the actual key): any other value (1..1024) stores byte keys of 1..key_size bytes in the
+  // records, hashes their bytes and ships them in the messages (README "Long keys"). Set by
+  // dmrt-bench's --key-size.
+  uint32_t key_size = 8;
   // --- placement ---------------------------------------------------------------------------------
   int hts_node = -1;  // memory node of the hash-table server and its table (-1: first)
   int sls_node = -1;  // memory node of the skiplist server (-1: last memory node)

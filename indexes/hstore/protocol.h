@@ -5,12 +5,18 @@
 #include <span>
 #include <vector>
 
+#include <string>
+
 #include "runtime/client.h"
+#include "runtime/key_bytes.h"
 #include "runtime/messaging.h"
 
 namespace dmrt::hstore {
 
-// Every payload is an array of 64-bit words (layouts in the comments: one [..] per word).
+// Every payload is an array of 64-bit words (layouts in the comments: one [..] per word). The
+// layouts are those of integer keys (key_size 8), where [key] is the key itself. With byte keys
+// (key_size != 8) every [key] word holds the key's length instead, and the key's bytes follow the
+// fixed words of that request / entry / row, zero-padded to whole words (key_words(length)).
 enum Tag : uint32_t {
   // client -> HTS: [op | units<<8 | hts_epoch<<32] [key] [record address] [request tag]
   kReq = 0x48530001,
@@ -65,6 +71,36 @@ enum Code : uint64_t {
 
 inline constexpr size_t kShipHeaderWords = 3;
 inline constexpr size_t kShipEntryWords = 5;
+
+// Words a key takes after its entry's fixed words: none for an integer key (the [key] word is it).
+inline size_t key_words(size_t len, bool wide) {
+  return wide ? (len + 7) / 8 : 0;
+}
+// The [key] word of `k`, and its trailing bytes (appended to `w`, byte keys only).
+inline uint64_t key_word(KeyView k, bool wide) {
+  return wide ? k.size() : key_of_bytes(k);
+}
+inline void append_key(std::vector<uint64_t>& w, KeyView k, bool wide) {
+  if (!wide) return;
+  size_t at = w.size();
+  w.resize(at + key_words(k.size(), true), 0);
+  std::memcpy(w.data() + at, k.data(), k.size());
+}
+// Reads a key whose [key] word is `kw` and whose bytes (byte keys) start at w[pos]; advances pos
+// past them. False when the length is 0, above the index's key_size (a server sizes its skiplist
+// nodes by it), or runs past the payload.
+inline bool take_key(const std::vector<uint64_t>& w, size_t& pos, uint64_t kw, uint32_t key_size,
+                     std::string& out) {
+  if (key_size == kIntegerKeyBytes) {
+    out.resize(8);
+    put_key_bytes(kw, out.data());
+    return true;
+  }
+  if (kw == 0 || kw > key_size || pos + key_words(kw, true) > w.size()) return false;
+  out.assign(reinterpret_cast<const char*>(w.data() + pos), kw);
+  pos += key_words(kw, true);
+  return true;
+}
 
 inline size_t max_words(const MailboxGeometry& g) {
   return MailboxRing::max_payload(g) / 8;

@@ -22,6 +22,7 @@ struct Meta {
   uint32_t hts_inbox = 0, hts_ctrl = 0, sls_inbox = 0, sls_ctrl = 0, ack_base = 0;
   uint64_t flags = 0, grace_ns = 0, apply_lag_ns = 0;
   GlobalAddress sls_stats;
+  uint32_t key_size = 8;  // the longest key; 8: integer keys, else byte keys (records, wire)
 
   GlobalAddress word(uint32_t w) const { return addr + 8ull * w; }
   GlobalAddress status_word() const { return word(meta::kStatus); }
@@ -29,6 +30,7 @@ struct Meta {
   uint64_t buckets() const { return heads + overflow; }
   uint32_t ack_box(unsigned worker) const { return ack_base - worker; }
   bool sync() const { return flags & meta::kFlagSync; }
+  bool wide() const { return key_size != kIntegerKeyBytes; }
 
   void parse(const uint64_t* w) {
     table = GlobalAddress::from_raw(w[meta::kTable]);
@@ -45,6 +47,8 @@ struct Meta {
     ack_base = static_cast<uint32_t>(w[meta::kGeometry] & 0xffff);
     query_fibers = static_cast<unsigned>((w[meta::kGeometry] >> 16) & 0xffff);
     ship_batch = static_cast<unsigned>((w[meta::kGeometry] >> 32) & 0xffff);
+    key_size = static_cast<uint32_t>((w[meta::kGeometry] >> 48) & 0xffff);
+    if (key_size == 0) key_size = 8;
     flags = w[meta::kFlags];
     grace_ns = w[meta::kGrace];
     apply_lag_ns = w[meta::kApplyLag];
@@ -59,8 +63,9 @@ struct Meta {
                       (uint64_t{partitions} << 48);
     w[meta::kBoxes] = uint64_t{hts_inbox} | (uint64_t{hts_ctrl} << 16) |
                       (uint64_t{sls_inbox} << 32) | (uint64_t{sls_ctrl} << 48);
-    w[meta::kGeometry] =
-        uint64_t{ack_base} | (uint64_t{query_fibers} << 16) | (uint64_t{ship_batch} << 32);
+    w[meta::kGeometry] = uint64_t{ack_base} | (uint64_t{query_fibers} << 16) |
+                         (uint64_t{ship_batch} << 32) |
+                         (uint64_t{key_size == 8 ? 0u : key_size} << 48);
     w[meta::kFlags] = flags;
     w[meta::kGrace] = grace_ns;
     w[meta::kApplyLag] = apply_lag_ns;

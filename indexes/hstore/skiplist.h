@@ -3,13 +3,16 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
+#include <string>
 #include <utility>
 #include <vector>
 
-#include "runtime/kv.h"
+#include "runtime/key_bytes.h"
 
 namespace dmrt::hstore {
 
@@ -75,32 +78,56 @@ class NodeArena {
 };
 
 // Not thread-safe: the SLS guards each partition with its own mutex. Nodes are variable-sized
-// (a tower of `level` next pointers), taken from the list's NodeArena, returned on erase.
+// (a tower of `level` next pointers, then the key's bytes beyond its first 8), taken from the
+// list's NodeArena, returned on erase. Keys are byte strings in std::string_view order; a node
+// keeps a key's first 8 bytes as a big-endian number (`pre`, zero-padded), so an integer key
+// (its 8 big-endian bytes) compares as one number, and only keys sharing 8 bytes compare further.
 class SkipList {
  public:
   static constexpr int kMaxLevel = 16;  // 4^16 keys per partition before towers stop growing
 
   struct Node {
-    Key key;
+    uint64_t pre;  // bytes 0..8 of the key, big-endian, zero-padded
     uint64_t value;
+    uint32_t len;  // the key's length
     int level;
-    Node* next[1];  // `level` entries
+    Node* next[1];  // `level` entries, then len - 8 key bytes when len > 8
+
+    KeyView tail() const {
+      return len > 8 ? KeyView(reinterpret_cast<const char*>(next + level), len - 8) : KeyView();
+    }
+    std::string key() const {
+      std::string s(8, '\0');
+      put_key_bytes(pre, s.data());
+      s.resize(std::min<uint32_t>(len, 8));
+      s.append(tail());
+      return s;
+    }
   };
 
-  explicit SkipList(uint64_t seed = 0x9e3779b97f4a7c15ull) : rng_(seed | 1) {
-    head_ = make(0, 0, kMaxLevel);
+  // `key_size`: the longest key this list holds (sizes every node alike, so that the free lists
+  // per tower height can hand any node to any key).
+  explicit SkipList(uint64_t seed = 0x9e3779b97f4a7c15ull, uint32_t key_size = 8) : rng_(seed | 1) {
+    set_key_size(key_size);
+    head_ = make({}, 0, kMaxLevel);
   }
   ~SkipList() = default;
   SkipList(const SkipList&) = delete;
   SkipList& operator=(const SkipList&) = delete;
 
+  // Before the first insert (the SLS learns key_size from the meta block).
+  void set_key_size(uint32_t key_size) {
+    extra_ = key_size > 8 ? (key_size - 8 + size_t{7}) & ~size_t{7} : 0;
+  }
+
   size_t size() const { return size_; }
 
   // Inserts or overwrites; true when the key was new.
-  bool upsert(Key k, uint64_t v) {
+  bool upsert(KeyView k, uint64_t v) {
     Node* update[kMaxLevel];
-    Node* x = descend(k, update);
-    if (x && x->key == k) {
+    const Probe p(k);
+    Node* x = descend(p, update);
+    if (x && cmp(x, p) == 0) {
       x->value = v;
       return false;
     }
@@ -118,10 +145,11 @@ class SkipList {
     return true;
   }
 
-  bool erase(Key k) {
+  bool erase(KeyView k) {
     Node* update[kMaxLevel];
-    Node* x = descend(k, update);
-    if (!x || x->key != k) return false;
+    const Probe p(k);
+    Node* x = descend(p, update);
+    if (!x || cmp(x, p) != 0) return false;
     for (int i = 0; i < level_ && update[i]->next[i] == x; ++i) update[i]->next[i] = x->next[i];
     arena_.give(x, x->level);
     while (level_ > 1 && head_->next[level_ - 1] == nullptr) --level_;
@@ -129,25 +157,21 @@ class SkipList {
     return true;
   }
 
-  bool find(Key k, uint64_t& v) const {
-    const Node* x = lower_bound(k);
-    if (!x || x->key != k) return false;
+  bool find(KeyView k, uint64_t& v) const {
+    const Probe p(k);
+    const Node* x = lower_bound(p);
+    if (!x || cmp(x, p) != 0) return false;
     v = x->value;
     return true;
   }
 
   // First node with key >= k (null at the end); iterate with next().
-  const Node* lower_bound(Key k) const {
-    const Node* x = head_;
-    for (int i = level_ - 1; i >= 0; --i)
-      while (x->next[i] && x->next[i]->key < k) x = x->next[i];
-    return x->next[0];
-  }
+  const Node* lower_bound(KeyView k) const { return lower_bound(Probe(k)); }
   const Node* first() const { return head_->next[0]; }
   static const Node* next(const Node* n) { return n->next[0]; }
 
   // Builds from ascending distinct pairs into an empty list in O(n).
-  void build_sorted(const std::vector<std::pair<Key, uint64_t>>& rows) {
+  void build_sorted(const std::vector<std::pair<std::string, uint64_t>>& rows) {
     clear();
     Node* tail[kMaxLevel];
     for (int i = 0; i < kMaxLevel; ++i) tail[i] = head_;
@@ -166,26 +190,55 @@ class SkipList {
 
   void clear() {
     arena_.reset();
-    head_ = make(0, 0, kMaxLevel);
+    head_ = make({}, 0, kMaxLevel);
     level_ = 1;
     size_ = 0;
   }
 
  private:
-  Node* make(Key k, uint64_t v, int lvl) {
-    void* p = arena_.take(sizeof(Node) + sizeof(Node*) * static_cast<size_t>(lvl - 1), lvl);
+  // A key as the nodes hold it.
+  struct Probe {
+    explicit Probe(KeyView k) : len(static_cast<uint32_t>(k.size())) {
+      char b[8] = {};
+      std::memcpy(b, k.data(), std::min<size_t>(k.size(), 8));
+      pre = key_of_bytes({b, 8});
+      if (k.size() > 8) tail = k.substr(8);
+    }
+    uint64_t pre;
+    uint32_t len;
+    KeyView tail;
+  };
+  // <0, 0, >0 as n's key orders before, equal to, after p's. With equal first 8 bytes, a key of
+  // at most 8 bytes is a prefix of the other (the padding is zeros): the shorter sorts first.
+  static int cmp(const Node* n, const Probe& p) {
+    if (n->pre != p.pre) return n->pre < p.pre ? -1 : 1;
+    if (n->len <= 8 || p.len <= 8) return (n->len > p.len) - (n->len < p.len);
+    return n->tail().compare(p.tail);
+  }
+  const Node* lower_bound(const Probe& p) const {
+    const Node* x = head_;
+    for (int i = level_ - 1; i >= 0; --i)
+      while (x->next[i] && cmp(x->next[i], p) < 0) x = x->next[i];
+    return x->next[0];
+  }
+  Node* make(KeyView k, uint64_t v, int lvl) {
+    const size_t tower = sizeof(Node) + sizeof(Node*) * static_cast<size_t>(lvl - 1);
+    void* p = arena_.take(tower + extra_, lvl);
     Node* n = static_cast<Node*>(p);
-    n->key = k;
+    const Probe pr(k);
+    n->pre = pr.pre;
     n->value = v;
+    n->len = pr.len;
     n->level = lvl;
     for (int i = 0; i < lvl; ++i) n->next[i] = nullptr;
+    if (!pr.tail.empty()) std::memcpy(n->next + lvl, pr.tail.data(), pr.tail.size());
     return n;
   }
   // Fills update[i] with the last node before k on level i; returns the node at/after k.
-  Node* descend(Key k, Node** update) {
+  Node* descend(const Probe& p, Node** update) {
     Node* x = head_;
     for (int i = level_ - 1; i >= 0; --i) {
-      while (x->next[i] && x->next[i]->key < k) x = x->next[i];
+      while (x->next[i] && cmp(x->next[i], p) < 0) x = x->next[i];
       update[i] = x;
     }
     return x->next[0];
@@ -204,7 +257,8 @@ class SkipList {
     return lvl;
   }
 
-  NodeArena arena_;  // first: the nodes go with it
+  NodeArena arena_;   // first: the nodes go with it
+  size_t extra_ = 0;  // key bytes beyond 8 a node has room for
   Node* head_;
   int level_ = 1;
   size_t size_ = 0;

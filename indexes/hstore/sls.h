@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -58,7 +59,7 @@ class SkipListServer {
  private:
   struct Entry {
     EntryOp op;
-    Key key;
+    std::string key;  // its bytes (an integer key: 8 big-endian bytes)
     uint64_t word;
     uint64_t at;  // when it was logged (transport clock)
   };
@@ -92,6 +93,7 @@ class SkipListServer {
                         std::to_string(1 + m_.partitions + m_.query_fibers) + ")");
     stats_ = ctx.region() + m_.sls_stats.offset();
     parts_ = std::make_unique<Partition[]>(m_.partitions);
+    for (unsigned p = 0; p < m_.partitions; ++p) parts_[p].list.set_key_size(m_.key_size);
     uint64_t st = read_status(c, m_);
     epoch_ = status::sls_epoch(st);
     hts_epoch_.store(status::hts_epoch(st));
@@ -137,18 +139,24 @@ class SkipListServer {
         if (slot::live(tbl[b * 8 + s])) live.push_back(tbl[b * 8 + s]);
     tbl.clear();
     tbl.shrink_to_fit();
-    // The full key of every record, from the pool (16-byte header reads, many per round trip).
-    std::vector<std::array<uint64_t, 2>> heads(live.size());
-    for (size_t i = 0; i < live.size(); ++i) rr.read(slot::addr(live[i]), heads[i].data(), 16);
+    // The full key of every record, from the pool (header reads, many per round trip: 16 bytes
+    // for an integer key, the header and the key's bytes for a byte key).
+    const bool wide = m_.wide();
+    const uint32_t stride = Record::head_bytes(Record::kMaxBytes, m_.key_size, wide);
+    std::vector<uint64_t> heads(live.size() * (stride / 8));
+    for (size_t i = 0; i < live.size(); ++i)
+      rr.read(slot::addr(live[i]), heads.data() + i * (stride / 8),
+              Record::head_bytes(slot::bytes(live[i]), m_.key_size, wide));
     rr.run(c, 512);
-    std::vector<std::vector<std::pair<Key, uint64_t>>> rows(m_.partitions);
+    std::vector<std::vector<std::pair<std::string, uint64_t>>> rows(m_.partitions);
+    std::string k;
     for (size_t i = 0; i < live.size(); ++i) {
-      Key k;
-      if (!Record::header_key(reinterpret_cast<const char*>(heads[i].data()), slot::bytes(live[i]),
-                              k))
+      const uint32_t b = slot::bytes(live[i]);
+      if (!Record::header_key(reinterpret_cast<const char*>(heads.data() + i * (stride / 8)), b,
+                              Record::head_bytes(b, m_.key_size, wide), wide, k))
         throw TransportError("hstore: SLS rebuild found a slot whose record " +
                              slot::addr(live[i]).to_string() + " is not a record");
-      rows[KeyHash::of(k).log(m_.partitions)].push_back({k, live[i]});
+      rows[KeyHash::of(k, wide).log(m_.partitions)].push_back({k, live[i]});
     }
     uint64_t keys = 0;
     for (unsigned p = 0; p < m_.partitions; ++p) {
@@ -156,7 +164,7 @@ class SkipListServer {
       std::sort(r.begin(), r.end());
       for (size_t i = 1; i < r.size(); ++i)
         if (r[i].first == r[i - 1].first)
-          throw TransportError("hstore: SLS rebuild found key " + std::to_string(r[i].first) +
+          throw TransportError("hstore: SLS rebuild found key " + key_text(r[i].first, wide) +
                                " twice in the table");
       std::lock_guard<std::mutex> g(parts_[p].mu);
       parts_[p].list.build_sorted(r);
@@ -202,8 +210,20 @@ class SkipListServer {
     switch (msg.tag) {
       case kShip: {
         if (!words_of(msg, w, kShipHeaderWords)) break;
+        const bool wide = m_.wide();
         uint64_t n = w[1] >> 32;
-        if (w.size() != kShipHeaderWords + kShipEntryWords * n) break;
+        // Where each entry starts (byte keys make entries variable-length).
+        std::vector<size_t>& at = ship_at_;
+        at.clear();
+        size_t pos = kShipHeaderWords;
+        for (uint64_t i = 0; i < n && pos + kShipEntryWords <= w.size(); ++i) {
+          at.push_back(pos);
+          pos += kShipEntryWords;
+          uint64_t len = w[pos - kShipEntryWords + 1];
+          if (wide && (len == 0 || len > m_.key_size)) break;
+          pos += key_words(len, wide);
+        }
+        if (at.size() != n || pos != w.size()) break;
         if (static_cast<uint32_t>(w[0]) != hts_epoch_.load() ||
             static_cast<uint32_t>(w[0] >> 32) != epoch_) {
           stat(sls_stat::kStaleShips)
@@ -216,16 +236,19 @@ class SkipListServer {
         {
           std::lock_guard<std::mutex> g(dedup_mu_);
           for (uint64_t i = 0; i < n; ++i) {
-            const uint64_t* e = &w[kShipHeaderWords + kShipEntryWords * i];
+            const uint64_t* e = &w[at[i]];
             uint64_t client = (((e[0] >> 8) & 0xffff) << 32) | (e[0] >> 32);
             dedup_[client] = {e[4], e[3]};
           }
         }
+        std::string key;
         for (uint64_t i = 0; i < n; ++i) {
-          const uint64_t* e = &w[kShipHeaderWords + kShipEntryWords * i];
-          unsigned p = KeyHash::of(e[1]).log(m_.partitions);
+          const uint64_t* e = &w[at[i]];
+          size_t kp = at[i] + kShipEntryWords;
+          take_key(w, kp, e[1], m_.key_size, key);
+          unsigned p = KeyHash::of(key, wide).log(m_.partitions);
           std::lock_guard<std::mutex> g(parts_[p].mu);
-          parts_[p].log.push_back({static_cast<EntryOp>(e[0] & 0xff), e[1], e[2], now});
+          parts_[p].log.push_back({static_cast<EntryOp>(e[0] & 0xff), key, e[2], now});
           touched[p] = true;
         }
         stat(sls_stat::kLogged).fetch_add(n);
@@ -324,6 +347,7 @@ class SkipListServer {
   // ------------------------------------------------------------------------------------
   void query_loop(ServiceContext<T>& ctx) {
     std::vector<uint64_t> w;
+    std::string key;
     while (!ctx.stop_requested()) {
       Message msg;
       bool got = false;
@@ -340,10 +364,12 @@ class SkipListServer {
         continue;
       }
       touch(ctx);
-      if (msg.tag == kScan && words_of(msg, w, 2))
-        scan(ctx, msg, w[0], w[1]);
-      else if (msg.tag == kDget && words_of(msg, w, 1))
-        dget(ctx, msg, w[0]);
+      size_t pos = 0;
+      if (msg.tag == kScan && words_of(msg, w, 2) && take_key(w, pos = 2, w[0], m_.key_size, key))
+        scan(ctx, msg, key, w[1]);
+      else if (msg.tag == kDget && words_of(msg, w, 1) &&
+               take_key(w, pos = 1, w[0], m_.key_size, key))
+        dget(ctx, msg, key);
       else if (msg.tag == kDump)
         dump(ctx, msg);
       else
@@ -354,8 +380,9 @@ class SkipListServer {
   // Drains every partition's log first (paper: "if there are index updates left, the worker threads
   // will first apply the updates to the skiplist and then answer the SCAN request"), so every write
   // the HTS acknowledged before this request arrived is in the answer; then merges the partitions.
-  void scan(ServiceContext<T>& ctx, const Message& msg, Key from, uint64_t count) {
-    std::vector<std::pair<Key, uint64_t>> rows;
+  void scan(ServiceContext<T>& ctx, const Message& msg, KeyView from, uint64_t count) {
+    const bool wide = m_.wide();
+    std::vector<std::pair<std::string, uint64_t>> rows;
     bool skip = injected(so_.faults.scan_skips_drain);
     size_t applied = 0;
     for (unsigned p = 0; p < m_.partitions; ++p) {
@@ -363,21 +390,23 @@ class SkipListServer {
       if (!skip) applied += drain_locked(parts_[p], sls_stat::kAppliedByDrain);
       uint64_t n = 0;
       for (auto* x = parts_[p].list.lower_bound(from); x && n < count; x = SkipList::next(x), ++n)
-        rows.push_back({x->key, x->value});
+        rows.push_back({x->key(), x->value});
     }
     charge_cpu(ctx.client(),
                so_.skiplist_cpu_ns * (applied + m_.partitions) + so_.row_cpu_ns * rows.size());
     std::sort(rows.begin(), rows.end());
     if (rows.size() > count) rows.resize(count);
     stat(sls_stat::kScans).fetch_add(1);
-    const size_t per = (max_words(ctx.client().endpoint().mailbox_geometry()) - 1) / 2;
+    // As many rows per reply as fit one message (a row: [key] [slot], then a byte key's words).
+    const size_t mw = max_words(ctx.client().endpoint().mailbox_geometry());
     std::vector<uint64_t> out;
     size_t part = 0;
-    for (size_t i = 0; i == 0 || i < rows.size(); i += per, ++part) {
+    for (size_t i = 0; i == 0 || i < rows.size(); ++part) {
       out.assign(1, rows.size() | (uint64_t{part} << 32));
-      for (size_t j = i; j < std::min(rows.size(), i + per); ++j) {
-        out.push_back(rows[j].first);
-        out.push_back(rows[j].second);
+      for (; i < rows.size() && out.size() + 2 + key_words(rows[i].first.size(), wide) <= mw; ++i) {
+        out.push_back(key_word(rows[i].first, wide));
+        out.push_back(rows[i].second);
+        append_key(out, rows[i].first, wide);
       }
       if (!post(ctx.client(), msg.from_node, msg.reply_mailbox, kScanPart, out, msg.request_id, 0,
                 [&] { return ctx.stop_requested(); }))
@@ -387,10 +416,10 @@ class SkipListServer {
   }
 
   // Point read while the HTS is down (paper §5.5: GETs are served from the skiplist).
-  void dget(ServiceContext<T>& ctx, const Message& msg, Key k) {
+  void dget(ServiceContext<T>& ctx, const Message& msg, KeyView k) {
     uint64_t out[2] = {kRetry, 0};
     if (dget_ok_.load()) {
-      unsigned p = KeyHash::of(k).log(m_.partitions);
+      unsigned p = KeyHash::of(k, m_.wide()).log(m_.partitions);
       std::lock_guard<std::mutex> g(parts_[p].mu);
       size_t applied = drain_locked(parts_[p], sls_stat::kAppliedByDrain);
       charge_cpu(ctx.client(), so_.skiplist_cpu_ns * (applied + 1));
@@ -411,12 +440,13 @@ class SkipListServer {
   void dump(ServiceContext<T>& ctx, const Message& msg) {
     Client<T>& c = ctx.client();
     auto stopping = [&] { return ctx.stop_requested(); };
-    std::vector<std::pair<Key, uint64_t>> rows;
+    const bool wide = m_.wide();
+    std::vector<std::pair<std::string, uint64_t>> rows;
     for (unsigned p = 0; p < m_.partitions; ++p) {
       std::lock_guard<std::mutex> g(parts_[p].mu);
       drain_locked(parts_[p], sls_stat::kAppliedByDrain);
       for (auto* x = parts_[p].list.first(); x; x = SkipList::next(x))
-        rows.push_back({x->key, x->value});
+        rows.push_back({x->key(), x->value});
     }
     charge_cpu(c, so_.row_cpu_ns * rows.size());
     std::vector<std::array<uint64_t, 3>> dd;
@@ -426,12 +456,16 @@ class SkipListServer {
     }
     const size_t mw = max_words(c.endpoint().mailbox_geometry());
     std::vector<uint64_t> out;
-    const size_t per_key = (mw - 1) / 2, per_dd = (mw - 1) / 3;
-    for (size_t i = 0; i < rows.size(); i += per_key) {
-      size_t n = std::min(per_key, rows.size() - i);
-      out.assign(1, n);
-      for (size_t j = i; j < i + n; ++j)
-        out.push_back(rows[j].first), out.push_back(rows[j].second);
+    const size_t per_dd = (mw - 1) / 3;
+    for (size_t i = 0; i < rows.size();) {
+      // As many keys as fit one message: [key] [slot], then a byte key's words.
+      out.assign(1, 0);
+      for (; i < rows.size() && out.size() + 2 + key_words(rows[i].first.size(), wide) <= mw;
+           ++i, ++out[0]) {
+        out.push_back(key_word(rows[i].first, wide));
+        out.push_back(rows[i].second);
+        append_key(out, rows[i].first, wide);
+      }
       if (!post(c, msg.from_node, msg.reply_mailbox, kDumpKeys, out, 0, 0, stopping)) return;
       touch(ctx);  // busy: the idle fibers of this thread must not put it to sleep
     }
@@ -474,6 +508,7 @@ class SkipListServer {
   std::mutex q_mu_;
   std::deque<Message> queries_;
   std::atomic<uint64_t> last_busy_{0};
+  std::vector<size_t> ship_at_;  // fiber 0: where a ship's entries start
 };
 
 // The service body for any transport's ServiceHost, homed on the server's node with

@@ -2,6 +2,7 @@
 // proofs, and a server's index killed during a concurrent run, rebuilt, nothing acknowledged lost.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <map>
@@ -11,6 +12,7 @@
 #include "check/history.h"
 #include "check/linearizability.h"
 #include "hstore_test_util.h"
+#include "runtime/key_bytes.h"
 #include "runtime/scheduler.h"
 #include "tests/harness/kv_suites.h"
 
@@ -62,6 +64,113 @@ TEST(HStoreHarness, LaggingSkiplistScansStillSeeAcknowledgedWrites) {
       cl.pool, [&](harness::ShmClient& c) { return cl.index->handle(c); }, so);
   auto s = cl.index->stats(cl.setup);
   EXPECT_GT(s["sls_applied_by_drain"], 0);
+}
+
+// Byte keys (key_size 40) under 2 threads x 4 fibers: each worker owns the keys starting with its
+// letter (mixed lengths, 0x00 / 0xff runs, prefixes of each other) and checks every answer and
+// every scan of its range against its own model; all of them race insert / remove on hot keys that
+// are prefixes of each other. Scans come back in strict byte order; the final contents match.
+TEST(HStoreByteKeys, ConcurrentWorkersWithByteKeys) {
+  auto o = stress_options();
+  o.key_size = 40;
+  HStoreCluster cl(o);
+  constexpr unsigned kThreads = 2, kFibers = 4, kWorkers = kThreads * kFibers, kOwn = 60, kHot = 8;
+  const size_t ops = scaled(600);
+  auto own_key = [](unsigned wi, unsigned j) {
+    std::string k(1, static_cast<char>('A' + wi));
+    k += std::string(j % 13, j % 2 ? '\xff' : '\0');
+    if (j % 3) k += "x" + std::to_string(j);
+    return k;  // j % 3 == 0: a run of one byte, a prefix of the longer runs
+  };
+  auto hot_key = [](unsigned i) { return "hot" + std::string(i, '\0'); };
+  std::vector<std::map<std::string, std::string>> model(kWorkers);
+  std::vector<std::array<int64_t, kHot>> hot_net(kWorkers);  // inserts - removes that succeeded
+  for (auto& a : hot_net) a.fill(0);
+  std::atomic<size_t> scans{0};
+  Scheduler sched({kThreads, kFibers});
+  sched.run([&](const WorkerId& w) {
+    testing::ShmClient c(shm::Endpoint(cl.pool, cl.compute(0), 1 + w.index));
+    auto h = cl.index->handle(c);
+    const unsigned wi = w.index;
+    auto& mine = model[wi];
+    std::mt19937_64 rng(99 + wi);
+    std::string out;
+    std::vector<std::pair<std::string, std::string>> rows;
+    const std::string lo(1, static_cast<char>('A' + wi));
+    for (size_t i = 0; i < ops; ++i) {
+      const unsigned r = rng() % 20;
+      if (r < 3) {  // a hot key, raced by everyone
+        unsigned hk = rng() % kHot;
+        if (rng() % 2)
+          hot_net[wi][hk] += h.insert(KeyView(hot_key(hk)), "h" + std::to_string(wi));
+        else
+          hot_net[wi][hk] -= h.remove(KeyView(hot_key(hk)));
+        continue;
+      }
+      if (r < 5) {  // my range: exactly my model's first rows
+        h.scan(KeyView(lo), 12, rows);
+        auto it = mine.begin();
+        size_t n = 0;
+        for (; n < rows.size() && rows[n].first.compare(0, 1, lo) == 0; ++n, ++it) {
+          ASSERT_NE(it, mine.end()) << "worker " << wi;
+          ASSERT_EQ(rows[n].first, it->first) << "worker " << wi;
+          ASSERT_EQ(rows[n].second, it->second) << "worker " << wi;
+        }
+        ASSERT_EQ(n, std::min<size_t>(12, mine.size())) << "worker " << wi;
+        for (size_t j = 1; j < rows.size(); ++j) ASSERT_LT(rows[j - 1].first, rows[j].first);
+        scans.fetch_add(1);
+        continue;
+      }
+      const std::string k = own_key(wi, static_cast<unsigned>(rng() % kOwn));
+      const std::string v = "w" + std::to_string(wi) + "." + std::to_string(i);
+      auto it = mine.find(k);
+      const bool had = it != mine.end();
+      switch (r % 4) {
+        case 0:
+          ASSERT_EQ(h.insert(KeyView(k), v), !had);
+          if (!had) mine[k] = v;
+          break;
+        case 1:
+          ASSERT_EQ(h.update(KeyView(k), v), had);
+          if (had) mine[k] = v;
+          break;
+        case 2:
+          ASSERT_EQ(h.remove(KeyView(k)), had);
+          mine.erase(k);
+          break;
+        default:
+          ASSERT_EQ(h.search(KeyView(k), out), had);
+          if (had) {
+            ASSERT_EQ(out, it->second);
+          }
+      }
+      if (rng() % 3 == 0) c.pause();
+    }
+  });
+  EXPECT_GT(scans.load(), 0u);
+  // The final contents: every owned key as its owner left it, each hot key present iff its
+  // successful inserts outnumber its successful removes (by exactly one).
+  std::map<std::string, std::string> all;
+  for (auto& m : model) all.insert(m.begin(), m.end());
+  auto h = cl.index->handle(cl.setup);
+  std::string out;
+  for (unsigned hk = 0; hk < kHot; ++hk) {
+    int64_t net = 0;
+    for (auto& a : hot_net) net += a[hk];
+    ASSERT_TRUE(net == 0 || net == 1) << hk;
+    ASSERT_EQ(h.search(KeyView(hot_key(hk)), out), net == 1);
+    if (net) all[hot_key(hk)] = out;
+  }
+  std::vector<std::pair<std::string, std::string>> rows;
+  h.scan(KeyView("\0", 1), all.size() + 10, rows);
+  ASSERT_EQ(rows.size(), all.size());
+  auto it = all.begin();
+  for (size_t i = 0; i < rows.size(); ++i, ++it) {
+    ASSERT_EQ(rows[i].first, it->first);
+    ASSERT_EQ(rows[i].second, it->second);
+    ASSERT_TRUE(h.search(KeyView(it->first), out));
+    ASSERT_EQ(out, it->second);
+  }
 }
 
 #ifdef DMRT_FAULT_INJECTION

@@ -11,6 +11,7 @@
 #include "indexes/hstore/prebuilt.h"
 #include "policies/sim/cluster.h"
 #include "policies/sim/service.h"
+#include "runtime/key_bytes.h"
 
 namespace dmrt::sim {
 namespace {
@@ -156,6 +157,125 @@ TEST(HStoreSim, RoundTripsLatenciesFailuresAndDeterminism) {
       a.end_ns / 1e6);
   Outcome b = scenario();
   EXPECT_EQ(a, b) << "virtual time differs between identical runs";
+}
+
+// Costs per operation with byte keys (README "Long keys"), one client, 2 memory nodes, 8-byte
+// values, keys of exactly key_size bytes ("user" + zero-padded number; key_size 8: the integer
+// keys' 8 bytes). Per operation: round trips, one-sided bytes read / written, and the request's
+// message bytes (the client's side). Deterministic: the figures are asserted.
+struct KeyCosts {
+  double rt = 0, rd = 0, wr = 0, msg = 0, msg_bytes = 0;
+  bool operator==(const KeyCosts&) const = default;
+};
+struct KeyCostRun {
+  KeyCosts get, insert, update, remove, scan10;
+  bool operator==(const KeyCostRun&) const = default;
+};
+
+std::string sized_key(uint32_t key_size, uint64_t i) {
+  if (key_size == 8) return key_bytes(i);
+  std::string n = std::to_string(i);
+  return "user" + std::string(key_size - 4 - n.size(), '0') + n;
+}
+
+KeyCostRun key_costs(uint32_t key_size) {
+  Options o = Options::preset("rdma-cx6");
+  o.compute_nodes = 1;
+  o.clients_per_node = 1;
+  o.memory_nodes = 2;
+  o.memory_bytes = uint64_t{256} << 20;
+  Cluster cluster(o);
+  SimClient setup(cluster.endpoint(cluster.compute_nodes()[0], 300));
+  hstore::Options ho;
+  ho.key_size = key_size;
+  ho.expected_keys = 8192;
+  auto idx = HIndex::create(setup, ho);
+  hstore::ServerOptions so;
+  so.idle_sleep_us = 0;
+  HDeployment servers(idx, sim_hosts(cluster), so);
+  servers.start();
+  constexpr uint64_t kN = 2000, kM = 200;
+  KeyCostRun r;
+  auto add = [](KeyCosts& k, const VerbCounters& d, double n) {
+    k.rt += d.round_trips / n;
+    k.rd += d.bytes_read / n;
+    k.wr += d.bytes_written / n;
+    k.msg += d.messages / n;
+    k.msg_bytes += d.message_bytes / n;
+  };
+  cluster.run([&](SimClient& c, const WorkerInfo&) {
+    auto h = idx->handle(c);
+    std::string out;
+    VerbCounters before = c.counters().total;
+    for (uint64_t i = 0; i < kN; ++i)
+      ASSERT_TRUE(h.insert(KeyView(sized_key(key_size, i)), "12345678"));
+    add(r.insert, c.counters().total - before, kN);
+    before = c.counters().total;
+    for (uint64_t i = 0; i < kN; ++i) {
+      ASSERT_TRUE(h.search(KeyView(sized_key(key_size, i)), out));
+      ASSERT_EQ(out, "12345678");
+    }
+    add(r.get, c.counters().total - before, kN);
+    std::vector<std::pair<std::string, std::string>> rows;
+    before = c.counters().total;
+    for (uint64_t i = 0; i < kM; ++i) {
+      h.scan(KeyView(sized_key(key_size, i * 7)), 10, rows);
+      ASSERT_EQ(rows.size(), 10u);
+      for (size_t j = 1; j < rows.size(); ++j) ASSERT_LT(rows[j - 1].first, rows[j].first);
+    }
+    add(r.scan10, c.counters().total - before, kM);
+    before = c.counters().total;
+    for (uint64_t i = 0; i < kM; ++i)
+      ASSERT_TRUE(h.update(KeyView(sized_key(key_size, i)), "87654321"));
+    add(r.update, c.counters().total - before, kM);
+    before = c.counters().total;
+    for (uint64_t i = 0; i < kM; ++i) ASSERT_TRUE(h.remove(KeyView(sized_key(key_size, i))));
+    add(r.remove, c.counters().total - before, kM);
+  });
+  servers.stop();
+  return r;
+}
+
+TEST(HStoreSim, CostsPerOperationWithByteKeys) {
+  for (uint32_t ks : {8u, 32u, 256u}) {
+    KeyCostRun a = key_costs(ks);
+    auto line = [&](const char* op, const KeyCosts& k) {
+      std::printf("key %3u B %-7s RT %.4f  read %.2f B  written %.2f B  requests %.2f (%.2f B)\n",
+                  ks, op, k.rt, k.rd, k.wr, k.msg, k.msg_bytes);
+    };
+    line("get", a.get);
+    line("insert", a.insert);
+    line("update", a.update);
+    line("delete", a.remove);
+    line("scan10", a.scan10);
+    // A record: 16-byte header, the key (integer keys: in the header), the 8-byte value.
+    const double rec = ks == 8 ? 24 : 16 + ks + 8;
+    // A request carries 4 words, then the key's bytes (integer keys: in a word); a SCAN 2 words.
+    const double key_msg = ks == 8 ? 0 : ks;
+    // GET: bucket + status word (one trip), then the record; these keys never share a bucket
+    // chain hop, and a false signature match (another key's record read) is rare.
+    EXPECT_EQ(a.get.rt, 2.0);
+    EXPECT_GE(a.get.rd, 64 + 8 + rec);
+    EXPECT_LE(a.get.rd, 64 + 8 + rec * 1.01);
+    EXPECT_EQ(a.get.msg, 0.0);
+    // Writes: the record WRITE (and the allocator's chunk claim, one per MiB), one request.
+    for (const KeyCosts* k : {&a.insert, &a.update}) {
+      EXPECT_GE(k->rt, 1.0);
+      EXPECT_LE(k->rt, 1.001);
+      EXPECT_GE(k->wr, rec);
+      EXPECT_LE(k->wr, rec + 0.01);  // the chunk claim's 8 bytes, once in 2000 inserts
+      EXPECT_EQ(k->msg, 1.0);
+      EXPECT_EQ(k->msg_bytes, 32 + key_msg);
+    }
+    EXPECT_EQ(a.remove.rt, 0.0);
+    EXPECT_EQ(a.remove.msg_bytes, 32 + key_msg);
+    // SCAN(10): one request, then one record READ per row (scan_reads_per_trip = 1).
+    EXPECT_EQ(a.scan10.rt, 10.0);
+    EXPECT_EQ(a.scan10.rd, 10 * rec);
+    EXPECT_EQ(a.scan10.msg, 1.0);
+    EXPECT_EQ(a.scan10.msg_bytes, 16 + key_msg);
+    EXPECT_EQ(a, key_costs(ks)) << "costs differ between identical runs";
+  }
 }
 
 }  // namespace

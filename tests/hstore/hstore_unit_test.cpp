@@ -20,49 +20,53 @@ std::string val(Key k, int v) {
   return "v" + std::to_string(k) + "." + std::to_string(v);
 }
 
+// Integer keys as their 8 big-endian bytes (what the SLS holds at key_size 8): numeric order.
 TEST(HStoreSkipList, MatchesStdMap) {
   hstore::SkipList sl(7);
   std::map<Key, uint64_t> model;
   std::mt19937_64 rng(3);
   for (int i = 0; i < 200000; ++i) {
     Key k = rng() % 5000;
+    const std::string kb = key_bytes(k);
     switch (rng() % 4) {
       case 0:
       case 1: {
         uint64_t v = rng();
-        ASSERT_EQ(sl.upsert(k, v), model.count(k) == 0);
+        ASSERT_EQ(sl.upsert(kb, v), model.count(k) == 0);
         model[k] = v;
         break;
       }
       case 2:
-        ASSERT_EQ(sl.erase(k), model.erase(k) == 1);
+        ASSERT_EQ(sl.erase(kb), model.erase(k) == 1);
         break;
       default: {
         uint64_t v = 0;
         auto it = model.find(k);
-        ASSERT_EQ(sl.find(k, v), it != model.end());
+        ASSERT_EQ(sl.find(kb, v), it != model.end());
         if (it != model.end()) {
           ASSERT_EQ(v, it->second);
         }
         auto lb = model.lower_bound(k);
-        auto* n = sl.lower_bound(k);
+        auto* n = sl.lower_bound(kb);
         for (int j = 0; j < 5; ++j, ++lb, n = n ? hstore::SkipList::next(n) : nullptr) {
           ASSERT_EQ(n == nullptr, lb == model.end());
           if (!n) break;
-          ASSERT_EQ(n->key, lb->first);
+          ASSERT_EQ(n->pre, lb->first);
+          ASSERT_EQ(n->key(), key_bytes(lb->first));
         }
       }
     }
     ASSERT_EQ(sl.size(), model.size());
   }
-  std::vector<std::pair<Key, uint64_t>> rows(model.begin(), model.end());
+  std::vector<std::pair<std::string, uint64_t>> rows;
+  for (auto& [k, v] : model) rows.push_back({key_bytes(k), v});
   hstore::SkipList built;
   built.build_sorted(rows);
   size_t i = 0;
   for (auto* n = built.first(); n; n = hstore::SkipList::next(n), ++i)
-    ASSERT_EQ(n->key, rows[i].first);
+    ASSERT_EQ(n->key(), rows[i].first);
   EXPECT_EQ(i, rows.size());
-  built.upsert(rows.empty() ? 1 : rows.back().first + 1, 9);
+  built.upsert(key_bytes(model.empty() ? 1 : model.rbegin()->first + 1), 9);
   EXPECT_EQ(built.size(), rows.size() + 1);
 }
 

@@ -3,11 +3,14 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
+#include "indexes/common/btree_keys.h"
 #include "indexes/common/value_slot.h"
 #include "runtime/address.h"
 #include "runtime/collab/service.h"
+#include "runtime/hash.h"
 #include "runtime/kv.h"
 #include "runtime/sealed_object.h"
 
@@ -16,6 +19,11 @@ namespace dmrt::dmtree {
 // One-byte fingerprint; 0 marks an empty slot.
 inline uint8_t fingerprint(Key k) {
   uint8_t f = static_cast<uint8_t>(mix64(k ^ 0x2545f4914f6cdd1dull) >> 56);
+  return f ? f : 1;
+}
+// A byte key's fingerprint comes from all of its bytes (the compute-side tables never see keys).
+inline uint8_t fingerprint(std::string_view k) {
+  uint8_t f = static_cast<uint8_t>(mix64(hash_bytes(k) ^ 0x2545f4914f6cdd1dull) >> 56);
   return f ? f : 1;
 }
 
@@ -51,50 +59,78 @@ inline uint32_t tag_version(uint64_t tag) {
 inline constexpr uint8_t kDeadFlag = collab::kUserFlag0 << 1;
 
 // Leaf on the memory node, addressed by its table id: arena + id * leaf_bytes. No lock word: the
-// leaf's lock is the tail word of its fingerprint table.
-//   [0..3]  header: meta(version, valid|hi_inf) lo hi sibling(id+1, 0 = none); no valid = merged
-//           away (dead)
-//   [4 + i*ew] entry i: meta(version, occupied) key value[vw]       (ew = 2 + vw)
+// leaf's lock is the tail word of its fingerprint table. A key slot is kw words (the key policy's,
+// indexes/common/btree_keys.h: 1 for integer keys, the bytes zero-padded + length for byte keys).
+//   [0..2kw+1]  header: meta(version, valid|hi_inf) lo[kw] hi[kw] sibling(id+1, 0 = none); no
+//               valid = merged away (dead)
+//   [hw + i*ew] entry i: meta(version, occupied) key[kw] value[vw]    (ew = 1 + kw + vw)
 // Every object is sealed (checksum): the transports promise 8-byte atomicity only, so even an
 // entry inside one cache line can be read torn; the paper's "CRC on units that span cache lines"
 // is therefore applied to every unit. Every entry carries the leaf's version ID.
 class Geometry {
  public:
   static constexpr uint8_t kValid = 1, kHiInf = 2, kOccupied = 1;
-  Geometry(uint32_t span, uint32_t value_size)
-      : span_(span), value_size_(value_size), vw_(btree::value_words(value_size)) {}
+  Geometry(uint32_t span, uint32_t value_size, uint32_t key_size = 8)
+      : span_(span),
+        value_size_(value_size),
+        key_size_(key_size),
+        vw_(btree::value_words(value_size)),
+        kw_(key_size == 8 ? 1 : btree::ByteKeys{key_size}.words()) {}
   uint32_t span() const { return span_; }
   uint32_t vw() const { return vw_; }
-  uint32_t ew() const { return 2 + vw_; }
+  uint32_t kw() const { return kw_; }
+  uint32_t key_size() const { return key_size_; }
+  uint32_t ew() const { return 1 + kw_ + vw_; }
+  uint32_t vo() const { return 1 + kw_; }      // an entry's value, in words from its meta
+  uint32_t hw() const { return 2 + 2 * kw_; }  // header words
   uint32_t value_size() const { return value_size_; }
-  uint32_t leaf_words() const { return 4 + span_ * ew(); }
+  uint32_t leaf_words() const { return hw() + span_ * ew(); }
   uint32_t leaf_bytes() const { return (leaf_words() * 8 + 63) & ~63u; }
-  uint64_t entry_offset(uint32_t i) const { return 8ull * (4 + i * ew()); }
-  // Fingerprint table payload: lo hi sibling fps[span] (bytes, in words).
+  uint64_t entry_offset(uint32_t i) const { return 8ull * (hw() + i * ew()); }
+  // Fingerprint table payload: lo[kw] hi[kw] sibling fps[span] (bytes, in words).
   uint32_t fp_words() const { return (span_ + 7) / 8; }
-  uint32_t payload_words() const { return 3 + fp_words(); }
+  uint32_t payload_words() const { return 1 + 2 * kw_ + fp_words(); }
 
  private:
-  uint32_t span_, value_size_, vw_;
+  uint32_t span_, value_size_, key_size_, vw_, kw_;
 };
 
+// The key policy of a geometry: IntKeys, or ByteKeys of its key_size.
+template <class K>
+K keys_of(const Geometry& g) {
+  if constexpr (K::kBytes)
+    return K{g.key_size()};
+  else
+    return K{};
+}
+
 // A table image: [meta][lo][hi][sibling][fps...][lock]  (service-owned meta and lock).
+template <class K = btree::IntKeys>
 struct Table {
+  using View = typename K::View;
   std::vector<uint64_t> w;
-  explicit Table(const Geometry& g) : w(g.payload_words() + 2, 0) {}
+  K keys;
+  uint32_t kw;
+  explicit Table(const Geometry& g)
+      : w(g.payload_words() + 2, 0), keys(keys_of<K>(g)), kw(g.kw()) {}
   uint64_t* data() { return w.data(); }
   uint64_t* payload() { return w.data() + 1; }
   uint32_t version() const { return collab::table_version(w.data()); }
   uint8_t flags() const { return collab::table_flags(w.data()); }
   bool hi_inf() const { return flags() & collab::kUserFlag0; }
   bool dead() const { return flags() & kDeadFlag; }
-  Key lo() const { return w[1]; }
-  Key hi() const { return w[2]; }
-  uint64_t sibling() const { return w[3]; }  // id + 1; 0 = none
-  bool covers_hi(Key k) const { return hi_inf() || k < hi(); }
+  View lo() const { return keys.get(&w[1]); }
+  View hi() const { return keys.get(&w[1 + kw]); }
+  uint64_t sibling() const { return w[1 + 2 * kw]; }  // id + 1; 0 = none
+  void set_fences(View lo, View hi, uint64_t sibling) {
+    keys.put(&w[1], lo);
+    keys.put(&w[1 + kw], hi);
+    w[1 + 2 * kw] = sibling;
+  }
+  bool covers_hi(View k) const { return hi_inf() || k < hi(); }
   uint64_t lock_word() const { return w.back(); }
-  uint8_t fp(uint32_t i) const { return reinterpret_cast<const uint8_t*>(&w[4])[i]; }
-  void set_fp(uint32_t i, uint8_t f) { reinterpret_cast<uint8_t*>(&w[4])[i] = f; }
+  uint8_t fp(uint32_t i) const { return reinterpret_cast<const uint8_t*>(&w[2 + 2 * kw])[i]; }
+  void set_fp(uint32_t i, uint8_t f) { reinterpret_cast<uint8_t*>(&w[2 + 2 * kw])[i] = f; }
   uint8_t user_flags() const { return hi_inf() ? collab::kUserFlag0 : 0; }
   uint32_t used(uint32_t span) const {
     uint32_t n = 0;
@@ -104,46 +140,52 @@ struct Table {
 };
 
 // A leaf image in local memory.
+template <class K = btree::IntKeys>
 struct LeafImage {
+  using View = typename K::View;
   const Geometry* g;
   std::vector<uint64_t> w;
-  explicit LeafImage(const Geometry& geo) : g(&geo), w(geo.leaf_words(), 0) {}
+  K keys;
+  explicit LeafImage(const Geometry& geo)
+      : g(&geo), w(geo.leaf_words(), 0), keys(keys_of<K>(geo)) {}
 
   uint32_t version() const { return version_of(&w[0]); }
   bool hi_inf() const { return sealed::meta_of(&w[0]).flags & Geometry::kHiInf; }
   bool dead() const { return !(sealed::meta_of(&w[0]).flags & Geometry::kValid); }
-  Key lo() const { return w[1]; }
-  Key hi() const { return w[2]; }
-  uint64_t sibling() const { return w[3]; }
-  uint64_t* entry(uint32_t i) { return &w[4 + i * g->ew()]; }
-  const uint64_t* entry(uint32_t i) const { return &w[4 + i * g->ew()]; }
+  View lo() const { return keys.get(&w[1]); }
+  View hi() const { return keys.get(&w[1 + g->kw()]); }
+  uint64_t sibling() const { return w[1 + 2 * g->kw()]; }
+  uint64_t* entry(uint32_t i) { return &w[g->hw() + i * g->ew()]; }
+  const uint64_t* entry(uint32_t i) const { return &w[g->hw() + i * g->ew()]; }
+  View key(const uint64_t* e) const { return keys.get(e + 1); }
 
-  void set_header(uint32_t version, Key lo, Key hi, bool hi_inf, uint64_t sibling,
+  void set_header(uint32_t version, View lo, View hi, bool hi_inf, uint64_t sibling,
                   bool dead = false) {
-    w[1] = lo;
-    w[2] = hi;
-    w[3] = sibling;
-    sealed::seal(&w[0], 3,
+    keys.put(&w[1], lo);
+    keys.put(&w[1 + g->kw()], hi);
+    w[1 + 2 * g->kw()] = sibling;
+    sealed::seal(&w[0], g->hw() - 1,
                  meta_for(version, static_cast<uint8_t>((dead ? 0 : Geometry::kValid) |
                                                         (hi_inf ? Geometry::kHiInf : 0))));
   }
   bool consistent() const {
-    if (!sealed::verify(&w[0], 3)) return false;
+    if (!sealed::verify(&w[0], g->hw() - 1)) return false;
     for (uint32_t i = 0; i < g->span(); ++i)
-      if (!sealed::verify(entry(i), 1 + g->vw()) || version_of(entry(i)) != version()) return false;
+      if (!sealed::verify(entry(i), g->ew() - 1) || version_of(entry(i)) != version()) return false;
     return true;
   }
 };
 
-// Entry helpers on a raw entry buffer of ew words.
-inline void make_entry(uint64_t* e, const Geometry& g, uint32_t version, bool occupied, Key k,
-                       const uint64_t* val) {
-  e[1] = occupied ? k : 0;
-  for (uint32_t j = 0; j < g.vw(); ++j) e[2 + j] = occupied && val ? val[j] : 0;
-  sealed::seal(e, 1 + g.vw(), meta_for(version, occupied ? Geometry::kOccupied : 0));
+// Entry helpers on a raw entry buffer of ew words; `keys` puts the key in its slot.
+template <class K>
+void make_entry(uint64_t* e, const Geometry& g, const K& keys, uint32_t version, bool occupied,
+                typename K::View k, const uint64_t* val) {
+  keys.put(e + 1, occupied ? k : typename K::View{});
+  for (uint32_t j = 0; j < g.vw(); ++j) e[g.vo() + j] = occupied && val ? val[j] : 0;
+  sealed::seal(e, g.ew() - 1, meta_for(version, occupied ? Geometry::kOccupied : 0));
 }
 inline bool entry_sealed(const uint64_t* e, const Geometry& g) {
-  return sealed::verify(e, 1 + g.vw());
+  return sealed::verify(e, g.ew() - 1);
 }
 inline bool entry_occupied(const uint64_t* e) {
   return sealed::meta_of(e).flags & Geometry::kOccupied;

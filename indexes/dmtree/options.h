@@ -10,7 +10,10 @@
 namespace dmrt::dmtree {
 
 struct Options {
-  uint32_t value_size = 8;                    // bytes per value (stored inline, zero-padded)
+  uint32_t value_size = 8;  // bytes per value (stored inline, zero-padded)
+  // The longest key, in bytes; 8 keeps integer keys. Longer: byte-string keys of 1..key_size
+  // bytes, each stored inline in its leaf entry's fixed key slot (indexes/common/btree_keys.h).
+  uint32_t key_size = 8;
   uint64_t cache_bytes = uint64_t{64} << 20;  // private internal-node cache per compute node
   // The private cache holds bottom-level internal nodes only, indexed locally by key (§3.2.1); off:
   // every internal level, as Sherman's and CHIME's caches do.

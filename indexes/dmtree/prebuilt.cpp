@@ -3,7 +3,10 @@
 
 namespace dmrt {
 
-#define DMRT_DMTREE_INSTANTIATE(T) template class dmtree::Tree<T>;
+#define DMRT_DMTREE_INSTANTIATE(T)                      \
+  template class dmtree::BasicTree<T, btree::IntKeys>;  \
+  template class dmtree::BasicTree<T, btree::ByteKeys>; \
+  template class dmtree::Tree<T>;
 DMRT_FOR_EACH_TRANSPORT(DMRT_DMTREE_INSTANTIATE)
 #undef DMRT_DMTREE_INSTANTIATE
 

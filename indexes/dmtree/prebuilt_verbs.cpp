@@ -4,6 +4,8 @@
 
 namespace dmrt {
 
+template class dmtree::BasicTree<VerbsTransport, btree::IntKeys>;
+template class dmtree::BasicTree<VerbsTransport, btree::ByteKeys>;
 template class dmtree::Tree<VerbsTransport>;
 
 }  // namespace dmrt

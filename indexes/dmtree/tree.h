@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,8 @@
 #include "runtime/client.h"
 #include "runtime/collab/service.h"
 #include "runtime/error.h"
+#include "runtime/hash.h"
+#include "runtime/key_bytes.h"
 #include "runtime/kv.h"
 #include "runtime/layout.h"
 
@@ -27,17 +30,26 @@ namespace dmrt::dmtree {
 // One Tree object per compute node: create() on the first, attach() on every other one. It holds
 // the node's private internal-node cache, its handle on the collaborative service, and the
 // read-delegation/write-combining slots. Clients use it through handle(client), and must be homed
-// on that compute node. See README.md for the verbs each operation issues.
-template <Transport T>
-class Tree : public std::enable_shared_from_this<Tree<T>> {
+// on that compute node. See README.md for the verbs each operation issues. K is the key policy
+// (indexes/common/btree_keys.h): IntKeys (key_size 8) or ByteKeys; Tree<T> below picks one.
+template <Transport T, class K>
+class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
  public:
   using Options = dmtree::Options;
+  using Tree = BasicTree;
+  using View = typename K::View;
+  using KeyT = typename K::Key;
+  using Table = dmtree::Table<K>;
+  using LeafImage = dmtree::LeafImage<K>;
+  using Core = btree::BTreeCore<T, K>;
+  using Located = typename Core::Located;
+  using NodePtr = typename Core::NodeCache::NodePtr;
   class Handle;
   static constexpr uint64_t kMagic = 0x45455254444d4431ull;  // "1DMDTREE"
 
   [[gnu::noinline]] static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
     validate(o);
-    Geometry g(o.leaf_span, o.value_size);
+    Geometry g(o.leaf_span, o.value_size, o.key_size);
     NodeId mem0 = first_memory_node(c);
     uint64_t cap = o.max_leaves ? o.max_leaves : (c.region_bytes(mem0) / 2) / g.leaf_bytes();
     auto svc = collab::Service<T>::create(c, service_options(o, g, cap));
@@ -52,12 +64,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     t->load_meta(c);
     uint64_t id = svc->alloc_id(c);
     LeafImage leaf(t->geo_);
-    leaf.set_header(1, 0, 0, true, 0);
-    for (uint32_t i = 0; i < g.span(); ++i) make_entry(leaf.entry(i), g, 1, false, 0, nullptr);
+    leaf.set_header(1, View{}, View{}, true, 0);
+    for (uint32_t i = 0; i < g.span(); ++i)
+      make_entry(leaf.entry(i), g, t->keys_, 1, false, View{}, nullptr);
     c.write(t->leaf_addr(id), leaf.w.data(), g.leaf_words() * 8);
     Table tb(t->geo_);
     svc->write_new(c, id, tb.data(), 1, collab::kUserFlag0);
-    btree::BTreeCore<T>::publish_root(c, t->core_.root_slot(), {0, t->leaf_addr(id)});
+    Core::publish_root(c, t->core_.root_slot(), {0, t->leaf_addr(id)});
     t->leaves_.fetch_add(1);
     return t;
   }
@@ -65,7 +78,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   // Another compute node joins: attaches to the service (membership epoch+1) with a fresh cache.
   [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
     validate(o);
-    Geometry g(o.leaf_span, o.value_size);
+    Geometry g(o.leaf_span, o.value_size, o.key_size);
     GlobalAddress arena = read_meta(c, o, g);  // refused before joining the membership
     auto svc = collab::Service<T>::attach(c, service_options(o, g, 0));
     auto t = std::shared_ptr<Tree>(new Tree(c, o, svc));
@@ -115,20 +128,21 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   }
   uint64_t cache_bytes() const { return core_.cache().used_bytes(); }
   // The cached bottom-level node covering k, if any (tests look at its entries).
-  btree::NodeCache::NodePtr cache_node_for_test(Key k) const { return core_.cache().find(k, 1); }
+  NodePtr cache_node_for_test(View k) const { return core_.cache().find(k, 1); }
   const Options& options() const { return opts_; }
   const Geometry& geometry() const { return geo_; }
   collab::Service<T>& service() { return *svc_; }
   NodeId home() const { return svc_->home(); }
 
  private:
-  Tree(Client<T>& c, const Options& o, std::shared_ptr<collab::Service<T>> svc)
+  BasicTree(Client<T>& c, const Options& o, std::shared_ptr<collab::Service<T>> svc)
       : opts_(o),
-        geo_(o.leaf_span, o.value_size),
+        geo_(o.leaf_span, o.value_size, o.key_size),
+        keys_(keys_of<K>(geo_)),
         svc_(std::move(svc)),
         llt_(4096, 8),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
-              &llt_, o.bottom_level_cache ? 1 : 0, o.entry_versions),
+              &llt_, o.bottom_level_cache ? 1 : 0, o.entry_versions, keys_),
         comb_(o.combiner_slots, o.batch_limit),
         wcomb_(o.combiner_slots, o.batch_limit_writes ? o.batch_limit : rdwc::Combiner::kLimit) {}
 
@@ -136,6 +150,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("dmtree: value_size must be in [1, 1024]");
     validate_option_fields("dmtree", o);  // each field's range (Options::fields())
+    if (o.key_size == 0 || o.key_size > kMaxKeyBytes)
+      throw ConfigError("dmtree: key_size must be in [1, " + std::to_string(kMaxKeyBytes) + "]");
+    if (K::kBytes == (o.key_size == kIntegerKeyBytes))
+      throw ConfigError("dmtree: key policy does not match key_size");  // Tree<T> picks it
     for (unsigned s : {o.root_slot, o.meta_slot})
       if (s >= layout::kRootSlots) throw ConfigError("dmtree: root slot out of range");
   }
@@ -155,10 +173,11 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     so.descriptor_slot = o.descriptor_slot;
     return so;
   }
-  // Settings every compute node must share: the bottom level's layout, and whether leaves merge
-  // (a node that does not expect merges would trust a stale copy's fences).
+  // Settings every compute node must share: the bottom level's layout, whether leaves merge
+  // (a node that does not expect merges would trust a stale copy's fences), and byte keys' size.
   static uint64_t format_bits(const Options& o) {
-    return (o.entry_versions ? 1u : 0u) | (o.leaf_merge ? 2u : 0u);
+    return (o.entry_versions ? 1u : 0u) | (o.leaf_merge ? 2u : 0u) |
+           (o.key_size == kIntegerKeyBytes ? 0u : uint64_t{o.key_size} << 8);
   }
   // The leaf arena of the tree in memory, after checking that it was built with these options.
   static GlobalAddress read_meta(Client<T>& c, const Options& o, const Geometry& g) {
@@ -172,7 +191,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       throw ConfigError("dmtree: the tree in memory has another geometry (leaf_span/value_size)");
     if (meta[4] != format_bits(o))
       throw ConfigError(
-          "dmtree: the tree in memory was created with other entry_versions/leaf_merge settings "
+          "dmtree: the tree in memory was created with other entry_versions/leaf_merge/key_size "
+          "settings "
           "(every compute node must use the creator's)");
     return GlobalAddress::from_raw(meta[1]);
   }
@@ -198,13 +218,14 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   void rebuild(Client<T>& c, uint64_t id, uint64_t* payload, uint32_t& version, uint8_t& flags) {
     LeafImage leaf(geo_);
     read_leaf(c, id, leaf);
-    payload[0] = leaf.lo();
-    payload[1] = leaf.hi();
-    payload[2] = leaf.sibling();
-    auto* fps = reinterpret_cast<uint8_t*>(payload + 3);
+    const uint32_t kw = geo_.kw();
+    keys_.put(payload, leaf.lo());
+    keys_.put(payload + kw, leaf.hi());
+    payload[2 * kw] = leaf.sibling();
+    auto* fps = reinterpret_cast<uint8_t*>(payload + 2 * kw + 1);
     std::fill(fps, fps + geo_.fp_words() * 8, uint8_t{0});
     for (uint32_t i = 0; i < geo_.span(); ++i)
-      if (entry_occupied(leaf.entry(i))) fps[i] = fingerprint(leaf.entry(i)[1]);
+      if (entry_occupied(leaf.entry(i))) fps[i] = fingerprint(leaf.key(leaf.entry(i)));
     version = leaf.version();
     flags = static_cast<uint8_t>((leaf.hi_inf() ? collab::kUserFlag0 : 0) |
                                  (leaf.dead() ? kDeadFlag : 0));
@@ -212,10 +233,11 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
   Options opts_;
   Geometry geo_;
+  K keys_;
   std::shared_ptr<collab::Service<T>> svc_;
   btree::LocalLockTable llt_;
   btree::LocalLockTable key_locks_{4096, 0};  // per-key write tickets (local_key_lock)
-  btree::BTreeCore<T> core_;
+  Core core_;
   rdwc::Combiner comb_;   // read delegation (rounds of at most batch_limit followers)
   rdwc::Combiner wcomb_;  // write combining (unbounded unless batch_limit_writes)
   GlobalAddress arena_;
@@ -241,7 +263,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
                           std::to_string(t_->home()) + "'s");
     }
 
-    [[gnu::noinline]] bool search(Key k, std::string& out) {
+    [[gnu::noinline]] bool search(View k, std::string& out) {
       check_live();
       if (t_->opts_.read_delegation)
         return t_->comb_.run(*c_, k, false, {}, &out, [&](std::string_view, std::string* o) {
@@ -249,8 +271,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         });
       return search_direct(k, out);
     }
-    bool insert(Key k, std::string_view v) { return write_op(k, v, Op::kInsert); }
-    [[gnu::noinline]] bool update(Key k, std::string_view v) {
+    bool insert(View k, std::string_view v) { return write_op(k, v, Op::kInsert); }
+    [[gnu::noinline]] bool update(View k, std::string_view v) {
       check_live();
       if (t_->opts_.write_combining) {
         check_value(v);
@@ -260,20 +282,22 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       }
       return write_op(k, v, Op::kUpdate);
     }
-    bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
+    bool remove(View k) { return write_op(k, {}, Op::kRemove); }
 
-    [[gnu::noinline]] void scan(Key from, size_t count,
-                                std::vector<std::pair<Key, std::string>>& rows) {
+    // With byte keys, `from` may be empty (every key is >= it).
+    [[gnu::noinline]] void scan(View from, size_t count,
+                                std::vector<std::pair<KeyT, std::string>>& rows) {
       rows.clear();
       check_live();
       if (count == 0) return;
       const Geometry& g = *g_;
-      std::vector<std::pair<Key, uint32_t>> ks;
+      std::vector<std::pair<View, uint32_t>> ks;
       std::vector<uint64_t> buf(g.leaf_words());
       bool any = false;  // rows hold keys up to `last`; a restart continues after it
-      Key last = 0;
+      KeyT last{};
+      [[maybe_unused]] KeyT from_key{};  // where a restart of a byte-key scan starts
       for (;;) {
-        btree::Located loc = locate(from);
+        Located loc = locate(from);
         Target tg = target(loc);
         uint64_t id = tg.id;
         bool first = true, restart = false, refresh = false;
@@ -316,7 +340,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
               base = buf.data() - size_t{lo_i} * g.ew();
             } else {
               c_->read(t_->leaf_addr(id), buf.data(), g.leaf_words() * 8);
-              base = buf.data() + 4;
+              base = buf.data() + g.hw();
             }
             for (uint32_t i = lo_i; i <= hi_i && !retry; ++i) {
               if (!tb_.fp(i)) continue;
@@ -326,11 +350,12 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
                 break;
               }
               if (!entry_occupied(e)) continue;  // a delete in flight
-              if (fingerprint(e[1]) != tb_.fp(i)) {
+              const View ek = key_at(e);
+              if (fingerprint(ek) != tb_.fp(i)) {
                 retry = true;
                 break;
               }
-              if (e[1] >= from && (!any || e[1] > last)) ks.emplace_back(e[1], i);
+              if (ek >= from && (!any || ek > last)) ks.emplace_back(ek, i);
             }
             if (retry) {
               t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
@@ -341,8 +366,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             for (auto& [k, i] : ks) {
               if (rows.size() == count) break;
               std::string v;
-              btree::load_value(base + size_t{i} * g.ew() + 2, g.value_size(), v);
-              rows.emplace_back(k, std::move(v));
+              btree::load_value(base + size_t{i} * g.ew() + g.vo(), g.value_size(), v);
+              rows.emplace_back(KeyT(k), std::move(v));
               last = k;
               any = true;
             }
@@ -353,8 +378,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         }
         if (!restart) return;
         if (any) {
-          if (last == ~Key{0}) return;
-          from = std::max(from, last + 1);
+          if constexpr (K::kBytes) {
+            from_key = last;  // rows skip `last` and what precedes it (`any`)
+            from = from_key;
+          } else {
+            if (last == ~Key{0}) return;
+            from = std::max(from, last + 1);
+          }
         }
         if (!refresh) c_->pause();
       }
@@ -368,14 +398,15 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
     // Test-only: takes the leaf lock of k's leaf and never releases it (a client that dies while
     // holding a lock). Peers recover it once this compute node has left.
-    void abandon_lock_for_test(Key k) {
-      btree::Located loc = t_->core_.locate(*c_, k);
+    void abandon_lock_for_test(View k) {
+      Located loc = t_->core_.locate(*c_, k);
       uint64_t id = t_->leaf_id(loc.leaf);
       t_->svc_->lock_primary(*c_, id, tb_.data(), rebuild_);
     }
 
    private:
     enum class Op { kInsert, kUpdate, kRemove };
+    View key_at(const uint64_t* e) const { return t_->keys_.get(e + 1); }
     using Rebuild = std::function<void(Client<T>&, uint64_t, uint64_t*, uint32_t&, uint8_t&)>;
 
     void check_live() const {
@@ -417,7 +448,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // Reads the entries whose fingerprint matches f (one batch to the memory node) and looks
     // for k. 1: found (out filled); 0: not there per this table; -1: table and leaf disagree
     // (torn entry or other version). `slot` receives the slot found.
-    int match(uint64_t id, Key k, uint8_t f, std::string* out, int* slot = nullptr) {
+    int match(uint64_t id, View k, uint8_t f, std::string* out, int* slot = nullptr) {
       const Geometry& g = *g_;
       uint32_t cand[64];
       uint32_t n = 0;
@@ -435,14 +466,14 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       for (uint32_t j = 0; j < n; ++j) {
         const uint64_t* e = &ebuf_[size_t{j} * g.ew()];
         if (!entry_sealed(e, g) || version_of(e) != tb_.version()) return -1;
-        if (found < 0 && entry_occupied(e) && e[1] == k) found = static_cast<int>(j);
+        if (found < 0 && entry_occupied(e) && key_at(e) == k) found = static_cast<int>(j);
       }
       uint32_t misses = n - (found >= 0 ? 1 : 0);  // entries read for nothing
       collisions_ += misses;
       if (misses) t_->false_pos_.fetch_add(misses, std::memory_order_relaxed);
       if (found < 0) return 0;
       const uint64_t* e = &ebuf_[size_t(found) * g.ew()];
-      if (out) btree::load_value(e + 2, g.value_size(), *out);
+      if (out) btree::load_value(e + g.vo(), g.value_size(), *out);
       if (slot) *slot = static_cast<int>(cand[found]);
       return 1;
     }
@@ -454,9 +485,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       bool check;  // a version to compare: the entry was tagged and no B-link move happened since
       uint32_t version;
       bool from_cache;
-      btree::NodeCache::NodePtr parent;
+      NodePtr parent;
     };
-    Target target(const btree::Located& loc) const {
+    Target target(const Located& loc) const {
       if (loc.tagged)
         return {tag_table(loc.tag), true, tag_version(loc.tag), loc.from_cache, loc.parent};
       return {t_->leaf_id(loc.leaf), false, 0, loc.from_cache, loc.parent};
@@ -474,7 +505,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       return true;
     }
     // Where k's leaf is: through the cache, or, after stale_entry, by reading the stale node anew.
-    btree::Located locate(Key k) {
+    Located locate(View k) {
       if (reread_.is_null()) return t_->core_.locate(*c_, k);
       GlobalAddress a = reread_;
       reread_ = GlobalAddress::null();
@@ -486,10 +517,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       tg.from_cache = tg.check = false;
     }
 
-    bool search_direct(Key k, std::string& out) {
+    bool search_direct(View k, std::string& out) {
       const uint8_t f = fingerprint(k);
       for (;;) {
-        btree::Located loc = locate(k);
+        Located loc = locate(k);
         Target tg = target(loc);
         uint64_t id = tg.id;
         bool is_primary = load_for_search(id), refresh = false;
@@ -565,9 +596,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       }
     }
 
-    [[gnu::noinline]] bool write_op(Key k, std::string_view v, Op op) {
+    [[gnu::noinline]] bool write_op(View k, std::string_view v, Op op) {
       // The local ticket of the key (no remote lock is handed over through it: release(false)).
-      const GlobalAddress ticket = GlobalAddress::from_raw(k);
+      GlobalAddress ticket;
+      if constexpr (K::kBytes)
+        ticket = GlobalAddress::from_raw(hash_bytes(k));
+      else
+        ticket = GlobalAddress::from_raw(k);
       const bool local = t_->opts_.local_key_lock;
       if (local) t_->key_locks_.acquire(*c_, ticket);
       try {
@@ -591,7 +626,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       } catch (...) {  // the transport failed: the original error is the one to report
       }
     }
-    bool write_op_locking(Key k, std::string_view v, Op op) {
+    bool write_op_locking(View k, std::string_view v, Op op) {
       const Geometry& g = *g_;
       check_live();
       if (op != Op::kRemove) check_value(v);
@@ -599,7 +634,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       if (op != Op::kRemove) btree::store_value(val.data(), v, g.value_size());
       auto& svc = *t_->svc_;
       for (;;) {
-        btree::Located loc = locate(k);
+        Located loc = locate(k);
         Target tg = target(loc);
         uint64_t id = tg.id;
         bool refresh = false;
@@ -644,7 +679,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     // Under the leaf lock, with tb_ the primary table.
-    bool apply(NodeId o, uint64_t id, Key k, const uint64_t* val, Op op) {
+    bool apply(NodeId o, uint64_t id, View k, const uint64_t* val, Op op) {
       const Geometry& g = *g_;
       auto& svc = *t_->svc_;
       const uint8_t f = fingerprint(k);
@@ -660,7 +695,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           svc.unlock(*c_, o, id);
           return false;
         }
-        make_entry(e.data(), g, ver, op == Op::kUpdate, k, val);
+        make_entry(e.data(), g, t_->keys_, ver, op == Op::kUpdate, k, val);
         c_->write(t_->leaf_addr(id) + g.entry_offset(slot), e.data(), g.ew() * 8);
         if (op == Op::kUpdate) {
           held_ = false;
@@ -671,7 +706,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           svc.write_unlock(*c_, o, id, tb_.data(), ver, tb_.user_flags());
           if (t_->opts_.leaf_merge && tb_.used(g.span()) == 0) {  // emptied: merge it (§4.2)
             merge_id_ = id;
-            merge_lo_ = tb_.lo();
+            merge_lo_ = KeyT(tb_.lo());
           }
         }
         return true;
@@ -688,7 +723,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       }
       for (uint32_t i = 0; i < g.span(); ++i) {
         if (tb_.fp(i)) continue;
-        make_entry(e.data(), g, ver, true, k, val);
+        make_entry(e.data(), g, t_->keys_, ver, true, k, val);
         c_->write(t_->leaf_addr(id) + g.entry_offset(i), e.data(), g.ew() * 8);
         tb_.set_fp(i, f);
         held_ = false;
@@ -701,22 +736,23 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
     // Leaf full: the upper half moves to a new leaf (and a new table) written before anything
     // points to them; then the old leaf and its table (unlock embedded); then the separator.
-    void split_insert(NodeId o, uint64_t id, Key k, const uint64_t* val) {
+    void split_insert(NodeId o, uint64_t id, View k, const uint64_t* val) {
       const Geometry& g = *g_;
       auto& svc = *t_->svc_;
       LeafImage old(g);
       t_->read_leaf(*c_, id, old);
       struct Item {
-        Key k;
+        View k;
         const uint64_t* v;
       };
       std::vector<Item> items;
       for (uint32_t i = 0; i < g.span(); ++i)
-        if (entry_occupied(old.entry(i))) items.push_back({old.entry(i)[1], old.entry(i) + 2});
+        if (entry_occupied(old.entry(i)))
+          items.push_back({old.key(old.entry(i)), old.entry(i) + g.vo()});
       items.push_back({k, val});
       std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.k < b.k; });
       size_t m = items.size() / 2;
-      Key sep = items[m].k;
+      View sep = items[m].k;
       uint32_t nv = (old.version() + 1) & 0xffffff;
       uint64_t rid = svc.alloc_id(*c_);
 
@@ -727,17 +763,15 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       for (uint32_t i = 0; i < g.span(); ++i) {
         size_t li = i, ri = m + i;
         bool lo = li < m, ro = ri < items.size();
-        make_entry(left.entry(i), g, nv, lo, lo ? items[li].k : 0, lo ? items[li].v : nullptr);
-        make_entry(right.entry(i), g, nv, ro, ro ? items[ri].k : 0, ro ? items[ri].v : nullptr);
+        make_entry(left.entry(i), g, t_->keys_, nv, lo, lo ? items[li].k : View{},
+                   lo ? items[li].v : nullptr);
+        make_entry(right.entry(i), g, t_->keys_, nv, ro, ro ? items[ri].k : View{},
+                   ro ? items[ri].v : nullptr);
         if (lo) lt.set_fp(i, fingerprint(items[li].k));
         if (ro) rt.set_fp(i, fingerprint(items[ri].k));
       }
-      lt.w[1] = old.lo();
-      lt.w[2] = sep;
-      lt.w[3] = rid + 1;
-      rt.w[1] = sep;
-      rt.w[2] = old.hi();
-      rt.w[3] = old.sibling();
+      lt.set_fences(old.lo(), sep, rid + 1);
+      rt.set_fences(sep, old.hi(), old.sibling());
       c_->write(t_->leaf_addr(rid), right.w.data(), g.leaf_words() * 8);
       svc.write_new(*c_, rid, rt.data(), nv, old.hi_inf() ? collab::kUserFlag0 : 0);
       c_->write(t_->leaf_addr(id), left.w.data(), g.leaf_words() * 8);
@@ -762,10 +796,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // cannot deadlock. Readers and writers that reach the dead leaf through a stale entry or a
     // sibling pointer see the flag and traverse again; stale cached entries of the survivor fail
     // the version check (or, without entry versions, its fences send them on).
-    void try_merge(uint64_t id, Key lo) {
+    void try_merge(uint64_t id, View lo) {
       for (unsigned attempt = 0; attempt < kMergeAttempts; ++attempt) {
         MergeStep r = MergeStep::kSkip;  // stays when the root is a leaf
-        t_->core_.edit_level1(*c_, lo, [&](btree::InternalNode& p) {
+        t_->core_.edit_level1(*c_, lo, [&](typename Core::InternalNode& p) {
           r = merge_under(p, id);
           return r == MergeStep::kMerged;
         });
@@ -789,7 +823,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // the parent (internal nodes are never merged), the leaf stays.
     enum class MergeStep { kMerged, kRetry, kSkip, kOnlyChild };
     // Under the parent's lock: merge the pair around leaf `id` and edit the parent.
-    MergeStep merge_under(btree::InternalNode& p, uint64_t id) {
+    MergeStep merge_under(typename Core::InternalNode& p, uint64_t id) {
       const Geometry& g = *g_;
       auto& svc = *t_->svc_;
       size_t pos = p.position_of(t_->leaf_addr(id));
@@ -829,14 +863,12 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         const uint32_t nv = next_version(left.version()), dv = next_version(right.version());
         Table mt(g), dt(g);
         merged.set_header(nv, left.lo(), right.hi(), right.hi_inf(), right.sibling());
-        mt.w[1] = left.lo();
-        mt.w[2] = right.hi();
-        mt.w[3] = right.sibling();
+        mt.set_fences(left.lo(), right.hi(), right.sibling());
         for (uint32_t i = 0; i < g.span(); ++i) {
           const uint64_t* e = left.entry(i);
           bool occ = entry_occupied(e);
-          make_entry(merged.entry(i), g, nv, occ, e[1], e + 2);
-          if (occ) mt.set_fp(i, fingerprint(e[1]));
+          make_entry(merged.entry(i), g, t_->keys_, nv, occ, left.key(e), e + g.vo());
+          if (occ) mt.set_fp(i, fingerprint(left.key(e)));
         }
         uint32_t free_i = 0;
         for (uint32_t i = 0; i < g.span(); ++i) {
@@ -844,14 +876,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           if (!entry_occupied(e)) continue;
           uint32_t j = mt.fp(i) ? free_i : i;
           while (mt.fp(j)) j = ++free_i;
-          make_entry(merged.entry(j), g, nv, true, e[1], e + 2);
-          mt.set_fp(j, fingerprint(e[1]));
+          make_entry(merged.entry(j), g, t_->keys_, nv, true, right.key(e), e + g.vo());
+          mt.set_fp(j, fingerprint(right.key(e)));
         }
         dead.set_header(dv, right.lo(), right.hi(), right.hi_inf(), right.sibling(), true);
-        for (uint32_t i = 0; i < g.span(); ++i) make_entry(dead.entry(i), g, dv, false, 0, nullptr);
-        dt.w[1] = right.lo();
-        dt.w[2] = right.hi();
-        dt.w[3] = right.sibling();
+        for (uint32_t i = 0; i < g.span(); ++i)
+          make_entry(dead.entry(i), g, t_->keys_, dv, false, View{}, nullptr);
+        dt.set_fences(right.lo(), right.hi(), right.sibling());
         // Survivor's leaf, then the dead leaf and its table (unlocking it), then the survivor's
         // table (unlocking it): no writer can change the survivor's copy of a moved entry while
         // the dead leaf still serves it.
@@ -887,11 +918,172 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     uint64_t merge_id_ = kNoMerge;
     GlobalAddress reread_ = GlobalAddress::null();  // a stale cached node to read anew  // a delete
                                                     // emptied this leaf: merge it after the unlock
-    Key merge_lo_ = 0;
+    KeyT merge_lo_{};
     bool held_ = false;  // this handle holds the lock of table held_id_ on held_owner_
     NodeId held_owner_ = 0;
     uint64_t held_id_ = 0;
   };
+};
+
+// DMTree as the index contract offers it: integer keys (Options::key_size 8, the default) or
+// byte-string keys up to key_size bytes (the paper's evaluation uses 24 B keys), chosen when the
+// tree is built; one per compute node as BasicTree. Each operation forwards to the one tree it
+// holds; the integer path is BasicTree<T, IntKeys> unchanged. Integer keys on a byte-key tree are
+// key_bytes(k) (big-endian: same order); byte keys on an integer tree must be 8 bytes.
+template <Transport T>
+class Tree {
+ public:
+  using Options = dmtree::Options;
+  using IntTree = BasicTree<T, btree::IntKeys>;
+  using ByteTree = BasicTree<T, btree::ByteKeys>;
+
+  [[gnu::noinline]] static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
+    auto t = std::shared_ptr<Tree>(new Tree());
+    if (o.key_size == kIntegerKeyBytes)
+      t->i_ = IntTree::create(c, o);
+    else
+      t->b_ = ByteTree::create(c, o);
+    return t;
+  }
+  [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
+    auto t = std::shared_ptr<Tree>(new Tree());
+    if (o.key_size == kIntegerKeyBytes)
+      t->i_ = IntTree::attach(c, o);
+    else
+      t->b_ = ByteTree::attach(c, o);
+    return t;
+  }
+
+  class Handle {
+   public:
+    bool search(Key k, std::string& out) {
+      if (i_) [[likely]]
+        return i_->search(k, out);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return b_->search(std::string_view(kb, 8), out);
+    }
+    bool insert(Key k, std::string_view v) {
+      if (i_) [[likely]]
+        return i_->insert(k, v);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return b_->insert(std::string_view(kb, 8), v);
+    }
+    bool update(Key k, std::string_view v) {
+      if (i_) [[likely]]
+        return i_->update(k, v);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return b_->update(std::string_view(kb, 8), v);
+    }
+    bool remove(Key k) {
+      if (i_) [[likely]]
+        return i_->remove(k);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return b_->remove(std::string_view(kb, 8));
+    }
+    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+      if (i_) [[likely]]
+        return i_->scan(from, count, rows);
+      char kb[8];
+      put_key_bytes(from, kb);
+      b_->scan(std::string_view(kb, 8), count, brows_);
+      rows.clear();
+      for (auto& [k, v] : brows_) {
+        if (k.size() != kIntegerKeyBytes)
+          throw LimitError("dmtree: an integer scan met a key of " + std::to_string(k.size()) +
+                           " bytes");
+        rows.emplace_back(key_of_bytes(k), std::move(v));
+      }
+    }
+
+    bool search(std::string_view k, std::string& out) {
+      if (b_) return b_->search(checked(k), out);
+      return i_->search(integer(k), out);
+    }
+    bool insert(std::string_view k, std::string_view v) {
+      if (b_) return b_->insert(checked(k), v);
+      return i_->insert(integer(k), v);
+    }
+    bool update(std::string_view k, std::string_view v) {
+      if (b_) return b_->update(checked(k), v);
+      return i_->update(integer(k), v);
+    }
+    bool remove(std::string_view k) {
+      if (b_) return b_->remove(checked(k));
+      return i_->remove(integer(k));
+    }
+    // `from` may be empty (every key is >= it) or up to key_size bytes.
+    void scan(std::string_view from, size_t count,
+              std::vector<std::pair<std::string, std::string>>& rows) {
+      if (b_) {
+        if (from.size() > key_size_) checked(from);
+        return b_->scan(from, count, rows);
+      }
+      i_->scan(from.empty() ? Key{0} : integer(from), count, irows_);
+      rows.clear();
+      for (auto& [k, v] : irows_) rows.emplace_back(key_bytes(k), std::move(v));
+    }
+
+    Client<T>& client() { return i_ ? i_->client() : b_->client(); }
+    uint64_t fp_collisions() const { return i_ ? i_->fp_collisions() : b_->fp_collisions(); }
+    uint64_t splits() const { return i_ ? i_->splits() : b_->splits(); }
+    uint64_t merges() const { return i_ ? i_->merges() : b_->merges(); }
+    void abandon_lock_for_test(Key k) {
+      if (i_) return i_->abandon_lock_for_test(k);
+      b_->abandon_lock_for_test(key_bytes(k));
+    }
+
+   private:
+    friend class Tree;
+    std::string_view checked(std::string_view k) const {
+      if (k.empty() || k.size() > key_size_)
+        throw LimitError("dmtree: key of " + std::to_string(k.size()) +
+                         " bytes; this tree takes 1 to " + std::to_string(key_size_));
+      return k;
+    }
+    Key integer(std::string_view k) const {
+      if (k.size() != kIntegerKeyBytes)
+        throw LimitError("dmtree: key of " + std::to_string(k.size()) +
+                         " bytes; this tree has integer keys (key_size 8): 8-byte keys only");
+      return key_of_bytes(k);
+    }
+    std::optional<typename IntTree::Handle> i_;
+    std::optional<typename ByteTree::Handle> b_;
+    uint32_t key_size_ = kIntegerKeyBytes;
+    std::vector<std::pair<std::string, std::string>> brows_;  // integer scans of a byte tree
+    std::vector<std::pair<Key, std::string>> irows_;          // byte scans of an integer tree
+  };
+
+  Handle handle(Client<T>& c) {
+    Handle h;
+    if (i_)
+      h.i_.emplace(i_->handle(c));
+    else
+      h.b_.emplace(b_->handle(c));
+    h.key_size_ = options().key_size;
+    return h;
+  }
+
+  void leave(Client<T>& c) { i_ ? i_->leave(c) : b_->leave(c); }
+  IndexStats stats(Client<T>& c) { return i_ ? i_->stats(c) : b_->stats(c); }
+  IndexStats stats() { return i_ ? i_->stats() : b_->stats(); }
+  uint64_t cache_bytes() const { return i_ ? i_->cache_bytes() : b_->cache_bytes(); }
+  // The cached bottom-level node covering k, if any (integer trees; tests look at its entries).
+  typename IntTree::NodePtr cache_node_for_test(Key k) const {
+    return i_ ? i_->cache_node_for_test(k) : nullptr;
+  }
+  const Options& options() const { return i_ ? i_->options() : b_->options(); }
+  const Geometry& geometry() const { return i_ ? i_->geometry() : b_->geometry(); }
+  collab::Service<T>& service() { return i_ ? i_->service() : b_->service(); }
+  NodeId home() const { return i_ ? i_->home() : b_->home(); }
+
+ private:
+  Tree() = default;
+  std::shared_ptr<IntTree> i_;
+  std::shared_ptr<ByteTree> b_;
 };
 
 // The name every index namespace offers (runtime/index.h's Index concept).

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "../runtime/test_cluster.h"
+#include "../sherman/byte_keys.h"
 #include "../sherman/kv_checks.h"
 #include "check/history.h"
 #include "check/linearizability.h"
@@ -172,11 +173,26 @@ TEST(DmtreeConcurrency, ComputeNodeLeavesMidRun) {
 // leaves merge while other clients search, insert, update and scan them through stale caches and
 // copies. Every operation is recorded; points must be linearizable and scans keep their
 // guarantee (docs/correctness.md); the end state must be explained by acknowledged writes.
-void delete_heavy_history(bool entry_versions) {
+// key_size != 8: the same history over byte keys of 21..28 bytes sharing a 20-byte prefix (the
+// integer keys' byte forms, testing::BytesAsInt), through the bytes overloads.
+const std::string kLongPrefix = "user" + std::string(15, '0') + '/';
+template <class Body>
+void with_handle(const std::shared_ptr<DTree>& t, testing::ShmClient& c, uint32_t key_size,
+                 Body&& body) {
+  if (key_size == 8) {
+    auto h = t->handle(c);
+    body(h);
+  } else {
+    testing::BytesAsInt<DTree::Handle> h{t->handle(c), kLongPrefix, {}};
+    body(h);
+  }
+}
+void delete_heavy_history(bool entry_versions, uint32_t key_size = 8) {
   dmtree::Options o;
   o.leaf_span = 8;
   o.internal_span = 6;
   o.entry_versions = entry_versions;
+  o.key_size = key_size;
   const unsigned nodes = 3, threads = 3, fibers = 3;
   const size_t ops = 3000, key_space = 2000;
   Nodes ns(nodes, o);
@@ -184,55 +200,54 @@ void delete_heavy_history(bool entry_versions) {
   std::vector<HistoryRecorder> recs;
   for (unsigned i = 0; i < threads * fibers; ++i) recs.emplace_back(i, ops);
   HistoryRecorder preload(999);
-  {
-    auto h = ns.trees[0]->handle(*ns.setup[0]);
+  with_handle(ns.trees[0], *ns.setup[0], key_size, [&](auto& h) {
     for (size_t i = 0; i < key_space; ++i) {
       Key k = key_of_rank(i);
       ASSERT_TRUE(h.insert(k, value_for(k, 99, 0)));
       preload.insert(k, value_for(k, 99, 0), true, 0, 1);
       logs[0].written[k].insert(value_for(k, 99, 0));
     }
-  }
+  });
   Scheduler sched({threads, fibers});
   sched.run([&](const WorkerId& w) {
     unsigned n = w.thread;
-    Ctx ctx(ns.pool, ns.cns[n], w.index, ns.trees[n]);
-    auto& h = ctx.handle;
-    auto& c = ctx.client;
-    HistoryRecorder& rec = recs[w.index];
-    testing::WorkerLog& log = logs[w.index];
-    std::mt19937_64 rng(91 + w.index);
-    std::string out;
-    std::vector<std::pair<Key, std::string>> rows;
-    for (size_t i = 0; i < ops; ++i) {
-      Key k = key_of_rank(rng() % key_space);
-      std::string v = value_for(k, w.index, static_cast<uint32_t>(i));
-      unsigned op = rng() % 100;
-      uint64_t t0 = c.now_ns();
-      if (op < 45) {
-        bool ok = h.remove(k);
-        rec.remove(k, ok, t0, c.now_ns());
-        if (ok) log.removed.insert(k);
-      } else if (op < 60) {
-        bool ok = h.insert(k, v);
-        rec.insert(k, v, ok, t0, c.now_ns());
-        if (ok) log.written[k].insert(v);
-      } else if (op < 65) {
-        bool ok = h.update(k, v);
-        rec.update(k, v, ok, t0, c.now_ns());
-        if (ok) log.written[k].insert(v);
-      } else if (op < 90) {
-        bool ok = h.search(k, out);
-        rec.search(k, ok, out, t0, c.now_ns());
-      } else {
-        size_t len = rng() % 20 + 1;
-        h.scan(k, len, rows);
-        rec.scan(k, len, rows, t0, c.now_ns());
+    testing::ShmClient c(shm::Endpoint(ns.pool, ns.cns[n], w.index));
+    with_handle(ns.trees[n], c, key_size, [&](auto& h) {
+      HistoryRecorder& rec = recs[w.index];
+      testing::WorkerLog& log = logs[w.index];
+      std::mt19937_64 rng(91 + w.index);
+      std::string out;
+      std::vector<std::pair<Key, std::string>> rows;
+      for (size_t i = 0; i < ops; ++i) {
+        Key k = key_of_rank(rng() % key_space);
+        std::string v = value_for(k, w.index, static_cast<uint32_t>(i));
+        unsigned op = rng() % 100;
+        uint64_t t0 = c.now_ns();
+        if (op < 45) {
+          bool ok = h.remove(k);
+          rec.remove(k, ok, t0, c.now_ns());
+          if (ok) log.removed.insert(k);
+        } else if (op < 60) {
+          bool ok = h.insert(k, v);
+          rec.insert(k, v, ok, t0, c.now_ns());
+          if (ok) log.written[k].insert(v);
+        } else if (op < 65) {
+          bool ok = h.update(k, v);
+          rec.update(k, v, ok, t0, c.now_ns());
+          if (ok) log.written[k].insert(v);
+        } else if (op < 90) {
+          bool ok = h.search(k, out);
+          rec.search(k, ok, out, t0, c.now_ns());
+        } else {
+          size_t len = rng() % 20 + 1;
+          h.scan(k, len, rows);
+          rec.scan(k, len, rows, t0, c.now_ns());
+        }
       }
-    }
+    });
   });
-  auto h = ns.trees[0]->handle(*ns.setup[0]);
-  EXPECT_EQ(testing::final_state_error(h, logs, key_space), "");
+  with_handle(ns.trees[0], *ns.setup[0], key_size,
+              [&](auto& h) { EXPECT_EQ(testing::final_state_error(h, logs, key_space), ""); });
   History hist;
   hist.append(preload);
   for (auto& r : recs) hist.append(r);
@@ -250,10 +265,11 @@ void delete_heavy_history(bool entry_versions) {
   }
   EXPECT_GT(merges, 20);
   std::printf(
-      "delete-heavy (%s): verdict %s, leaf splits %.0f, merges %.0f, dead-leaf hits %.0f, "
+      "delete-heavy (%s, key_size %u): verdict %s, leaf splits %.0f, merges %.0f, dead-leaf hits "
+      "%.0f, "
       "version mismatches %.0f\n",
-      entry_versions ? "entry versions" : "fences only", to_string(res.verdict), splits, merges,
-      dead, mismatches);
+      entry_versions ? "entry versions" : "fences only", key_size, to_string(res.verdict), splits,
+      merges, dead, mismatches);
 }
 
 TEST(DmtreeConcurrency, DeleteHeavyMergesLinearizable) {
@@ -261,6 +277,12 @@ TEST(DmtreeConcurrency, DeleteHeavyMergesLinearizable) {
 }
 TEST(DmtreeConcurrency, DeleteHeavyMergesLinearizableFencesOnly) {
   delete_heavy_history(false);
+}
+TEST(DmtreeConcurrency, DeleteHeavyMergesLinearizableByteKeys) {
+  delete_heavy_history(true, 32);
+}
+TEST(DmtreeConcurrency, DeleteHeavyMergesLinearizableByteKeys256FencesOnly) {
+  delete_heavy_history(false, 256);
 }
 
 }  // namespace

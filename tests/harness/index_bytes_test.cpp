@@ -1,12 +1,13 @@
 // The byte-key suites (tests/harness/bytes_suites.h) on every index that takes byte keys: RACE,
-// SMART and Sherman, at key_size 8, 32 and 256, on shm and sim (single client: edge cases and
-// the differential run), and their linearizability under threads x fibers on shm (32 and 256).
+// SMART, Sherman and DMTree, at key_size 8, 32 and 256, on shm and sim (single client: edge cases
+// and the differential run), and their linearizability under threads x fibers on shm (32 and 256).
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "indexes/dmtree/prebuilt.h"
 #include "indexes/race/prebuilt.h"
 #include "indexes/sherman/prebuilt.h"
 #include "indexes/smart/prebuilt.h"
@@ -39,6 +40,17 @@ sherman::Options sherman_bytes(size_t key_size) {
   sherman::Options o;
   o.value_size = kTreeValue;
   o.leaf_span = 8;  // small nodes: splits of leaves and internal nodes carry long separators
+  o.internal_span = 6;
+  o.key_size = static_cast<uint32_t>(key_size);
+  return o;
+}
+
+// DMTree: one Tree per compute node; these clusters have one compute node, so one Tree (created
+// through the first client) serves every client (all homed there).
+dmtree::Options dmtree_bytes(size_t key_size) {
+  dmtree::Options o;
+  o.value_size = kTreeValue;
+  o.leaf_span = 8;  // small leaves: splits and merges move long keys and fences
   o.internal_span = 6;
   o.key_size = static_cast<uint32_t>(key_size);
   return o;
@@ -84,6 +96,16 @@ void all_indexes(Fresh fresh) {
           [&] {
             auto& c = fresh();
             auto t = sherman::Tree<T>::create(c, sherman_bytes(ks));
+            return keep(t, t->handle(c));
+          },
+          ks, suite_options(ks, true));
+    }
+    {
+      SCOPED_TRACE("dmtree");
+      byte_key_suites(
+          [&] {
+            auto& c = fresh();
+            auto t = dmtree::Tree<T>::create(c, dmtree_bytes(ks));
             return keep(t, t->handle(c));
           },
           ks, suite_options(ks, true));
@@ -146,6 +168,8 @@ TEST(IndexBytesStress, LinearizableWithByteKeys) {
            [&](ShmClient& c) { return smart::Tree<ShmTransport>::create(c, smart_bytes(ks)); });
     stress(ks, true,
            [&](ShmClient& c) { return sherman::Tree<ShmTransport>::create(c, sherman_bytes(ks)); });
+    stress(ks, true,
+           [&](ShmClient& c) { return dmtree::Tree<ShmTransport>::create(c, dmtree_bytes(ks)); });
   }
 }
 

@@ -108,6 +108,10 @@ struct Typed : Target {
 struct Targets {
   std::shared_ptr<shm::Pool> pool = testing::small_pool(1, 1, uint64_t{256} << 20);
   testing::ShmClient client = testing::make_client(pool, 0);
+  // The byte-key targets live in a pool of their own: each index type takes its fixed root and
+  // lock-table places in a pool (and Sherman the device memory), once.
+  std::shared_ptr<shm::Pool> bytes_pool = testing::small_pool(1, 1, uint64_t{256} << 20);
+  testing::ShmClient bytes_client = testing::make_client(bytes_pool, 0);
   std::vector<std::unique_ptr<Target>> all;
   std::vector<std::unique_ptr<BytesTarget>> bytes;
   std::vector<std::string> keys = harness::byte_key_pool(kByteKeySize, 256, 1);
@@ -140,9 +144,9 @@ struct Targets {
     dm.leaf_span = 16;
     add<dmtree::Tree<ShmTransport>, true>("dmtree", dm);
 
-    auto ref = harness::ReferenceBytesIndex<ShmTransport>::create(client, 4096, kByteKeySize);
+    auto ref = harness::ReferenceBytesIndex<ShmTransport>::create(bytes_client, 4096, kByteKeySize);
     bytes.push_back(std::make_unique<TypedBytes<harness::ReferenceBytesIndex<ShmTransport>, false>>(
-        "reference-bytes", ref, &client));
+        "reference-bytes", ref, &bytes_client));
     // The indexes that take byte keys, with the same options at key_size 32.
     add_bytes<race::RaceIndex<ShmTransport>, false>("race-bytes", ro);
     add_bytes<chime::Tree<ShmTransport>, true>("chime-bytes", co);
@@ -154,8 +158,8 @@ struct Targets {
   void add_bytes(const char* name, Opt o) {
     if constexpr (requires { o.key_size; } && BytesKvHandle<typename Index::Handle>) {
       o.key_size = kByteKeySize;
-      auto idx = Index::create(client, o);
-      bytes.push_back(std::make_unique<TypedBytes<Index, kFixed>>(name, idx, &client));
+      auto idx = Index::create(bytes_client, o);
+      bytes.push_back(std::make_unique<TypedBytes<Index, kFixed>>(name, idx, &bytes_client));
     }
   }
   template <class Index, bool kFixed, class Opt>

@@ -6,12 +6,17 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "indexes/common/btree_keys.h"
 #include "indexes/common/value_slot.h"
 #include "runtime/address.h"
 #include "runtime/error.h"
+#include "runtime/hash.h"
+#include "runtime/key_bytes.h"
 #include "runtime/kv.h"
 #include "runtime/sealed_object.h"
 #include "runtime/verbs.h"
@@ -22,23 +27,26 @@ using sealed::Meta;
 
 // Remote layout, in 8-byte words (the lock word is last, so a node write can carry the unlock):
 //   group g = replica(meta(nv, valid), sibling) + H entries
-//   entry i = meta(nv, flags = occupied|tombstone, extra = hop bitmap), key, value[vw]
+//   entry i = meta(nv, flags = occupied|tombstone, extra = hop bitmap), key[kw], value[vw]
+//   (key[kw]: one word for integer keys; a btree::ByteKeys slot for key_size > 8: the bytes
+//   zero-padded to key_size, then a 2-byte length, rounded up to words)
 //   lock word = lock:1 (bit 63) | argmax:A | vacancy:V     (A = ceil(log2 span), V = min(63-A,
 //   span))
 // That is the local image, and the remote layout with sync = checksum: each entry and replica
 // is sealed (checksum + nv). With sync = versions the remote node is the paper's (§4.1, §4.5;
 // notes chime.md §2.1, §2.4): replica = ver 1, valid 1, sibling 8 (10 B); entry = ver 1,
 // hop 2 (hop bitmap in bits 0..13, occupied bit 14, tombstone bit 15), key 8, value (11 B +
-// value_size); the first 64 bytes verbatim, then a cache-line version byte before every 63 data
-// bytes, a copy of the version of the object holding the line's first data byte; the lock word
-// at the next 8-byte boundary. A version byte = node-level version NV (high 4 bits) | entry-level
-// version EV (low 4 bits). The image is decoded on every read and encoded on every write
-// (LeafImage::read_into, write_into); the tree logic sees the same local image either way.
-// Level 1/2 of the three-level synchronization = "every fetched object is whole (checksum, or
-// all its version bytes equal) and all carry one nv"; level 3 = the home entry's hop bitmap
-// equals the keys found hashing to that home. No fence keys in leaves: sibling-based validation
-// (see tree.h).
-// A physical word range [from, to) of a node's local image.
+// value_size; byte keys: key_size bytes zero-padded + 2-byte length, 5 B + key_size + value_size,
+// so a wide entry spans several lines, each line version a copy of the entry's); the first 64 bytes
+// verbatim, then a cache-line version byte before every 63 data bytes, a copy of the version of the
+// object holding the line's first data byte; the lock word at the next 8-byte boundary. A version
+// byte = node-level version NV (high 4 bits) | entry-level version EV (low 4 bits). The image is
+// decoded on every read and encoded on every write (LeafImage::read_into, write_into); the tree
+// logic sees the same local image either way. Level 1/2 of the three-level synchronization = "every
+// fetched object is whole (checksum, or all its version bytes equal) and all carry one nv"; level 3
+// = the home entry's hop bitmap equals the keys found hashing to that home. No fence keys in
+// leaves: sibling-based validation (see tree.h). A physical word range [from, to) of a node's local
+// image.
 struct Segment {
   size_t from, to;
 };
@@ -52,12 +60,19 @@ class Geometry {
   static constexpr uint32_t kMaxVersionsH = 14;  // the hop field's two top bits are flags
   static constexpr uint32_t kReplicaBytes = 10;  // paper layout: ver, valid, sibling
 
-  Geometry(uint32_t span, uint32_t h, uint32_t value_size, bool versions = false)
+  // key_size 8: integer keys (one word); else byte keys of up to key_size bytes.
+  Geometry(uint32_t span, uint32_t h, uint32_t value_size, bool versions = false,
+           uint32_t key_size = kIntegerKeyBytes)
       : span_(span),
         h_(h),
         vw_(btree::value_words(value_size)),
         value_size_(value_size),
+        key_size_(key_size),
+        kw_(key_size == kIntegerKeyBytes ? 1 : btree::ByteKeys{key_size}.words()),
+        kb_(key_size == kIntegerKeyBytes ? 8 : key_size + 2),
         versions_(versions) {
+    if (key_size == 0 || key_size > kMaxKeyBytes)
+      throw ConfigError("chime: key_size must be in [1, " + std::to_string(kMaxKeyBytes) + "]");
     if (span < 2 || span > 1024) throw ConfigError("chime: span must be in [2, 1024]");
     if (h < 1 || h > 16 || h > span)
       throw ConfigError("chime: neighborhood must be in [1, min(16, span)]");
@@ -73,7 +88,10 @@ class Geometry {
   uint32_t span() const { return span_; }
   uint32_t h() const { return h_; }
   uint32_t vw() const { return vw_; }
-  uint32_t ew() const { return 2 + vw_; }
+  uint32_t kw() const { return kw_; }  // words of a key slot
+  uint32_t ew() const { return 1 + kw_ + vw_; }
+  uint32_t key_size() const { return key_size_; }
+  bool byte_keys() const { return key_size_ != kIntegerKeyBytes; }
   uint32_t value_size() const { return value_size_; }
   uint32_t groups() const { return groups_; }
   size_t replica_word(uint32_t g) const { return size_t{g} * 2 + size_t{g} * h_ * ew(); }
@@ -89,7 +107,22 @@ class Geometry {
 
   // The paper's layout (sync = versions): decoded offsets of objects, and where a decoded byte
   // lies in the encoded node (after the first 64 bytes, one line version byte per 63).
-  uint32_t entry_bytes() const { return 11 + value_size_; }
+  uint32_t entry_bytes() const { return 3 + kb_ + value_size_; }
+  // A key slot in the paper's layout (kb_ bytes: 8, or key_size + the 2-byte length) from and to
+  // the local slot (kw words).
+  void key_to_wire(const uint64_t* slot, uint8_t* out) const {
+    if (!byte_keys()) return void(std::memcpy(out, slot, 8));
+    std::memcpy(out, slot, key_size_);
+    std::memcpy(out + key_size_, reinterpret_cast<const uint8_t*>(slot) + kw_ * 8 - 2, 2);
+  }
+  void key_from_wire(const uint8_t* in, uint64_t* slot) const {
+    if (!byte_keys()) return void(std::memcpy(slot, in, 8));
+    std::fill(slot, slot + kw_, 0);
+    std::memcpy(slot, in, key_size_);
+    std::memcpy(reinterpret_cast<uint8_t*>(slot) + kw_ * 8 - 2, in + key_size_, 2);
+  }
+  // The encoding buffer one object needs at most.
+  static constexpr size_t kMaxObjectBytes = 3 + kMaxKeyBytes + 2 + 1024;
   size_t dec_replica(uint32_t g) const {
     return size_t{g} * (kReplicaBytes + size_t{h_} * entry_bytes());
   }
@@ -141,9 +174,15 @@ class Geometry {
     return {static_cast<uint32_t>(x % span_), static_cast<uint16_t>(x >> 48)};
   }
   uint32_t home(Key k) const { return home_fp(k).first; }
+  // Byte keys: the same from a hash of the key's bytes.
+  std::pair<uint32_t, uint16_t> home_fp(std::string_view k) const {
+    uint64_t x = hash_bytes(k);
+    return {static_cast<uint32_t>(x % span_), static_cast<uint16_t>(x >> 48)};
+  }
+  uint32_t home(std::string_view k) const { return home_fp(k).first; }
 
  private:
-  uint32_t span_, h_, vw_, value_size_, groups_, abits_, vbits_;
+  uint32_t span_, h_, vw_, value_size_, key_size_, kw_, kb_, groups_, abits_, vbits_;
   bool versions_;
 };
 
@@ -177,8 +216,13 @@ inline std::pair<uint64_t, uint64_t> Geometry::remote_range(Segment s) const {
 }
 
 // Local image of one leaf; `have` marks which entries/replicas were fetched by the last reads.
+// K: the key policy of its key slots (btree::IntKeys or btree::ByteKeys, indexes/common/
+// btree_keys.h); keys are read in place as K::View.
+template <class K = btree::IntKeys>
 struct LeafImage {
+  using View = typename K::View;
   const Geometry* g;
+  K keys;
   std::vector<uint64_t> w;
   std::vector<uint8_t> have_e, have_r;
 
@@ -190,8 +234,9 @@ struct LeafImage {
   std::vector<Segment> pending;
   bool torn = false;
 
-  explicit LeafImage(const Geometry& geo)
+  explicit LeafImage(const Geometry& geo, K k = K{})
       : g(&geo),
+        keys(k),
         w(geo.node_words() + 1, 0),
         have_e(geo.span()),
         have_r(geo.groups()),
@@ -249,21 +294,26 @@ struct LeafImage {
   bool occupied(uint32_t i) const { return emeta(i).flags & Geometry::kOccupied; }
   bool tomb(uint32_t i) const { return emeta(i).flags & Geometry::kTombstone; }
   uint16_t hop(uint32_t i) const { return emeta(i).extra; }
-  Key key(uint32_t i) const { return entry(i)[1]; }
-  const uint64_t* value(uint32_t i) const { return entry(i) + 2; }
+  View key(uint32_t i) const { return keys.get(entry(i) + 1); }
+  const uint64_t* value(uint32_t i) const { return entry(i) + 1 + g->kw(); }
   const uint64_t* replica(uint32_t r) const { return &w[g->replica_word(r)]; }
   GlobalAddress sibling_of(uint32_t r) const { return GlobalAddress::from_raw(replica(r)[1]); }
 
-  void set_entry(uint32_t i, uint8_t nv, uint8_t flags, uint16_t hop, Key k, const uint64_t* val) {
+  // k may view this entry's own slot (a tombstone keeps its key).
+  void set_entry(uint32_t i, uint8_t nv, uint8_t flags, uint16_t hop, View k, const uint64_t* val) {
     uint64_t* e = entry(i);
-    e[1] = (flags & Geometry::kOccupied) ? k : 0;
+    const uint32_t kw = g->kw();
+    if (flags & Geometry::kOccupied)
+      keys.put(e + 1, k);
+    else
+      std::fill(e + 1, e + 1 + kw, 0);
     for (uint32_t j = 0; j < g->vw(); ++j)
-      e[2 + j] = (flags & Geometry::kOccupied) && val ? val[j] : 0;
-    sealed::seal(e, 1 + g->vw(), Meta{nv, flags, hop});
+      e[1 + kw + j] = (flags & Geometry::kOccupied) && val ? val[j] : 0;
+    sealed::seal(e, kw + g->vw(), Meta{nv, flags, hop});
   }
   void reseal(uint32_t i, uint8_t nv, uint8_t flags, uint16_t hop) {
     uint64_t* e = entry(i);
-    sealed::seal(e, 1 + g->vw(), Meta{nv, flags, hop});
+    sealed::seal(e, g->kw() + g->vw(), Meta{nv, flags, hop});
   }
   void set_replica(uint32_t r, uint8_t nv, GlobalAddress sib) {
     uint64_t* p = &w[g->replica_word(r)];
@@ -285,7 +335,7 @@ struct LeafImage {
     }
     for (uint32_t i = 0; i < g->span(); ++i) {
       if (!have_e[i]) continue;
-      if (!sealed::verify(entry(i), 1 + g->vw())) return false;
+      if (!sealed::verify(entry(i), g->kw() + g->vw())) return false;
       int v = emeta(i).nv;
       if (nv >= 0 && v != nv) return false;
       nv = v;
@@ -319,19 +369,19 @@ struct LeafImage {
   // key while hiding another of the same home behind a matching bitmap).
   bool all_bitmaps_match() const {
     std::vector<uint16_t> status(g->span(), 0);
-    std::vector<Key> keys;
+    std::vector<View> ks;
     for (uint32_t i = 0; i < g->span(); ++i) {
       if (!occupied(i)) continue;
       uint32_t h0 = g->home(key(i));
       uint32_t d = g->dist(h0, i);
       if (d >= g->h()) return false;
       status[h0] |= uint16_t(1u << d);
-      keys.push_back(key(i));
+      ks.push_back(key(i));
     }
     for (uint32_t i = 0; i < g->span(); ++i)
       if (status[i] != hop(i)) return false;
-    std::sort(keys.begin(), keys.end());
-    return std::adjacent_find(keys.begin(), keys.end()) == keys.end();
+    std::sort(ks.begin(), ks.end());
+    return std::adjacent_find(ks.begin(), ks.end()) == ks.end();
   }
 
   // Whole-image rebuild of hop bitmaps, after a split moved or dropped entries.
@@ -365,7 +415,7 @@ struct LeafImage {
   // sets `torn`), and back. Decoded objects are sealed locally so that the tree's checks are the
   // same in both settings; nv is the 4-bit NV.
   void decode(Segment s) {
-    uint8_t buf[11 + 1024];
+    uint8_t buf[Geometry::kMaxObjectBytes];
     g->for_objects(s, [&](bool rep, uint32_t i, size_t) {
       const size_t d0 = rep ? g->dec_replica(i) : g->dec_entry(i);
       const size_t n = rep ? Geometry::kReplicaBytes : g->entry_bytes();
@@ -387,20 +437,19 @@ struct LeafImage {
       }
       uint16_t hf;
       std::memcpy(&hf, buf + 1, 2);
-      Key k;
-      std::memcpy(&k, buf + 3, 8);
       uint64_t* e = entry(i);
-      std::fill(e + 2, e + 2 + g->vw(), 0);
-      std::memcpy(e + 2, buf + 11, g->value_size());
-      e[1] = k;
-      sealed::seal(e, 1 + g->vw(),
+      const size_t kb = g->entry_bytes() - 3 - g->value_size();
+      std::fill(e + 1 + g->kw(), e + 1 + g->kw() + g->vw(), 0);
+      std::memcpy(e + 1 + g->kw(), buf + 3 + kb, g->value_size());
+      g->key_from_wire(buf + 3, e + 1);
+      sealed::seal(e, g->kw() + g->vw(),
                    Meta{nv, static_cast<uint8_t>(hf >> 14), static_cast<uint16_t>(hf & 0x3fff)});
       ev[i] = v & 0xf;
     });
     if (s.to > g->node_words()) std::memcpy(&w[g->lock_word()], &enc[g->lock_offset()], 8);
   }
   void encode(Segment s, bool bump_entries) {
-    uint8_t buf[11 + 1024];
+    uint8_t buf[Geometry::kMaxObjectBytes];
     g->for_objects(s, [&](bool rep, uint32_t i, size_t) {
       const size_t d0 = rep ? g->dec_replica(i) : g->dec_entry(i);
       size_t n;
@@ -417,9 +466,9 @@ struct LeafImage {
         buf[0] = static_cast<uint8_t>((m.nv & 0xf) << 4 | ev[i]);
         uint16_t hf = static_cast<uint16_t>((m.extra & 0x3fff) | (m.flags & 3) << 14);
         std::memcpy(buf + 1, &hf, 2);
-        Key k = key(i);
-        std::memcpy(buf + 3, &k, 8);
-        std::memcpy(buf + 11, value(i), g->value_size());
+        const size_t kb = g->entry_bytes() - 3 - g->value_size();
+        g->key_to_wire(entry(i) + 1, buf + 3);
+        std::memcpy(buf + 3 + kb, value(i), g->value_size());
       }
       for (size_t k = 0; k < n;) {  // line by line, as decode()
         const size_t d = d0 + k, run = std::min(n - k, Geometry::run_from(d));

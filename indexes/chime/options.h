@@ -21,7 +21,8 @@ enum class Sync : uint8_t { kAuto, kVersions, kChecksum };
 inline constexpr std::string_view kSyncNames[] = {"auto", "versions", "checksum"};
 
 struct Options {
-  uint32_t value_size = 8;                      // bytes per value (inline, zero-padded)
+  uint32_t value_size = 8;  // bytes per value (inline, zero-padded)
+  uint32_t key_size = 8;    // the longest key, in bytes; 8 keeps integer keys (inline in entries)
   uint64_t cache_bytes = uint64_t{70} << 20;    // internal-node cache per compute node
   uint32_t span = 64;                           // entries per hopscotch leaf
   uint32_t neighborhood = 8;                    // H: hopscotch neighborhood (<= 16)

@@ -4,6 +4,8 @@
 
 namespace dmrt {
 
+template class chime::BasicTree<VerbsTransport, btree::IntKeys>;
+template class chime::BasicTree<VerbsTransport, btree::ByteKeys>;
 template class chime::Tree<VerbsTransport>;
 
 }  // namespace dmrt

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <optional>
+
 #include "indexes/chime/hotspot.h"
 #include "indexes/chime/leaf.h"
 #include "indexes/chime/options.h"
@@ -21,28 +23,53 @@
 #include "indexes/common/rdwc.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
+#include "runtime/key_bytes.h"
 #include "runtime/kv.h"
 #include "runtime/layout.h"
 
 namespace dmrt::chime {
 
-template <Transport T>
-class Tree : public std::enable_shared_from_this<Tree<T>> {
+// The tree over one key policy K (indexes/common/btree_keys.h): IntKeys (key_size 8, the
+// paper's integer keys) or ByteKeys (keys of 1..key_size bytes inline in the leaf entries).
+// Tree<T> below picks one from Options::key_size.
+template <Transport T, class K>
+class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
  public:
   using Options = chime::Options;
+  using Tree = BasicTree;
+  using View = typename K::View;
+  using KeyT = typename K::Key;
+  using Leaf = LeafImage<K>;
+  using Core = btree::BTreeCore<T, K>;
   class Handle;
+
+  // Leaves hold keys of up to key_size bytes. Internal nodes one more: a leaf split publishes
+  // the successor of the left leaf's largest key (that key + a 0x00 byte), the max+1 boundary
+  // that sibling-based validation relies on (see split()).
+  static K leaf_keys(const Options& o) {
+    if constexpr (K::kBytes)
+      return K{o.key_size};
+    else
+      return K{};
+  }
+  static K core_keys(const Options& o) {
+    if constexpr (K::kBytes)
+      return K{o.key_size + 1};
+    else
+      return K{};
+  }
 
   [[gnu::noinline]] static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
     auto t = std::shared_ptr<Tree>(new Tree(c, o));
-    LeafImage img(t->geo_);
+    Leaf img(t->geo_, t->keys_);
     for (uint32_t r = 0; r < t->geo_.groups(); ++r) img.set_replica(r, 1, GlobalAddress::null());
-    for (uint32_t i = 0; i < t->geo_.span(); ++i) img.set_entry(i, 1, 0, 0, 0, nullptr);
+    for (uint32_t i = 0; i < t->geo_.span(); ++i) img.set_entry(i, 1, 0, 0, View{}, nullptr);
     img.w[t->geo_.lock_word()] = 0;
     GlobalAddress leaf = t->alloc_leaf(c);
     Batch b;
     img.write_into(b, leaf, {0, t->geo_.node_words() + 1}, true);
     c.run(b);
-    btree::BTreeCore<T>::publish_root(c, t->core_.root_slot(), {0, leaf});
+    Core::publish_root(c, t->core_.root_slot(), {0, leaf});
     t->leaves_.fetch_add(1);
     return t;
   }
@@ -87,19 +114,24 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   Sync sync() const { return geo_.versions() ? Sync::kVersions : Sync::kChecksum; }
 
  private:
-  Tree(Client<T>& c, const Options& o)
+  BasicTree(Client<T>& c, const Options& o)
       : opts_(validate(c, o)),
         geo_(o.span, o.neighborhood, o.value_size,
-             o.resolved_sync(c.line_atomic()) == Sync::kVersions),
+             o.resolved_sync(c.line_atomic()) == Sync::kVersions, o.key_size),
+        keys_(leaf_keys(o)),
         hot_(o.speculative_read ? o.hotspot_bytes : 0),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
-              nullptr),
+              nullptr, 0, false, core_keys(o)),
         rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit) {}
 
   static const Options& validate(Client<T>& c, const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
       throw ConfigError("chime: value_size must be in [1, 1024]");
     validate_option_fields("chime", o);  // each field's range (Options::fields())
+    if (o.key_size == 0 || o.key_size > kMaxKeyBytes)
+      throw ConfigError("chime: key_size must be in [1, " + std::to_string(kMaxKeyBytes) + "]");
+    if (K::kBytes == (o.key_size == kIntegerKeyBytes))
+      throw ConfigError("chime: key policy does not match key_size");  // Tree<T> picks it
     if (o.neighborhood > o.span) throw ConfigError("chime: neighborhood must not exceed span");
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("chime: root_slot out of range");
     if (o.sync == Sync::kVersions && !c.line_atomic())
@@ -122,8 +154,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
   Options opts_;
   Geometry geo_;
+  K keys_;  // the leaves' key slots
   HotspotBuffer hot_;
-  btree::BTreeCore<T> core_;
+  Core core_;
   rdwc::Combiner rdwc_;  // this compute node's (one Tree per compute node)
   std::atomic<uint64_t> leaves_{0}, splits_{0}, spec_hits_{0}, spec_misses_{0}, sibling_moves_{0},
       read_retries_{0}, lock_retries_{0}, scan_windows_{0}, scan_partial_leaves_{0};
@@ -131,28 +164,29 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
  public:
   class Handle {
    public:
-    Handle(std::shared_ptr<Tree> t, Client<T>& c) : t_(std::move(t)), c_(&c), img_(t_->geo_) {}
+    Handle(std::shared_ptr<Tree> t, Client<T>& c)
+        : t_(std::move(t)), c_(&c), img_(t_->geo_, t_->keys_) {}
 
     // 1 RTT (neighborhood or speculative entry), 2 when a speculation misses; none when another
     // search of k on this compute node shares its result (RDWC).
-    [[gnu::noinline]] bool search(Key k, std::string& out) {
+    [[gnu::noinline]] bool search(View k, std::string& out) {
       if (t_->opts_.rdwc)
         return t_->rdwc_.run(*c_, k, false, {}, &out, [&](std::string_view, std::string* o) {
           return search_direct(k, *o);
         });
       return search_direct(k, out);
     }
-    bool insert(Key k, std::string_view v) { return write_op(k, v, Op::kInsert); }
+    bool insert(View k, std::string_view v) { return write_op(k, v, Op::kInsert); }
     // With RDWC, concurrent updates of k on this compute node are combined: one of them writes the
     // last queued value for all (inserts and deletes run themselves, indexes/common/rdwc.h).
-    bool update(Key k, std::string_view v) {
+    bool update(View k, std::string_view v) {
       if (!t_->opts_.rdwc) return write_op(k, v, Op::kUpdate);
       check_value(v);  // before queueing: a bad value must fail only its own caller
       return t_->rdwc_.run(*c_, k, true, v, nullptr, [&](std::string_view wv, std::string*) {
         return write_op(k, wv, Op::kUpdate);
       });
     }
-    bool remove(Key k) { return write_op(k, {}, Op::kRemove); }
+    bool remove(View k) { return write_op(k, {}, Op::kRemove); }
 
     // Rows in key order. A round reads the leaves that the cached level-1 nodes name from the
     // scan's position (§3.9: in one round trip, a batch per memory node; `parallel_scan`). What
@@ -167,51 +201,56 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // `count` rows if each holds span/2 live keys. A leaf's sibling pointer must name the next
     // leaf of the batch; where a split put a new leaf between them, the rest of the batch is
     // dropped and the scan goes on from the sibling (or reads the split leaf again whole when the
-    // window cut it).
-    [[gnu::noinline]] void scan(Key from, size_t count,
-                                std::vector<std::pair<Key, std::string>>& rows) {
+    // window cut it). Byte keys are never integer-dense: their scans read whole leaves.
+    [[gnu::noinline]] void scan(View from, size_t count,
+                                std::vector<std::pair<KeyT, std::string>>& rows) {
       rows.clear();
       if (count == 0) return;
       const Geometry& g = t_->geo_;
       GlobalAddress a = t_->core_.locate(*c_, from).leaf;
-      Key lower = from;  // the keys below are done
+      KeyT lower = KeyT(from);  // the keys below are done
       bool any = false, whole_next = false;
-      Key last = 0;
+      KeyT last{};
       uint64_t window = 0;
-      std::vector<std::pair<Key, uint32_t>> ks;
-      auto take = [&](const LeafImage& img, Key to) {  // to = 0: no upper bound
+      std::vector<std::pair<View, uint32_t>> ks;
+      auto take = [&](const Leaf& img, const KeyT* to) {  // to = null: no upper bound
         ks.clear();
         for (uint32_t i = 0; i < g.span(); ++i)
-          if (img.have_e[i] && img.occupied(i) && !img.tomb(i) && img.key(i) >= lower &&
-              (!any || img.key(i) > last) && (to == 0 || img.key(i) < to))
+          if (img.have_e[i] && img.occupied(i) && !img.tomb(i) && img.key(i) >= K::view(lower) &&
+              (!any || img.key(i) > K::view(last)) && (!to || img.key(i) < K::view(*to)))
             ks.emplace_back(img.key(i), i);
         std::sort(ks.begin(), ks.end());
         for (auto& [k, i] : ks) {
           if (rows.size() == count) break;
           std::string v;
           btree::load_value(img.value(i), g.value_size(), v);
-          rows.emplace_back(k, std::move(v));
-          last = k;
+          rows.emplace_back(KeyT(k), std::move(v));
+          last = KeyT(k);
           any = true;
         }
       };
       while (a && rows.size() < count) {
-        if (any && last == std::numeric_limits<Key>::max()) break;
-        const Key lo = any ? std::max(lower, last + 1) : lower;  // the first key not done
-        Key to = 0;
-        const bool win = plan_scan_batch(a, any ? std::max(lower, last) : lower, lo,
+        KeyT lo;  // the first key not done
+        if constexpr (K::kBytes) {
+          lo = lower;  // (unused: no key window)
+        } else {
+          if (any && last == std::numeric_limits<Key>::max()) break;
+          lo = any ? std::max(lower, last + 1) : lower;
+        }
+        KeyT to{};
+        const bool win = plan_scan_batch(a, K::view(any && last > lower ? last : lower), lo,
                                          count - rows.size(), !whole_next, window, to);
         whole_next = false;
         if (!win && scan_plan_.size() == 1) {
           read_whole_consistent(a);
-          take(img_, 0);
+          take(img_, nullptr);
           a = img_.sibling();
           continue;
         }
         read_leaves_consistent();
         if (!win) {
           for (size_t i = 0; i < scan_plan_.size() && rows.size() < count; ++i) {
-            take(scan_imgs_[i], 0);
+            take(scan_imgs_[i], nullptr);
             a = scan_imgs_[i].sibling();
             if (i + 1 < scan_plan_.size() && a != scan_plan_[i + 1]) break;  // a split between
           }
@@ -219,7 +258,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         }
         bool split = false;
         for (size_t i = 0; i < scan_plan_.size() && rows.size() < count; ++i) {
-          take(scan_imgs_[i], to);
+          take(scan_imgs_[i], &to);
           const GlobalAddress sib = scan_imgs_[i].sibling();
           if (sib == scan_next_[i]) continue;
           // A split since the node was cached. Its keys at or above `to` were not taken: read it
@@ -244,11 +283,11 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     Client<T>& client() { return *c_; }
 
    private:
-    bool search_direct(Key k, std::string& out) {
+    bool search_direct(View k, std::string& out) {
       const Geometry& g = t_->geo_;
       auto [home, fp] = g.home_fp(k);
       for (;;) {
-        btree::Located loc = t_->core_.locate(*c_, k);
+        typename Core::Located loc = t_->core_.locate(*c_, k);
         if (t_->opts_.speculative_read && speculate(loc.leaf, k, home, fp, out)) return true;
         GlobalAddress a = loc.leaf;
         bool restart = false;
@@ -290,7 +329,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
     // Hotness-aware speculative read: the hottest buffered slot of the neighborhood whose
     // fingerprint matches; one entry READ; a hit needs a sealed, live entry holding k.
-    bool speculate(GlobalAddress leaf, Key k, uint32_t home, uint16_t fp, std::string& out) {
+    bool speculate(GlobalAddress leaf, View k, uint32_t home, uint16_t fp, std::string& out) {
       if (!t_->hot_.enabled()) return false;
       uint32_t best = 0, best_i = 0;
       for (uint32_t d = 0; d < g().h(); ++d) {
@@ -312,7 +351,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       return false;
     }
 
-    int find_in_neighborhood(Key k, uint32_t home) const {
+    int find_in_neighborhood(View k, uint32_t home) const {
       for (uint32_t d = 0; d < g().h(); ++d) {
         uint32_t i = (home + d) % g().span();
         if (img_.have_e[i] && img_.occupied(i) && img_.key(i) == k) return static_cast<int>(i);
@@ -359,9 +398,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // no key outside what any cached node once said.
     struct ScanInterval {
       bool known = false, hi_inf = false;
-      Key lo = 0, hi = 0;
+      KeyT lo{}, hi{};
     };
-    static ScanInterval interval_of(const btree::InternalNode& n, size_t p) {
+    static ScanInterval interval_of(const typename Core::InternalNode& n, size_t p) {
       ScanInterval iv;
       iv.known = true;
       iv.lo = p == 0 ? n.lo : n.keys[p - 1];
@@ -378,8 +417,9 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // (the window [lo, to) clipped to the planned leaves) and each leaf's READ segments (none =
     // whole) and homes to validate. Else the leaves are read whole: enough for `want` rows at
     // span/2 live keys per leaf. Just `a` without parallel_scan, or when no cached node names it.
-    bool plan_scan_batch(GlobalAddress a, Key k, Key lo, size_t want, bool window_ok,
-                         uint64_t& window, Key& to) {
+    // Byte keys: never a window (scan_intersection needs integer-dense keys).
+    bool plan_scan_batch(GlobalAddress a, View k, const KeyT& lo, size_t want, bool window_ok,
+                         uint64_t& window, KeyT& to) {
       scan_plan_.assign(1, a);
       scan_iv_.assign(1, ScanInterval{});
       scan_next_.assign(1, GlobalAddress{});
@@ -397,21 +437,29 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       scan_iv_[0] = interval_of(*n, p);
       scan_next_[0] = n->next_of(p);
       const ScanInterval& first = scan_iv_[0];
-      bool win = window_ok && t_->opts_.scan_intersection && t_->opts_.hopscotch_leaf &&
-                 !first.hi_inf && first.hi - first.lo <= kDenseSpans * g().span();
-      uint64_t w = std::max<uint64_t>(window * 2, want);
-      if (win && lo > std::numeric_limits<Key>::max() - w) win = false;  // no window end
+      bool win = false;
+      uint64_t w = 0;
+      if constexpr (!K::kBytes) {
+        win = window_ok && t_->opts_.scan_intersection && t_->opts_.hopscotch_leaf &&
+              !first.hi_inf && first.hi - first.lo <= kDenseSpans * g().span();
+        w = std::max<uint64_t>(window * 2, want);
+        if (win && lo > std::numeric_limits<Key>::max() - w) win = false;  // no window end
+      } else {
+        (void)window_ok;
+      }
       size_t leaves;
       if (win) {
-        window = w;
-        to = lo + w;
+        if constexpr (!K::kBytes) {
+          window = w;
+          to = lo + w;
+        }
         leaves = kMaxScanBatch;
       } else {
         const size_t per_leaf = std::max<size_t>(1, g().span() / 2);
         leaves = std::min<size_t>((want + per_leaf - 1) / per_leaf, kMaxScanBatch);
       }
       if (!t_->opts_.parallel_scan) leaves = 1;
-      auto add = [&](const btree::InternalNode& node, size_t q) {
+      auto add = [&](const typename Core::InternalNode& node, size_t q) {
         ScanInterval iv = interval_of(node, q);
         if (scan_plan_.size() == leaves || (win && iv.lo >= to)) return false;
         scan_plan_.push_back(node.child_at(q));
@@ -432,26 +480,30 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       scan_segs_.resize(scan_plan_.size());
       for (auto& segs : scan_segs_) segs.clear();  // whole, unless planned below
       if (!win) return false;
-      const ScanInterval& back = scan_iv_.back();
-      if (!back.hi_inf) to = std::min(to, back.hi);  // the window ends where the plan does
-      if (to <= lo) return false;                    // `a` ends before lo: read it whole
-      scan_homes_.resize(scan_plan_.size());
-      for (size_t i = 0; i < scan_plan_.size(); ++i) {
-        const ScanInterval& iv = scan_iv_[i];
-        const Key c_lo = std::max(iv.lo, lo), c_hi = iv.hi_inf ? to : std::min(iv.hi, to);
-        scan_segs_[i].clear();
-        scan_homes_[i].clear();
-        // Whole: the window covers the leaf's interval (the paper reads such leaves whole), or
-        // so many integers that every home may be one.
-        if (c_lo >= c_hi || (c_lo == iv.lo && !iv.hi_inf && c_hi == iv.hi) ||
-            c_hi - c_lo >= g().span())
-          continue;
-        intersect_segments(c_lo, c_hi, scan_segs_[i], scan_homes_[i]);
-        if (!scan_segs_[i].empty())
-          t_->scan_partial_leaves_.fetch_add(1, std::memory_order_relaxed);
+      if constexpr (K::kBytes) {
+        return false;
+      } else {
+        const ScanInterval& back = scan_iv_.back();
+        if (!back.hi_inf) to = std::min(to, back.hi);  // the window ends where the plan does
+        if (to <= lo) return false;                    // `a` ends before lo: read it whole
+        scan_homes_.resize(scan_plan_.size());
+        for (size_t i = 0; i < scan_plan_.size(); ++i) {
+          const ScanInterval& iv = scan_iv_[i];
+          const Key c_lo = std::max(iv.lo, lo), c_hi = iv.hi_inf ? to : std::min(iv.hi, to);
+          scan_segs_[i].clear();
+          scan_homes_[i].clear();
+          // Whole: the window covers the leaf's interval (the paper reads such leaves whole), or
+          // so many integers that every home may be one.
+          if (c_lo >= c_hi || (c_lo == iv.lo && !iv.hi_inf && c_hi == iv.hi) ||
+              c_hi - c_lo >= g().span())
+            continue;
+          intersect_segments(c_lo, c_hi, scan_segs_[i], scan_homes_[i]);
+          if (!scan_segs_[i].empty())
+            t_->scan_partial_leaves_.fetch_add(1, std::memory_order_relaxed);
+        }
+        t_->scan_windows_.fetch_add(1, std::memory_order_relaxed);
+        return true;
       }
-      t_->scan_windows_.fetch_add(1, std::memory_order_relaxed);
-      return true;
     }
     // The neighborhoods of the keys [c_lo, c_hi) (fewer than span of them): their homes, and the
     // READ segments covering them, runs of entries merged greedily while a READ stays within half
@@ -497,7 +549,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // alone and whole, as read_whole_consistent does.
     void read_leaves_consistent() {
       const uint32_t words = g().node_words() + 1;
-      while (scan_imgs_.size() < scan_plan_.size()) scan_imgs_.emplace_back(g());
+      while (scan_imgs_.size() < scan_plan_.size()) scan_imgs_.emplace_back(g(), t_->keys_);
       scan_segs_.resize(scan_plan_.size());
       scan_homes_.resize(scan_plan_.size());
       scan_batches_.clear();
@@ -520,7 +572,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       c_->run(std::span<Batch>(scan_batches_));
       const bool skip = injected(t_->opts_.faults.skip_bitmap_check);
       for (size_t i = 0; i < scan_plan_.size(); ++i) {
-        LeafImage& img = scan_imgs_[i];
+        Leaf& img = scan_imgs_[i];
         img.finish_reads();
         bool ok;
         if (scan_segs_[i].empty()) {
@@ -537,13 +589,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         std::swap(img_, img);
       }
     }
-    static bool homes_match(const LeafImage& img, const std::vector<uint32_t>& homes) {
+    static bool homes_match(const Leaf& img, const std::vector<uint32_t>& homes) {
       return std::all_of(homes.begin(), homes.end(),
                          [&](uint32_t h) { return img.bitmap_matches(h); });
     }
     // A READ racing a hop-range WRITE may show a moving key in both its slots (and hide another
     // of its home behind a matching bitmap): reject any key fetched twice.
-    bool no_duplicates(const LeafImage& img) {
+    bool no_duplicates(const Leaf& img) {
       scan_keys_.clear();
       for (uint32_t i = 0; i < g().span(); ++i)
         if (img.have_e[i] && img.occupied(i)) scan_keys_.push_back(img.key(i));
@@ -633,7 +685,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     // Key at argmax (the leaf's largest key, live or tombstone); false when the leaf is empty.
-    bool max_key(GlobalAddress a, uint64_t word, Key* out) {
+    bool max_key(GlobalAddress a, uint64_t word, View* out) {
       uint32_t i = g().argmax(word);
       if (!img_.have_e[i]) fetch(a, {{g().entry_word(i), g().entry_word(i) + g().ew()}});
       if (!img_.occupied(i)) return false;
@@ -642,15 +694,15 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
     // Under the lock, after a sibling mismatch seen through a fresh parent: does k belong to
     // this leaf (range ends at max+1 since its last split) or to the right?
-    bool belongs_right(GlobalAddress a, uint64_t word, Key k) {
+    bool belongs_right(GlobalAddress a, uint64_t word, View k) {
       for (uint32_t i = 0; i < g().span(); ++i)
         if (img_.have_e[i] && img_.occupied(i) && img_.key(i) >= k) return false;
-      Key mx;
+      View mx;
       if (!max_key(a, word, &mx)) return false;
       return k > mx;
     }
 
-    [[gnu::noinline]] bool write_op(Key k, std::string_view v, Op op) {
+    [[gnu::noinline]] bool write_op(View k, std::string_view v, Op op) {
       try {
         return write_op_locking(k, v, op);
       } catch (...) {
@@ -663,13 +715,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         throw LimitError("chime: value of " + std::to_string(v.size()) +
                          " bytes exceeds value_size " + std::to_string(g().value_size()));
     }
-    bool write_op_locking(Key k, std::string_view v, Op op) {
+    bool write_op_locking(View k, std::string_view v, Op op) {
       if (op != Op::kRemove) check_value(v);
       std::vector<uint64_t> val(g().vw());
       if (op != Op::kRemove) btree::store_value(val.data(), v, g().value_size());
       uint32_t home = g().home(k);
       for (;;) {
-        btree::Located loc = t_->core_.locate(*c_, k);
+        typename Core::Located loc = t_->core_.locate(*c_, k);
         GlobalAddress a = loc.leaf;
         for (;;) {
           bool leaf_read = false;
@@ -740,7 +792,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         write_back_and_unlock(a, img_.entry_range(i, i, false), word);
         return;
       }
-      img_.set_entry(i, nv, 0, img_.hop(i), 0, nullptr);
+      img_.set_entry(i, nv, 0, img_.hop(i), View{}, nullptr);
       uint32_t d = g().dist(home, i);
       img_.reseal(home, nv, img_.emeta(home).flags,
                   static_cast<uint16_t>(img_.hop(home) & ~(1u << d)));
@@ -775,7 +827,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     // Hopscotch insert on the local image. False when no feasible hop exists (split needed).
-    bool hop_insert(GlobalAddress a, Key k, const uint64_t* val, uint32_t home, uint8_t nv,
+    bool hop_insert(GlobalAddress a, View k, const uint64_t* val, uint32_t home, uint8_t nv,
                     uint64_t word) {
       const Geometry& geo = g();
       for (int attempt = 0; attempt < 2; ++attempt) {
@@ -810,7 +862,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             // Move h -> j; hop bitmaps belong to slots, not to the keys moving through them.
             Meta mh = img_.emeta(h);
             img_.set_entry(j, nv, mh.flags, img_.hop(j), img_.key(h), img_.value(h));
-            img_.set_entry(h, nv, 0, img_.hop(h), 0, nullptr);
+            img_.set_entry(h, nv, 0, img_.hop(h), View{}, nullptr);
             uint16_t hb = img_.hop(h0);
             hb = static_cast<uint16_t>((hb & ~(1u << geo.dist(h0, h))) | (1u << geo.dist(h0, j)));
             img_.reseal(h0, nv, img_.emeta(h0).flags, hb);
@@ -825,7 +877,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
                     static_cast<uint16_t>(img_.hop(home) | (1u << geo.dist(home, j))));
         // New lock word: argmax follows moves and the new key; the filled bucket's bit is set
         // only when all of its entries are known full (a stale 0 just costs a wider read).
-        Key mx;
+        View mx;
         bool nonempty = img_.have_e[am] && img_.occupied(am) && (mx = img_.key(am), true);
         if (!nonempty || k > mx) am = j;
         uint64_t nw = geo.with_argmax(word, am);
@@ -842,32 +894,40 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
 
     // Leaf split under the lock: keys above the median move to a new leaf at the same slots
     // (hop bitmaps stay valid); new leaf written first, then the old leaf with its unlock; the
-    // separator published upward is max(old) + 1, matching the argmax rule.
+    // separator published upward is max(old) + 1, matching the argmax rule (byte keys: max(old)
+    // + a 0x00 byte, the smallest key above it; internal nodes hold key_size + 1 bytes for it).
     void split(GlobalAddress a, uint8_t nv, uint64_t word) {
       const Geometry& geo = g();
       (void)word;
       if (!img_.whole()) fetch(a, {{0, geo.node_words()}});
-      std::vector<std::pair<Key, uint32_t>> live;
+      std::vector<std::pair<View, uint32_t>> live;
       for (uint32_t i = 0; i < geo.span(); ++i)
         if (img_.occupied(i) && !img_.tomb(i)) live.emplace_back(img_.key(i), i);
       if (live.size() < 2)
         throw LimitError("chime: leaf cannot split (neighborhood too small for its keys)");
       std::sort(live.begin(), live.end());
       size_t m = live.size() / 2;
-      Key sep = live[m - 1].first + 1;
+      KeyT sep;
+      if constexpr (K::kBytes) {
+        sep.reserve(live[m - 1].first.size() + 1);
+        sep.assign(live[m - 1].first);
+        sep.push_back('\0');
+      } else {
+        sep = live[m - 1].first + 1;
+      }
       uint8_t nnv = static_cast<uint8_t>(nv + 1);
       GlobalAddress na = t_->alloc_leaf(*c_);
       GlobalAddress old_sib = img_.sibling_of(0);
 
-      LeafImage right(geo);
-      for (uint32_t i = 0; i < geo.span(); ++i) right.set_entry(i, nnv, 0, 0, 0, nullptr);
+      Leaf right(geo, t_->keys_);
+      for (uint32_t i = 0; i < geo.span(); ++i) right.set_entry(i, nnv, 0, 0, View{}, nullptr);
       for (size_t x = m; x < live.size(); ++x) {
         uint32_t i = live[x].second;
         right.set_entry(i, nnv, Geometry::kOccupied, 0, img_.key(i), img_.value(i));
       }
       for (uint32_t i = 0; i < geo.span(); ++i)
-        if (img_.occupied(i) && (img_.tomb(i) || img_.key(i) >= sep))
-          img_.set_entry(i, nnv, 0, 0, 0, nullptr);
+        if (img_.occupied(i) && (img_.tomb(i) || img_.key(i) >= K::view(sep)))
+          img_.set_entry(i, nnv, 0, 0, View{}, nullptr);
       right.rebuild_hops(nnv);
       img_.rebuild_hops(nnv);
       for (uint32_t r = 0; r < geo.groups(); ++r) {
@@ -884,12 +944,12 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       c_->run(ob);
       t_->splits_.fetch_add(1, std::memory_order_relaxed);
       t_->leaves_.fetch_add(1, std::memory_order_relaxed);
-      t_->core_.insert_separator(*c_, 1, sep, na, a);
+      t_->core_.insert_separator(*c_, 1, K::view(sep), na, a);
     }
 
     std::shared_ptr<Tree> t_;
     Client<T>* c_;
-    LeafImage img_;
+    Leaf img_;
     // A parallel scan's leaves, images and batches (kept: no allocation per scan once warm).
     static constexpr size_t kMaxScanBatch = 32;
     std::vector<GlobalAddress> scan_plan_;
@@ -898,12 +958,160 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     std::vector<std::vector<Segment>> scan_segs_;    // what to read of it (none: whole)
     std::vector<std::vector<uint32_t>> scan_homes_;  // the homes whose bitmaps validate that
     std::vector<uint8_t> scan_cover_;
-    std::vector<Key> scan_keys_;
-    std::vector<LeafImage> scan_imgs_;
+    std::vector<View> scan_keys_;
+    std::vector<Leaf> scan_imgs_;
     std::vector<Batch> scan_batches_;
     GlobalAddress held_;      // the leaf lock this handle holds, if any
     uint64_t held_word_ = 0;  // its lock word as found when taken (lock bit clear)
   };
+};
+
+// CHIME as the index contract offers it: integer keys (Options::key_size 8, the paper's and the
+// default) or byte-string keys up to key_size bytes, chosen when the tree is built. Each
+// operation forwards to the one tree it holds; the integer path is BasicTree<T, IntKeys>
+// unchanged. Integer keys on a byte-key tree are key_bytes(k) (big-endian: same order); byte
+// keys on an integer tree must be 8 bytes (key_of_bytes).
+template <Transport T>
+class Tree {
+ public:
+  using Options = chime::Options;
+  using IntTree = BasicTree<T, btree::IntKeys>;
+  using ByteTree = BasicTree<T, btree::ByteKeys>;
+
+  [[gnu::noinline]] static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
+    auto t = std::shared_ptr<Tree>(new Tree());
+    if (o.key_size == kIntegerKeyBytes)
+      t->i_ = IntTree::create(c, o);
+    else
+      t->b_ = ByteTree::create(c, o);
+    return t;
+  }
+  [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
+    auto t = std::shared_ptr<Tree>(new Tree());
+    if (o.key_size == kIntegerKeyBytes)
+      t->i_ = IntTree::attach(c, o);
+    else
+      t->b_ = ByteTree::attach(c, o);
+    return t;
+  }
+
+  class Handle {
+   public:
+    bool search(Key k, std::string& out) {
+      if (i_) [[likely]]
+        return i_->search(k, out);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return b_->search(std::string_view(kb, 8), out);
+    }
+    bool insert(Key k, std::string_view v) {
+      if (i_) [[likely]]
+        return i_->insert(k, v);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return b_->insert(std::string_view(kb, 8), v);
+    }
+    bool update(Key k, std::string_view v) {
+      if (i_) [[likely]]
+        return i_->update(k, v);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return b_->update(std::string_view(kb, 8), v);
+    }
+    bool remove(Key k) {
+      if (i_) [[likely]]
+        return i_->remove(k);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return b_->remove(std::string_view(kb, 8));
+    }
+    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
+      if (i_) [[likely]]
+        return i_->scan(from, count, rows);
+      char kb[8];
+      put_key_bytes(from, kb);
+      b_->scan(std::string_view(kb, 8), count, brows_);
+      rows.clear();
+      for (auto& [k, v] : brows_) {
+        if (k.size() != kIntegerKeyBytes)
+          throw LimitError("chime: an integer scan met a key of " + std::to_string(k.size()) +
+                           " bytes");
+        rows.emplace_back(key_of_bytes(k), std::move(v));
+      }
+    }
+
+    bool search(std::string_view k, std::string& out) {
+      if (b_) return b_->search(checked(k), out);
+      return i_->search(integer(k), out);
+    }
+    bool insert(std::string_view k, std::string_view v) {
+      if (b_) return b_->insert(checked(k), v);
+      return i_->insert(integer(k), v);
+    }
+    bool update(std::string_view k, std::string_view v) {
+      if (b_) return b_->update(checked(k), v);
+      return i_->update(integer(k), v);
+    }
+    bool remove(std::string_view k) {
+      if (b_) return b_->remove(checked(k));
+      return i_->remove(integer(k));
+    }
+    // `from` may be empty (every key is >= it) or up to key_size bytes.
+    void scan(std::string_view from, size_t count,
+              std::vector<std::pair<std::string, std::string>>& rows) {
+      if (b_) {
+        if (from.size() > key_size_) checked(from);
+        return b_->scan(from, count, rows);
+      }
+      i_->scan(from.empty() ? Key{0} : integer(from), count, irows_);
+      rows.clear();
+      for (auto& [k, v] : irows_) rows.emplace_back(key_bytes(k), std::move(v));
+    }
+
+    Client<T>& client() { return i_ ? i_->client() : b_->client(); }
+
+   private:
+    friend class Tree;
+    std::string_view checked(std::string_view k) const {
+      if (k.empty() || k.size() > key_size_)
+        throw LimitError("chime: key of " + std::to_string(k.size()) +
+                         " bytes; this tree takes 1 to " + std::to_string(key_size_));
+      return k;
+    }
+    Key integer(std::string_view k) const {
+      if (k.size() != kIntegerKeyBytes)
+        throw LimitError("chime: key of " + std::to_string(k.size()) +
+                         " bytes; this tree has integer keys (key_size 8): 8-byte keys only");
+      return key_of_bytes(k);
+    }
+    std::optional<typename IntTree::Handle> i_;
+    std::optional<typename ByteTree::Handle> b_;
+    uint32_t key_size_ = kIntegerKeyBytes;
+    std::vector<std::pair<std::string, std::string>> brows_;  // integer scans of a byte tree
+    std::vector<std::pair<Key, std::string>> irows_;          // byte scans of an integer tree
+  };
+
+  Handle handle(Client<T>& c) {
+    Handle h;
+    if (i_)
+      h.i_.emplace(i_->handle(c));
+    else
+      h.b_.emplace(b_->handle(c));
+    h.key_size_ = options().key_size;
+    return h;
+  }
+
+  IndexStats stats(Client<T>& c) { return i_ ? i_->stats(c) : b_->stats(c); }
+  IndexStats stats() { return i_ ? i_->stats() : b_->stats(); }
+  uint64_t cache_bytes() const { return i_ ? i_->cache_bytes() : b_->cache_bytes(); }
+  const Options& options() const { return i_ ? i_->options() : b_->options(); }
+  const Geometry& geometry() const { return i_ ? i_->geometry() : b_->geometry(); }
+  Sync sync() const { return i_ ? i_->sync() : b_->sync(); }
+
+ private:
+  Tree() = default;
+  std::shared_ptr<IntTree> i_;
+  std::shared_ptr<ByteTree> b_;
 };
 
 // The name every index namespace offers (runtime/index.h's Index concept).

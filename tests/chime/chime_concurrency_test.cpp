@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "../runtime/test_cluster.h"
+#include "../sherman/byte_keys.h"
 #include "../sherman/kv_checks.h"
 #include "indexes/chime/prebuilt.h"
 
@@ -66,6 +67,41 @@ TEST(ChimeConcurrency, AllTechniquesOffTinyCache) {
   o.metadata_replication = false;
   o.speculative_read = false;
   run_stress(o, {});
+}
+
+// Threads x fibers on two compute nodes over 40-byte keys sharing a 30-byte prefix (the integer
+// stress run through the order-preserving byte form): acknowledged writes vs the end state.
+struct KeysCtx {
+  testing::ShmClient client;
+  testing::BytesAsInt<CTree::Handle> handle;
+  KeysCtx(std::shared_ptr<shm::Pool> p, NodeId home, uint32_t id, const std::shared_ptr<CTree>& t,
+          const std::string& prefix)
+      : client(shm::Endpoint(p, home, id)), handle{t->handle(client), prefix, {}} {}
+};
+
+TEST(ChimeConcurrency, ByteKeysWithSplits) {
+  chime::Options o;
+  o.key_size = 40;
+  o.span = 16;
+  o.neighborhood = 4;
+  o.internal_span = 6;
+  o.hotspot_bytes = 1 << 16;
+  const std::string prefix = std::string(12, 'p') + std::string(18, '\0');
+  auto pool = testing::small_pool(1, 2, uint64_t{256} << 20);
+  auto cns = pool->config().compute_nodes();
+  testing::ShmClient c0(shm::Endpoint(pool, cns[0], 500));
+  testing::ShmClient c1(shm::Endpoint(pool, cns[1], 501));
+  auto t0 = CTree::create(c0, o);
+  auto t1 = CTree::attach(c1, o);
+  testing::StressConfig cfg;
+  cfg.ops_per_worker = 3000;
+  auto logs = testing::stress_run(cfg, [&](const WorkerId& w) {
+    bool second = w.thread % 2 == 1;
+    return std::make_unique<KeysCtx>(pool, cns[second], w.index, second ? t1 : t0, prefix);
+  });
+  testing::BytesAsInt<CTree::Handle> h{t0->handle(c0), prefix, {}};
+  EXPECT_EQ(testing::final_state_error(h, logs, cfg.key_space), "");
+  EXPECT_GT(t0->stats()["leaf_splits"] + t1->stats()["leaf_splits"], 10);
 }
 
 #ifdef DMRT_FAULT_INJECTION

@@ -183,7 +183,7 @@ TEST(ChimeSync, DifferentialWithVersionsOnSim) {
 struct Images : test::TornImages {
   chime::Geometry g;
   Images(bool versions, bool node_write) : g(64, 8, 8, versions) {
-    chime::LeafImage img(g);
+    chime::LeafImage<> img(g);
     for (uint32_t r = 0; r < g.groups(); ++r) img.set_replica(r, 3, GlobalAddress::null());
     for (uint32_t i = 0; i < g.span(); ++i) img.set_entry(i, 3, 0, 0, 0, nullptr);
     uint64_t val = 7;
@@ -209,7 +209,7 @@ struct Images : test::TornImages {
       after = bytes(img, whole);
     }
   }
-  std::vector<uint8_t> bytes(chime::LeafImage& img, chime::Segment s) const {
+  std::vector<uint8_t> bytes(chime::LeafImage<>& img, chime::Segment s) const {
     if (!g.versions()) {
       std::vector<uint8_t> b(8 * g.node_words());
       std::memcpy(b.data(), img.w.data(), b.size());
@@ -220,7 +220,7 @@ struct Images : test::TornImages {
   }
   // Whether a reader accepts `mix` as a whole-leaf image (levels 1 and 2).
   bool accepts(const std::vector<uint8_t>& mix) const {
-    chime::LeafImage img(g);
+    chime::LeafImage<> img(g);
     img.forget();
     img.mark({0, g.node_words()});
     if (g.versions()) {

@@ -257,7 +257,7 @@ TEST(ChimeUnit, TornHopRangesAreRejectedByWholeLeafChecks) {
       f.c.read(rw.addr, w.data(), static_cast<uint32_t>(w.size() * 8));
       return w;
     };
-    auto keys_of = [&](const chime::LeafImage& img) {
+    auto keys_of = [&](const chime::LeafImage<>& img) {
       std::vector<Key> ks;
       for (uint32_t i = 0; i < g.span(); ++i)
         if (img.occupied(i)) ks.push_back(img.key(i));
@@ -278,7 +278,7 @@ TEST(ChimeUnit, TornHopRangesAreRejectedByWholeLeafChecks) {
       // Fewer than 3 entries: no key moved (new key + its home's bitmap); cap the enumeration.
       if (changed.size() < 3 || changed.size() > 14) continue;
       ++hops;
-      chime::LeafImage mix(g);
+      chime::LeafImage<> mix(g);
       mix.w = before;
       auto old_keys = keys_of(mix);
       mix.w = after;

@@ -1,12 +1,14 @@
 // The byte-key suites (tests/harness/bytes_suites.h) on every index that takes byte keys: RACE,
-// SMART, Sherman and DMTree, at key_size 8, 32 and 256, on shm and sim (single client: edge cases
-// and the differential run), and their linearizability under threads x fibers on shm (32 and 256).
+// SMART, Sherman, DMTree and CHIME, at key_size 8, 32 and 256, on shm and sim (single client: edge
+// cases and the differential run), and their linearizability under threads x fibers on shm (32 and
+// 256).
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "indexes/chime/prebuilt.h"
 #include "indexes/dmtree/prebuilt.h"
 #include "indexes/race/prebuilt.h"
 #include "indexes/sherman/prebuilt.h"
@@ -52,6 +54,17 @@ dmtree::Options dmtree_bytes(size_t key_size) {
   o.value_size = kTreeValue;
   o.leaf_span = 8;  // small leaves: splits and merges move long keys and fences
   o.internal_span = 6;
+  o.key_size = static_cast<uint32_t>(key_size);
+  return o;
+}
+
+chime::Options chime_bytes(size_t key_size) {
+  chime::Options o;
+  o.value_size = kTreeValue;
+  o.span = 16;  // small leaves and nodes: leaf and internal splits publish long separators
+  o.neighborhood = 4;
+  o.internal_span = 6;
+  o.hotspot_bytes = 1 << 16;
   o.key_size = static_cast<uint32_t>(key_size);
   return o;
 }
@@ -106,6 +119,16 @@ void all_indexes(Fresh fresh) {
           [&] {
             auto& c = fresh();
             auto t = dmtree::Tree<T>::create(c, dmtree_bytes(ks));
+            return keep(t, t->handle(c));
+          },
+          ks, suite_options(ks, true));
+    }
+    {
+      SCOPED_TRACE("chime");
+      byte_key_suites(
+          [&] {
+            auto& c = fresh();
+            auto t = chime::Tree<T>::create(c, chime_bytes(ks));
             return keep(t, t->handle(c));
           },
           ks, suite_options(ks, true));
@@ -170,6 +193,8 @@ TEST(IndexBytesStress, LinearizableWithByteKeys) {
            [&](ShmClient& c) { return sherman::Tree<ShmTransport>::create(c, sherman_bytes(ks)); });
     stress(ks, true,
            [&](ShmClient& c) { return dmtree::Tree<ShmTransport>::create(c, dmtree_bytes(ks)); });
+    stress(ks, true,
+           [&](ShmClient& c) { return chime::Tree<ShmTransport>::create(c, chime_bytes(ks)); });
   }
 }
 

@@ -87,14 +87,16 @@ class Batch {
 
   // Inlined into every builder: the checks are two compares, their messages out of line.
   Batch& add(const Verb& v) {
-    if (size_ == kMaxVerbs || (size_ > 0 && v.remote.node() != verbs_[0].remote.node()) ||
+    const NodeId n = v.remote.node();
+    if (size_ == kMaxVerbs || (size_ > 0 && n != node_) ||
         (v.is_atomic() && (v.remote.offset() & 7) != 0)) [[unlikely]]
       refuse(v);
+    node_ = n;
     verbs_[size_++] = v;
     return *this;
   }
 
-  NodeId node() const { return size_ ? verbs_[0].remote.node() : GlobalAddress{}.node(); }
+  NodeId node() const { return size_ ? node_ : GlobalAddress{}.node(); }
   // Only READs and WRITEs: data moved, no atomic.
   bool data_only() const {
     for (size_t i = 0; i < size_; ++i)
@@ -119,10 +121,9 @@ class Batch {
  private:
   [[noreturn, gnu::cold, gnu::noinline]] void refuse(const Verb& v) const {
     if (size_ == kMaxVerbs) throw LimitError("a Batch holds at most 32 verbs; split it in two");
-    if (size_ > 0 && v.remote.node() != verbs_[0].remote.node())
+    if (size_ > 0 && v.remote.node() != node_)
       throw AddressError("a Batch targets one node; verb to node " +
-                         std::to_string(v.remote.node()) + " after node " +
-                         std::to_string(verbs_[0].remote.node()));
+                         std::to_string(v.remote.node()) + " after node " + std::to_string(node_));
     throw AddressError("atomic verb on unaligned address " + v.remote.to_string());
   }
 
@@ -133,6 +134,7 @@ class Batch {
     Verb verbs_[kMaxVerbs];
   };
   size_t size_ = 0;
+  NodeId node_ = 0;  // every verb's node (add() checks it without reading a slot)
   bool local_ = false;
 };
 

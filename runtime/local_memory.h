@@ -60,8 +60,14 @@ inline void read(std::byte* src, void* dst, size_t len) {
     p += 8;
   }
   for (; len >= 32; len -= 32, p += 32, out += 32) {
-    const uint64_t w[4] = {load_word(p), load_word(p + 8), load_word(p + 16), load_word(p + 24)};
-    std::memcpy(out, w, 32);
+    // One 8-byte store per loaded word: copying the four through a local array made GCC reload
+    // them as 16-byte vectors, a store-forwarding stall (22% of the samples of this function).
+    const uint64_t w0 = load_word(p), w1 = load_word(p + 8), w2 = load_word(p + 16),
+                   w3 = load_word(p + 24);
+    std::memcpy(out, &w0, 8);
+    std::memcpy(out + 8, &w1, 8);
+    std::memcpy(out + 16, &w2, 8);
+    std::memcpy(out + 24, &w3, 8);
   }
   for (; len >= 8; len -= 8, p += 8, out += 8) {
     uint64_t w = load_word(p);

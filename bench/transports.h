@@ -144,6 +144,9 @@ struct Env<ShmTransport> {
     r.transport_report["mode"] = std::string(shm::execution_name(pool->execution()));
     r.transport_report["cpu_seconds"] = cpu;
     r.transport_report["mops_per_cpu_second"] = per_cpu;
+    // The regions' pages (shm::Pool::pages) and how much of them the kernel made huge.
+    r.transport_report["pages"] = pool->pages();
+    r.transport_report["huge_page_bytes"] = pool->huge_page_bytes();
     r.transport_summary = fmt::format("shm: {}, {:.3f} CPU s, {:.3f} Mops per CPU s",
                                       shm::execution_name(pool->execution()), cpu, per_cpu);
     if (pool->coherence() == shm::Coherence::kFlush) {

@@ -26,50 +26,90 @@ inline void store_word(std::byte* p, uint64_t v) {
   word(p).store(v, std::memory_order_release);
 }
 
-// Copies [src, src+len) of region memory into private memory.
+// Up to 7 bytes between a word and private memory: a fixed-size copy per piece, so that a short
+// tail never becomes a call to memcpy.
+inline void copy_tail(std::byte* out, const std::byte* in, size_t len) {
+  if (len & 4) {
+    std::memcpy(out, in, 4);
+    out += 4;
+    in += 4;
+  }
+  if (len & 2) {
+    std::memcpy(out, in, 2);
+    out += 2;
+    in += 2;
+  }
+  if (len & 1) *out = *in;
+}
+
+// Copies [src, src+len) of region memory into private memory. The whole words in the middle are
+// the bulk of every READ (a bucket group, a leaf): one load and one store each, four at a time;
+// before,
+// a variable-length memcpy per word cost about 30 instructions a word (shm profile of RACE
+// searches, docs/results.md "shm against local peers").
 inline void read(std::byte* src, void* dst, size_t len) {
   auto* out = static_cast<std::byte*>(dst);
-  auto addr = reinterpret_cast<uintptr_t>(src);
-  size_t head = addr & 7;
+  const size_t head = reinterpret_cast<uintptr_t>(src) & 7;
   std::byte* p = src - head;
-  while (len > 0) {
+  if (head != 0 && len > 0) {
     uint64_t w = load_word(p);
-    size_t take = 8 - head < len ? 8 - head : len;
-    std::memcpy(out, reinterpret_cast<std::byte*>(&w) + head, take);
+    const size_t take = 8 - head < len ? 8 - head : len;
+    copy_tail(out, reinterpret_cast<const std::byte*>(&w) + head, take);
     out += take;
     len -= take;
     p += 8;
-    head = 0;
+  }
+  for (; len >= 32; len -= 32, p += 32, out += 32) {
+    // One 8-byte store per loaded word: copying the four through a local array made GCC reload
+    // them as 16-byte vectors, a store-forwarding stall (22% of the samples of this function).
+    const uint64_t w0 = load_word(p), w1 = load_word(p + 8), w2 = load_word(p + 16),
+                   w3 = load_word(p + 24);
+    std::memcpy(out, &w0, 8);
+    std::memcpy(out + 8, &w1, 8);
+    std::memcpy(out + 16, &w2, 8);
+    std::memcpy(out + 24, &w3, 8);
+  }
+  for (; len >= 8; len -= 8, p += 8, out += 8) {
+    uint64_t w = load_word(p);
+    std::memcpy(out, &w, 8);
+  }
+  if (len > 0) {
+    uint64_t w = load_word(p);
+    copy_tail(out, reinterpret_cast<const std::byte*>(&w), len);
   }
 }
 
-// Copies private memory into region memory. Partial words at either end are merged with a CAS so
-// the neighbouring bytes, which may belong to someone else, are never clobbered.
+// Merges `take` bytes at byte `head` of the word at p with a CAS, so that the neighbouring bytes,
+// which may belong to someone else, are never clobbered.
+inline void write_part(std::byte* p, size_t head, const std::byte* in, size_t take) {
+  auto ref = word(p);
+  uint64_t old = ref.load(std::memory_order_relaxed);
+  uint64_t merged;
+  do {
+    merged = old;
+    copy_tail(reinterpret_cast<std::byte*>(&merged) + head, in, take);
+  } while (!ref.compare_exchange_weak(old, merged, std::memory_order_acq_rel));
+}
+
+// Copies private memory into region memory. Partial words at either end are merged with a CAS
+// (write_part); whole words are plain release stores.
 inline void write(std::byte* dst, const void* src, size_t len) {
   auto* in = static_cast<const std::byte*>(src);
-  auto addr = reinterpret_cast<uintptr_t>(dst);
-  size_t head = addr & 7;
+  const size_t head = reinterpret_cast<uintptr_t>(dst) & 7;
   std::byte* p = dst - head;
-  while (len > 0) {
-    size_t take = 8 - head < len ? 8 - head : len;
-    if (take == 8) {
-      uint64_t w;
-      std::memcpy(&w, in, 8);
-      store_word(p, w);
-    } else {
-      auto ref = word(p);
-      uint64_t old = ref.load(std::memory_order_relaxed);
-      uint64_t merged;
-      do {
-        merged = old;
-        std::memcpy(reinterpret_cast<std::byte*>(&merged) + head, in, take);
-      } while (!ref.compare_exchange_weak(old, merged, std::memory_order_acq_rel));
-    }
+  if (head != 0 && len > 0) {
+    const size_t take = 8 - head < len ? 8 - head : len;
+    write_part(p, head, in, take);
     in += take;
     len -= take;
     p += 8;
-    head = 0;
   }
+  for (; len >= 8; len -= 8, p += 8, in += 8) {
+    uint64_t w;
+    std::memcpy(&w, in, 8);
+    store_word(p, w);
+  }
+  if (len > 0) write_part(p, 0, in, len);
 }
 
 inline uint64_t cas(std::byte* p, uint64_t expected, uint64_t desired) {

@@ -85,19 +85,18 @@ class Batch {
     return add({VerbKind::kFaa, 8, word, nullptr, old, 0, add_value});
   }
 
+  // Inlined into every builder: the checks are two compares, their messages out of line.
   Batch& add(const Verb& v) {
-    if (size_ == kMaxVerbs) throw LimitError("a Batch holds at most 32 verbs; split it in two");
-    if (size_ > 0 && v.remote.node() != verbs_[0].remote.node())
-      throw AddressError("a Batch targets one node; verb to node " +
-                         std::to_string(v.remote.node()) + " after node " +
-                         std::to_string(verbs_[0].remote.node()));
-    if (v.is_atomic() && (v.remote.offset() & 7) != 0)
-      throw AddressError("atomic verb on unaligned address " + v.remote.to_string());
+    const NodeId n = v.remote.node();
+    if (size_ == kMaxVerbs || (size_ > 0 && n != node_) ||
+        (v.is_atomic() && (v.remote.offset() & 7) != 0)) [[unlikely]]
+      refuse(v);
+    node_ = n;
     verbs_[size_++] = v;
     return *this;
   }
 
-  NodeId node() const { return size_ ? verbs_[0].remote.node() : GlobalAddress{}.node(); }
+  NodeId node() const { return size_ ? node_ : GlobalAddress{}.node(); }
   // Only READs and WRITEs: data moved, no atomic.
   bool data_only() const {
     for (size_t i = 0; i < size_; ++i)
@@ -120,6 +119,14 @@ class Batch {
   const Verb& operator[](size_t i) const { return verbs_[i]; }
 
  private:
+  [[noreturn, gnu::cold, gnu::noinline]] void refuse(const Verb& v) const {
+    if (size_ == kMaxVerbs) throw LimitError("a Batch holds at most 32 verbs; split it in two");
+    if (size_ > 0 && v.remote.node() != node_)
+      throw AddressError("a Batch targets one node; verb to node " +
+                         std::to_string(v.remote.node()) + " after node " + std::to_string(node_));
+    throw AddressError("atomic verb on unaligned address " + v.remote.to_string());
+  }
+
   // Slots past size_ stay uninitialised (add() assigns them). Operations build their batches on
   // the stack, often several per round trip; constructing all 32 verbs (2 KiB) every time cost
   // more than the verbs carried (the sim profile of RACE searches, docs/sim.md "Speed").
@@ -127,6 +134,7 @@ class Batch {
     Verb verbs_[kMaxVerbs];
   };
   size_t size_ = 0;
+  NodeId node_ = 0;  // every verb's node (add() checks it without reading a slot)
   bool local_ = false;
 };
 

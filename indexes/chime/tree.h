@@ -360,7 +360,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     }
 
     // Segments an access to k's neighborhood reads (whole leaf without hopscotch reads).
-    std::vector<Segment> neighborhood_segments(uint32_t home) const {
+    Segments neighborhood_segments(uint32_t home) const {
       if (!t_->opts_.hopscotch_leaf) return {{0, g().node_words()}};
       return img_.entry_range(home, (home + g().h() - 1) % g().span(), true);
     }
@@ -369,7 +369,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     // segments happen to cover are not relied on, and the header is one more READ in the same
     // batch unless the segments cover it already (a whole leaf does). Same round trip, one more
     // verb and 16 B: what replication saves.
-    void fetch(GlobalAddress a, const std::vector<Segment>& segs, bool with_metadata = false) {
+    void fetch(GlobalAddress a, const Segments& segs, bool with_metadata = false) {
       Batch b;
       bool header = false;
       for (auto s : segs) {
@@ -675,7 +675,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       c_->write(lock_addr(a), &w, 8);
     }
     // Writes entry ranges and the new lock word (unlock) in one batch: one round trip.
-    void write_back_and_unlock(GlobalAddress a, const std::vector<Segment>& segs, uint64_t word) {
+    void write_back_and_unlock(GlobalAddress a, const Segments& segs, uint64_t word) {
       held_ = GlobalAddress{};  // from here on the release is under way
       Batch b;
       for (auto s : segs) img_.write_into(b, a, s, false);
@@ -803,8 +803,8 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     // Hop range for an insert: from home's group replica to the end of the first bucket after
     // home that the piggybacked vacancy bitmap shows non-full, and at least the neighborhood
     // (to find an existing key). Wrapping ranges read the whole leaf.
-    std::vector<Segment> insert_segments(uint32_t home, uint64_t word) {
-      std::vector<Segment> segs;
+    Segments insert_segments(uint32_t home, uint64_t word) {
+      Segments segs;
       uint32_t last = home + g().h() - 1;
       bool whole = !t_->opts_.hopscotch_leaf || last >= g().span();
       if (!whole) {

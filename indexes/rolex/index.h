@@ -508,7 +508,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           x.refresh(*c_, g, v);
           continue;
         }
-        leaves.assign(links.size(), Leaf(r.geo));
+        // Every leaf is read whole below: the images only need to exist (kept from earlier
+        // searches: a search allocates nothing once they do).
+        while (leaves.size() < links.size()) leaves.emplace_back(r.geo);
+        leaves.erase(leaves.begin() + static_cast<ptrdiff_t>(links.size()), leaves.end());
         uint64_t ptr = 0, use = 0;
         MultiBatch mb;
         reads_.post(mb, r, links, leaves, x.opts_.coalesce_leaf_reads);
@@ -539,7 +542,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
    private:
     enum class Op { kInsert, kUpdate, kRemove };
     bool search_direct(Key k, std::string& out) {
-      Found f;
+      Found& f = found_;
       if (!find(k, f)) return false;
       load_value(f.leaf.value(f.pos), x_->opts_.value_size, out);
       return true;
@@ -593,8 +596,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       Index& x = *x_;
       const Remote& r = x.remote_;
       uint64_t g = x.group_of(k);
-      std::vector<ChainLink> chain, links;
-      std::vector<Leaf> leaves;
+      std::vector<ChainLink>& chain = find_chain_;
+      std::vector<ChainLink>& links = find_links_;
+      std::vector<Leaf>& leaves = find_leaves_;
       for (uint64_t round = 0;; ++round) {
         if (round == 1000000)
           throw TransportError("rolex: search of " + std::to_string(k) +
@@ -609,13 +613,16 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         links = chain;
         size_t mine = links.size();
         if (x.opts_.read_whole_range) {
-          std::vector<ChainLink> other;
+          std::vector<ChainLink>& other = find_other_;
           for (uint64_t q = lo > 0 ? lo - 1 : 0; q <= hi; ++q)
             if (q != j && walk_chain(v->m.lt[q], v->m.slt.data(), other) &&
                 links.size() + other.size() <= 30)
               links.insert(links.end(), other.begin(), other.end());
         }
-        leaves.assign(links.size(), Leaf(r.geo));
+        // Every leaf is read whole below: the images only need to exist (kept from earlier
+        // searches: a search allocates nothing once they do).
+        while (leaves.size() < links.size()) leaves.emplace_back(r.geo);
+        leaves.erase(leaves.begin() + static_cast<ptrdiff_t>(links.size()), leaves.end());
         uint64_t ptr = 0, use = 0;
         MultiBatch mb;
         reads_.post(mb, r, links, leaves, x.opts_.coalesce_leaf_reads);
@@ -1029,6 +1036,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     btree::LocalLockTable* llt_;  // this compute node's, with lock_sharing
     std::string why_;
     LeafReads reads_;
+    // find()'s scratch, kept between searches (capacity only; every search refills them).
+    std::vector<ChainLink> find_chain_, find_links_, find_other_;
+    std::vector<Leaf> find_leaves_;
+    Found found_;
   };
 };
 

@@ -46,6 +46,13 @@ class Pool {
   bool owner() const { return owner_; }
   // Bytes handed out by the allocator so far on node n (bump word minus heap start).
   uint64_t heap_used(NodeId n) const;
+  // The pages the node regions are on: "thp" (an anonymous pool in private memory with
+  // MADV_HUGEPAGE: transparent 2 MiB pages where the kernel finds them) or "4k" (shared memory
+  // objects; huge only if the host's shmem THP setting makes them so). huge_page_bytes() says how
+  // much of the regions the kernel actually put on huge pages (/proc/self/smaps), for reports.
+  const std::string& pages() const { return pages_; }
+  uint64_t huge_page_bytes() const;
+  static bool anonymous_thp_available();
   // True when regions were bound to NUMA nodes as the config asked.
   bool numa_bound() const { return numa_bound_; }
   // What a round trip does beyond performing its verbs inline, as bits of one byte that every
@@ -107,6 +114,7 @@ class Pool {
   Pool() = default;
   void map_node(NodeId n, int fd, uint64_t bytes, NodeRole role);
   void map_device(NodeId n, int fd, uint64_t bytes);
+  static std::byte* map_anonymous_huge(uint64_t bytes);
   void set_hook(RoundTripHook h, bool on) {
     hooks_ = static_cast<uint8_t>(on ? hooks_ | h : hooks_ & ~h);
   }
@@ -116,6 +124,7 @@ class Pool {
   std::string name_;
   bool owner_ = false;
   bool numa_bound_ = false;
+  std::string pages_ = "4k";
   uint8_t hooks_ = 0;  // RoundTripHook bits; present in every build so the layout never varies
   std::unique_ptr<FarMemory> far_;
   FlushInstructions flush_;

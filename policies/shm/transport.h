@@ -33,6 +33,9 @@ class Endpoint {
       : pool_(std::move(pool)),
         bells_(pool_->region(0).base + layout::kIdleBellOffset),
         home_bell_(bell(IdleBell::of_node(home, pool_->region(home).role))),
+        regions_(&pool_->region(0)),
+        device_(&pool_->device_region(0)),
+        nodes_(pool_->node_count()),
         home_(home),
         client_(client_id) {}
   // A thread whose last fiber ends while its thread is armed must not leave the bell counting a
@@ -89,8 +92,8 @@ class Endpoint {
   NodeId home_node() const { return home_; }
   uint32_t client_id() const { return client_; }
   size_t node_count() const { return pool_->node_count(); }
-  NodeRole role(NodeId n) const { return pool_->region(n).role; }
-  uint64_t region_bytes(NodeId n) const { return pool_->region(n).bytes; }
+  NodeRole role(NodeId n) const { return regions_[n].role; }
+  uint64_t region_bytes(NodeId n) const { return regions_[n].bytes; }
   const MailboxGeometry& mailbox_geometry() const { return pool_->config().mailbox; }
   bool native_masked_cas() const { return false; }
   Pool& pool() const { return *pool_; }
@@ -104,7 +107,21 @@ class Endpoint {
 
   // Local address of a remote one, bounds-checked: for memory-node services and tests.
   std::byte* translate(GlobalAddress a, uint64_t len) const {
-    if (std::byte* p = try_translate(a, len)) return p;
+    if (std::byte* p = try_translate(a, len)) [[likely]]
+      return p;
+    refuse(a, len);
+  }
+  // The same, or null where translate() throws.
+  std::byte* try_translate(GlobalAddress a, uint64_t len) const {
+    if (a.node() >= nodes_) return nullptr;
+    const Region& r = a.in_device_memory() ? device_[a.node()] : regions_[a.node()];
+    const uint64_t off = a.region_offset();
+    if (off + len > r.bytes || off + len < off) return nullptr;
+    return r.base + off;
+  }
+
+ private:
+  [[noreturn, gnu::cold, gnu::noinline]] void refuse(GlobalAddress a, uint64_t len) const {
     if (a.node() >= pool_->node_count())
       throw AddressError("address " + a.to_string() + " names node " + std::to_string(a.node()) +
                          "; the cluster has " + std::to_string(pool_->node_count()) + " nodes");
@@ -115,18 +132,9 @@ class Endpoint {
                          " bytes runs past the node's " +
                          (a.in_device_memory() ? "device memory" : "region") + " of " +
                          std::to_string(r.bytes) + " bytes");
-    return r.base + off;
-  }
-  // The same, or null where translate() throws.
-  std::byte* try_translate(GlobalAddress a, uint64_t len) const {
-    if (a.node() >= pool_->node_count()) return nullptr;
-    const Region& r = pool_->region_of(a);
-    const uint64_t off = a.region_offset();
-    if (off + len > r.bytes || off + len < off) return nullptr;
-    return r.base + off;
+    throw AddressError("address " + a.to_string() + " is out of bounds");
   }
 
- private:
   void perform(const Verb& v, Counters& counters) {
     uint64_t attempts = local::apply(translate(v.remote, v.length), v);
     if (v.kind != VerbKind::kMaskedCas) return;
@@ -262,6 +270,11 @@ class Endpoint {
   std::shared_ptr<Pool> pool_;
   std::byte* bells_;    // node 0's IdleBell words (layout::kIdleBellOffset)
   IdleBell home_bell_;  // the bell messages to this endpoint's node ring
+  // The pool's regions by node (host and device memory), fixed once the pool exists: a verb's
+  // translation reads them without going through the pool.
+  const Region* regions_;
+  const Region* device_;
+  size_t nodes_;
   NodeId home_;
   uint32_t client_;
   uint64_t tears_ = 0;  // torn READs so far (shm::Pool::set_torn_reads)

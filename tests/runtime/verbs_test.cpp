@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/layout.h"
+#include "runtime/local_memory.h"
 #include "test_cluster.h"
 
 namespace dmrt {
@@ -44,6 +45,32 @@ TEST_F(Verbs, UnalignedReadsAndWritesKeepNeighbours) {
   char part[5] = {};
   c.read(a + 10, part, 5);
   EXPECT_EQ(std::memcmp(part, msg + 7, 5), 0);
+}
+
+// local::read and local::write (every transport's verbs on CPU memory) at every start offset
+// inside a word and every length up to 10 words: exactly the bytes asked for move, and the
+// neighbouring bytes on both sides stay as they were.
+TEST(LocalMemory, ReadAndWriteEveryAlignmentAndLength) {
+  alignas(8) std::byte region[128];
+  std::byte src[96], dst[96 + 16];
+  for (size_t i = 0; i < sizeof(src); ++i) src[i] = std::byte(i * 13 + 5);
+  for (size_t off = 0; off < 16; ++off)
+    for (size_t len = 0; len <= 80; ++len) {
+      std::memset(region, 0xee, sizeof(region));
+      local::write(region + off, src, len);
+      for (size_t i = 0; i < sizeof(region); ++i) {
+        const bool inside = i >= off && i < off + len;
+        ASSERT_EQ(region[i], inside ? src[i - off] : std::byte{0xee})
+            << "write off " << off << " len " << len << " byte " << i;
+      }
+      std::memset(dst, 0x11, sizeof(dst));
+      local::read(region + off, dst + 8, len);
+      for (size_t i = 0; i < sizeof(dst); ++i) {
+        const bool inside = i >= 8 && i < 8 + len;
+        ASSERT_EQ(dst[i], inside ? src[i - 8] : std::byte{0x11})
+            << "read off " << off << " len " << len << " byte " << i;
+      }
+    }
 }
 
 TEST_F(Verbs, CasReturnsPriorValueAndSwapsOnlyOnMatch) {

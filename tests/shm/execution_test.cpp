@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "policies/shm/transport.h"
@@ -176,6 +179,41 @@ TEST(ShmExecution, PrefetchYieldsBetweenPrefetchAndPerform) {
     EXPECT_EQ(overlapped, prefetch) << shm::execution_name(e);
     EXPECT_EQ(seen, prefetch ? 42u : 0u) << shm::execution_name(e);
   }
+}
+
+// An anonymous pool is private memory on transparent huge pages where the kernel allows them
+// (2 MiB aligned, fully usable); a named pool stays shared memory that others can attach.
+TEST(ShmPoolPages, AnonymousPoolIsOnHugePagesWhereAllowedNamedPoolIsShared) {
+  ClusterConfig c = ClusterConfig::embedded(1, 1, uint64_t{64} << 20, uint64_t{8} << 20);
+  auto pool = shm::Pool::create(c);
+  const bool thp = shm::Pool::anonymous_thp_available();
+  EXPECT_EQ(pool->pages(), thp ? "thp" : "4k");
+  for (NodeId n = 0; n < pool->node_count(); ++n) {
+    if (thp) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(pool->region(n).base) % (uint64_t{2} << 20), 0u);
+    }
+    // The last word of the region is mapped and starts zero, as a fresh memfd's.
+    std::byte* last = pool->region(n).base + pool->region(n).bytes - 8;
+    uint64_t w = 1;
+    std::memcpy(&w, last, 8);
+    EXPECT_EQ(w, 0u);
+  }
+  ExecClient cl(shm::Endpoint(pool, 1, 0));
+  const GlobalAddress a = exec_heap(*pool, 0);
+  cl.write(a, "hugepage", 8);
+  char back[8] = {};
+  cl.read(a, back, 8);
+  EXPECT_EQ(std::memcmp(back, "hugepage", 8), 0);
+
+  const std::string name = "pages" + std::to_string(getpid());
+  auto named = shm::Pool::create(c, name);
+  EXPECT_EQ(named->pages(), "4k");
+  auto attached = shm::Pool::attach(name);
+  ExecClient w1(shm::Endpoint(named, 1, 0)), r1(shm::Endpoint(attached, 1, 1));
+  const GlobalAddress b = exec_heap(*named, 0);
+  w1.write(b, "attached", 8);
+  r1.read(b, back, 8);
+  EXPECT_EQ(std::memcmp(back, "attached", 8), 0);
 }
 
 TEST(ShmExecution, ModeIsAPoolSetting) {

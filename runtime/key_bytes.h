@@ -40,9 +40,4 @@ inline Key key_of_bytes(KeyView k) {
   return v;
 }
 
-// <0, 0, >0 as a orders before, equal to, after b.
-inline int compare_keys(KeyView a, KeyView b) {
-  return a.compare(b);
-}
-
 }  // namespace dmrt

@@ -200,7 +200,8 @@ class SkipList {
   struct Probe {
     explicit Probe(KeyView k) : len(static_cast<uint32_t>(k.size())) {
       char b[8] = {};
-      std::memcpy(b, k.data(), std::min<size_t>(k.size(), 8));
+      if (!k.empty())
+        std::memcpy(b, k.data(), std::min<size_t>(k.size(), 8));  // data() may be null
       pre = key_of_bytes({b, 8});
       if (k.size() > 8) tail = k.substr(8);
     }

@@ -60,13 +60,24 @@ TEST(Scheduler, WorkerExceptionIsReportedNotSwallowed) {
 TEST(Scheduler, HooksRunOnEachThreadAroundTheWorkers) {
   Scheduler s({2, 3});
   std::atomic<int> started{0}, stopped{0}, ran{0};
+  std::atomic<int> ran_on[2] = {0, 0};
   ThreadHooks hooks;
-  hooks.on_start = [&](unsigned) { ++started; };
-  hooks.on_stop = [&](unsigned) {
-    EXPECT_EQ(ran.load() % 3, 0);
+  hooks.on_start = [&](unsigned t) {
+    EXPECT_EQ(ran_on[t].load(), 0);  // before this thread's workers
+    ++started;
+  };
+  hooks.on_stop = [&](unsigned t) {
+    // After this thread's three workers. (The other thread may still be running its own: a
+    // check of the total here was a race.)
+    EXPECT_EQ(ran_on[t].load(), 3);
     ++stopped;
   };
-  s.run([&](const WorkerId&) { ++ran; }, hooks);
+  s.run(
+      [&](const WorkerId& w) {
+        ++ran;
+        ++ran_on[w.thread];
+      },
+      hooks);
   EXPECT_EQ(started.load(), 2);
   EXPECT_EQ(stopped.load(), 2);
   EXPECT_EQ(ran.load(), 6);

@@ -281,8 +281,22 @@ TEST(DmtreeConcurrency, DeleteHeavyMergesLinearizableFencesOnly) {
 TEST(DmtreeConcurrency, DeleteHeavyMergesLinearizableByteKeys) {
   delete_heavy_history(true, 32);
 }
-TEST(DmtreeConcurrency, DeleteHeavyMergesLinearizableByteKeys256FencesOnly) {
+// A known open bug, kept as its reproduction: with 256-byte keys and fence keys alone, a scan
+// racing leaf merges missed a key that was present throughout it (CI, ASan build, 2026-11-27).
+// dmtree::Tree refuses this configuration until it is fixed (ByteKeysNeedEntryVersions below):
+// to reproduce, lift the refusal in BasicTree::validate and run with
+// --gtest_also_run_disabled_tests.
+TEST(DmtreeConcurrency, DISABLED_DeleteHeavyMergesLinearizableByteKeys256FencesOnly) {
   delete_heavy_history(false, 256);
+}
+
+TEST(DmtreeConcurrency, ByteKeysNeedEntryVersions) {
+  dmtree::Options o;
+  o.key_size = 256;
+  o.entry_versions = false;
+  EXPECT_THROW({ Nodes ns(1, o); }, ConfigError);
+  o.entry_versions = true;
+  Nodes ok(1, o);  // the paper's setting works with byte keys
 }
 
 }  // namespace

@@ -22,7 +22,8 @@ struct ChimeSpec {
 
   // The CHIME paper's factor analysis (§5.3, Fig. 15) applies its techniques one by one, in
   // this order: hopscotch leaf, vacancy-bitmap piggybacking, leaf-metadata replication,
-  // (sibling-based validation, always on here: it is how the tree routes) and speculative read.
+  // (sibling-based validation: on in every step, its own switch --chime-sibling-validation is
+  // Fig. 16's) and speculative read.
   // --chime-factor names a step and switches on that technique and every earlier one; the
   // single-technique switches (--chime-hopscotch-leaf ...) override the step, whatever their
   // order on the line.

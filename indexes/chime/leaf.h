@@ -46,8 +46,10 @@ using sealed::Meta;
 // logic sees the same local image either way. Level 1/2 of the three-level synchronization = "every
 // fetched object is whole (checksum, or all its version bytes equal) and all carry one nv"; level 3
 // = the home entry's hop bitmap equals the keys found hashing to that home. No fence keys in
-// leaves: sibling-based validation (see tree.h). A physical word range [from, to) of a node's local
-// image.
+// leaves: sibling-based validation (see tree.h); with it off (Options::sibling_validation, the
+// paper's baseline) each replica also holds the leaf's low and high fence keys.
+//
+// A physical word range [from, to) of a node's local image.
 struct Segment {
   size_t from, to;
 };
@@ -85,9 +87,11 @@ class Geometry {
   static constexpr uint32_t kMaxVersionsH = 14;  // the hop field's two top bits are flags
   static constexpr uint32_t kReplicaBytes = 10;  // paper layout: ver, valid, sibling
 
-  // key_size 8: integer keys (one word); else byte keys of up to key_size bytes.
+  // key_size 8: integer keys (one word); else byte keys of up to key_size bytes. `fences`
+  // (sibling-based validation off, the paper's baseline of §4.2.3): every replica also carries
+  // the leaf's two fence keys, slots of key_size + 1 bytes (a split's max+1 separator).
   Geometry(uint32_t span, uint32_t h, uint32_t value_size, bool versions = false,
-           uint32_t key_size = kIntegerKeyBytes)
+           uint32_t key_size = kIntegerKeyBytes, bool fences = false)
       : span_(span),
         h_(h),
         vw_(btree::value_words(value_size)),
@@ -95,6 +99,13 @@ class Geometry {
         key_size_(key_size),
         kw_(key_size == kIntegerKeyBytes ? 1 : btree::ByteKeys{key_size}.words()),
         kb_(key_size == kIntegerKeyBytes ? 8 : key_size + 2),
+        fkw_(!fences                        ? 0
+             : key_size == kIntegerKeyBytes ? 1
+                                            : btree::ByteKeys{key_size + 1}.words()),
+        fkb_(!fences                        ? 0
+             : key_size == kIntegerKeyBytes ? 8
+                                            : key_size + 3),
+        rw_(2 + 2 * fkw_),
         versions_(versions) {
     if (key_size == 0 || key_size > kMaxKeyBytes)
       throw ConfigError("chime: key_size must be in [1, " + std::to_string(kMaxKeyBytes) + "]");
@@ -119,9 +130,13 @@ class Geometry {
   bool byte_keys() const { return key_size_ != kIntegerKeyBytes; }
   uint32_t value_size() const { return value_size_; }
   uint32_t groups() const { return groups_; }
-  size_t replica_word(uint32_t g) const { return size_t{g} * 2 + size_t{g} * h_ * ew(); }
-  size_t entry_word(uint32_t i) const { return size_t{i / h_ + 1} * 2 + size_t{i} * ew(); }
-  size_t node_words() const { return size_t{groups_} * 2 + size_t{span_} * ew(); }
+  // A replica: meta, sibling, then (fences only) the low and high fence key slots of fkw() words.
+  bool fences() const { return fkw_ != 0; }
+  uint32_t fkw() const { return fkw_; }
+  uint32_t rw() const { return rw_; }  // words of a replica
+  size_t replica_word(uint32_t g) const { return size_t{g} * rw_ + size_t{g} * h_ * ew(); }
+  size_t entry_word(uint32_t i) const { return size_t{i / h_ + 1} * rw_ + size_t{i} * ew(); }
+  size_t node_words() const { return size_t{groups_} * rw_ + size_t{span_} * ew(); }
   size_t lock_word() const { return node_words(); }  // in the local image
   bool versions() const { return versions_; }
   // Byte offset of the lock word in the remote node, and the node's size with it.
@@ -146,16 +161,31 @@ class Geometry {
     std::memcpy(slot, in, key_size_);
     std::memcpy(reinterpret_cast<uint8_t*>(slot) + kw_ * 8 - 2, in + key_size_, 2);
   }
-  // The encoding buffer one object needs at most.
-  static constexpr size_t kMaxObjectBytes = 3 + kMaxKeyBytes + 2 + 1024;
+  // A replica in the paper's layout: 10 B, and with fences two fence slots of fkb bytes (8 for
+  // integer keys, else key_size + 1 bytes and a 2-byte length).
+  uint32_t fkb() const { return fkb_; }
+  uint32_t replica_bytes() const { return kReplicaBytes + 2 * fkb_; }
+  // The encoding buffer one object needs at most (an entry, or a replica with fences).
+  static constexpr size_t kMaxObjectBytes =
+      std::max<size_t>(3 + kMaxKeyBytes + 2 + 1024, kReplicaBytes + 2 * (kMaxKeyBytes + 3));
   size_t dec_replica(uint32_t g) const {
-    return size_t{g} * (kReplicaBytes + size_t{h_} * entry_bytes());
+    return size_t{g} * (replica_bytes() + size_t{h_} * entry_bytes());
   }
   size_t dec_entry(uint32_t i) const {
-    return size_t{i / h_ + 1} * kReplicaBytes + size_t{i} * entry_bytes();
+    return size_t{i / h_ + 1} * replica_bytes() + size_t{i} * entry_bytes();
   }
   size_t dec_bytes() const {
-    return size_t{groups_} * kReplicaBytes + size_t{span_} * entry_bytes();
+    return size_t{groups_} * replica_bytes() + size_t{span_} * entry_bytes();
+  }
+  // Metadata bytes per entry of the remote leaf, the paper's Fig. 16 metric (its §4.5 formula
+  // 3 + KV/63 + 10/H, + 2 key_size/H with fence keys): the node's bytes before the lock word
+  // less the entries' key and value bytes, over span. So: per entry its version byte and hop
+  // field (byte keys: and the key's 2-byte length), the replicas (with fences, their fence
+  // keys) and the line version bytes; like the formula, not the lock word.
+  double metadata_bytes_per_entry() const {
+    const uint64_t kv = uint64_t{span_} * ((byte_keys() ? key_size_ : 8) + value_size_);
+    const uint64_t node = versions_ ? enc_bytes() : 8 * node_words();
+    return static_cast<double>(node - kv) / span_;
   }
   static size_t enc(size_t d) { return d < 64 ? d : d + 1 + (d - 64) / 63; }
   static bool line_first(size_t d) {
@@ -207,21 +237,22 @@ class Geometry {
   uint32_t home(std::string_view k) const { return home_fp(k).first; }
 
  private:
-  uint32_t span_, h_, vw_, value_size_, key_size_, kw_, kb_, groups_, abits_, vbits_;
+  uint32_t span_, h_, vw_, value_size_, key_size_, kw_, kb_, fkw_, fkb_, rw_, groups_, abits_,
+      vbits_;
   bool versions_;
 };
 
 template <class Fn>
 void Geometry::for_objects(Segment s, Fn&& fn) const {
-  const size_t group_words = 2 + size_t{h_} * ew();
+  const size_t group_words = rw_ + size_t{h_} * ew();
   for (size_t w = s.from; w < std::min(s.to, node_words());) {
     uint32_t g = static_cast<uint32_t>(w / group_words);
     size_t off = w - size_t{g} * group_words;
     if (off == 0) {
       fn(true, g, w);
-      w += 2;
+      w += rw_;
     } else {
-      fn(false, static_cast<uint32_t>(g * h_ + (off - 2) / ew()), w);
+      fn(false, static_cast<uint32_t>(g * h_ + (off - rw_) / ew()), w);
       w += ew();
     }
   }
@@ -233,7 +264,7 @@ inline std::pair<uint64_t, uint64_t> Geometry::remote_range(Segment s) const {
   for_objects(s, [&](bool rep, uint32_t i, size_t) {
     size_t d = rep ? dec_replica(i) : dec_entry(i);
     first = std::min(first, d);
-    last = std::max(last, d + (rep ? kReplicaBytes : entry_bytes()));
+    last = std::max(last, d + (rep ? replica_bytes() : entry_bytes()));
   });
   if (s.to > node_words())
     return {first == SIZE_MAX ? lock_offset() : enc(first) - line_first(first), lock_offset() + 8};
@@ -248,6 +279,7 @@ struct LeafImage {
   using View = typename K::View;
   const Geometry* g;
   K keys;
+  K fkeys;  // fence key slots (fences only): one byte longer than a key, for max+1 separators
   std::vector<uint64_t> w;
   std::vector<uint8_t> have_e, have_r;
 
@@ -262,11 +294,19 @@ struct LeafImage {
   explicit LeafImage(const Geometry& geo, K k = K{})
       : g(&geo),
         keys(k),
+        fkeys(fence_keys(geo)),
         w(geo.node_words() + 1, 0),
         have_e(geo.span()),
         have_r(geo.groups()),
         enc(geo.versions() ? geo.remote_bytes() : 0, 0),
         ev(geo.versions() ? geo.span() : 0, 0) {}
+
+  static K fence_keys(const Geometry& geo) {
+    if constexpr (K::kBytes)
+      return K{geo.key_size() + 1};
+    else
+      return K{};
+  }
 
   void forget() {
     std::fill(have_e.begin(), have_e.end(), 0);
@@ -304,19 +344,19 @@ struct LeafImage {
     b.write(a + from, &enc[from], static_cast<uint32_t>(to - from));
   }
   // The objects lying whole inside `s`. Group by group (a replica, then its H entries: entry
-  // r*H + j is at word replica_word(r) + 2 + j*ew), skipping the groups that end before `s`:
+  // r*H + j is at word replica_word(r) + rw + j*ew), skipping the groups that end before `s`:
   // a search's segment is one neighbourhood, and a loop over every entry of the leaf with
   // entry_word()'s division each cost more than the rest of the search (shm profile of CHIME).
   void mark(Segment s) {
     const uint32_t h = g->h(), ew = g->ew(), span = g->span();
-    const size_t group_words = 2 + size_t{h} * ew;
+    const size_t group_words = g->rw() + size_t{h} * ew;
     for (uint32_t r = 0; r < g->groups(); ++r) {
-      const size_t rw = g->replica_word(r);
+      const size_t rw = g->replica_word(r), rw_words = g->rw();
       if (rw >= s.to) break;
       if (rw + group_words <= s.from) continue;
-      if (rw >= s.from && rw + 2 <= s.to) have_r[r] = 1;
+      if (rw >= s.from && rw + rw_words <= s.to) have_r[r] = 1;
       for (uint32_t j = 0, i = r * h; j < h && i < span; ++j, ++i) {
-        const size_t e = rw + 2 + size_t{j} * ew;
+        const size_t e = rw + rw_words + size_t{j} * ew;
         if (e >= s.from && e + ew <= s.to) have_e[i] = 1;
       }
     }
@@ -335,6 +375,10 @@ struct LeafImage {
   const uint64_t* value(uint32_t i) const { return entry(i) + 1 + g->kw(); }
   const uint64_t* replica(uint32_t r) const { return &w[g->replica_word(r)]; }
   GlobalAddress sibling_of(uint32_t r) const { return GlobalAddress::from_raw(replica(r)[1]); }
+  // Fences only: replica r's fence keys, the leaf's keys lie in [low, high); high means nothing
+  // on the rightmost leaf (no sibling).
+  View low_fence(uint32_t r) const { return fkeys.get(replica(r) + 2); }
+  View high_fence(uint32_t r) const { return fkeys.get(replica(r) + 2 + g->fkw()); }
 
   // k may view this entry's own slot (a tombstone keeps its key).
   void set_entry(uint32_t i, uint8_t nv, uint8_t flags, uint16_t hop, View k, const uint64_t* val) {
@@ -352,10 +396,17 @@ struct LeafImage {
     uint64_t* e = entry(i);
     sealed::seal(e, g->kw() + g->vw(), Meta{nv, flags, hop});
   }
+  // With fences, the fence slots keep what they hold (set_fences sets them).
   void set_replica(uint32_t r, uint8_t nv, GlobalAddress sib) {
     uint64_t* p = &w[g->replica_word(r)];
     p[1] = sib.raw();
-    sealed::seal(p, 1, Meta{nv, Geometry::kValid, 0});
+    sealed::seal(p, g->rw() - 1, Meta{nv, Geometry::kValid, 0});
+  }
+  void set_fences(uint32_t r, View low, View high) {
+    uint64_t* p = &w[g->replica_word(r)];
+    fkeys.put(p + 2, low);
+    fkeys.put(p + 2 + g->fkw(), high);
+    sealed::seal(p, g->rw() - 1, sealed::meta_of(p));
   }
 
   // Levels 1 and 2: every fetched object is whole (sealed; with versions, decoded untorn) and
@@ -365,7 +416,7 @@ struct LeafImage {
     int nv = -1;
     for (uint32_t r = 0; r < g->groups(); ++r) {
       if (!have_r[r]) continue;
-      if (!sealed::verify(replica(r), 1)) return false;
+      if (!sealed::verify(replica(r), g->rw() - 1)) return false;
       int v = sealed::meta_of(replica(r)).nv;
       if (nv >= 0 && v != nv) return false;
       nv = v;
@@ -455,7 +506,7 @@ struct LeafImage {
     uint8_t buf[Geometry::kMaxObjectBytes];
     g->for_objects(s, [&](bool rep, uint32_t i, size_t) {
       const size_t d0 = rep ? g->dec_replica(i) : g->dec_entry(i);
-      const size_t n = rep ? Geometry::kReplicaBytes : g->entry_bytes();
+      const size_t n = rep ? g->replica_bytes() : g->entry_bytes();
       const uint8_t v = enc[Geometry::enc(d0)];
       // Line by line: a run of decoded bytes is contiguous in the encoding up to the next line
       // version, which must equal the object's own version byte (else the object is torn).
@@ -469,6 +520,9 @@ struct LeafImage {
       if (rep) {
         uint64_t sib;
         std::memcpy(&sib, buf + 2, 8);
+        uint64_t* p = &w[g->replica_word(i)];
+        for (uint32_t f = 0; f < 2 * g->fkw(); f += g->fkw())
+          fence_from_wire(buf + Geometry::kReplicaBytes + (f ? g->fkb() : 0), p + 2 + f);
         set_replica(i, nv, GlobalAddress::from_raw(sib));
         return;
       }
@@ -491,11 +545,13 @@ struct LeafImage {
       const size_t d0 = rep ? g->dec_replica(i) : g->dec_entry(i);
       size_t n;
       if (rep) {
-        n = Geometry::kReplicaBytes;
+        n = g->replica_bytes();
         buf[0] = static_cast<uint8_t>((sealed::meta_of(replica(i)).nv & 0xf) << 4);
         buf[1] = Geometry::kValid;
         uint64_t sib = replica(i)[1];
         std::memcpy(buf + 2, &sib, 8);
+        for (uint32_t f = 0; f < 2 * g->fkw(); f += g->fkw())
+          fence_to_wire(replica(i) + 2 + f, buf + Geometry::kReplicaBytes + (f ? g->fkb() : 0));
       } else {
         n = g->entry_bytes();
         if (bump_entries) ev[i] = (ev[i] + 1) & 0xf;
@@ -515,6 +571,22 @@ struct LeafImage {
       }
     });
     if (s.to > g->node_words()) std::memcpy(&enc[g->lock_offset()], &w[g->lock_word()], 8);
+  }
+
+  // A fence slot (fkw words) from and to its fkb wire bytes: the bytes, then the 2-byte length
+  // (integer keys: the word).
+  void fence_to_wire(const uint64_t* slot, uint8_t* out) const {
+    const size_t n = g->fkb();
+    if (!g->byte_keys()) return void(std::memcpy(out, slot, 8));
+    std::memcpy(out, slot, n - 2);
+    std::memcpy(out + n - 2, reinterpret_cast<const uint8_t*>(slot) + g->fkw() * 8 - 2, 2);
+  }
+  void fence_from_wire(const uint8_t* in, uint64_t* slot) const {
+    const size_t n = g->fkb();
+    if (!g->byte_keys()) return void(std::memcpy(slot, in, 8));
+    std::fill(slot, slot + g->fkw(), 0);
+    std::memcpy(slot, in, n - 2);
+    std::memcpy(reinterpret_cast<uint8_t*>(slot) + g->fkw() * 8 - 2, in + n - 2, 2);
   }
 
   // Physical segments covering entries [a .. b] (circular), including the replicas between.

@@ -46,6 +46,11 @@ struct Options {
   // competitors): concurrent searches of one key on a compute node share one search, concurrent
   // updates of one key one write (indexes/common/rdwc.h). off: every operation runs itself.
   bool rdwc = true;
+  // Sibling-based validation (§4.2.3): leaves hold no fence keys; a read validates its cached
+  // parent and detects half-splits by the sibling pointer (and inserts by argmax). off: the
+  // paper's baseline, every metadata replica also carries the leaf's two fence keys
+  // (2 key_size / H more bytes per entry, Fig. 16) and reads validate by them.
+  bool sibling_validation = true;
   Sync sync = Sync::kAuto;                  // leaf versions or checksums (see Sync)
   unsigned root_slot = root_slots::kChime;  // layout::root_slot on the first memory node
   // Test-only faults that prove the checkers can fail; compiled out without
@@ -101,6 +106,9 @@ constexpr auto Options::fields() {
           "rdwc", &Options::rdwc,
           "Read delegation and write combining: concurrent same-key searches (updates) on "
           "a compute node share one search (write)"),
+      option_switch("sibling_validation", &Options::sibling_validation,
+                    "Sibling-based validation: leaves hold no fence keys (off: every metadata "
+                    "replica also carries the leaf's two fence keys, and reads check them)"),
       option_choice("sync", &Options::sync,
                     "Leaf synchronization: the paper's cache-line versions (needs a line-atomic "
                     "transport: sim, verbs), per-object checksums (any transport), or auto "

@@ -102,7 +102,9 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
                  {"lock_retries", static_cast<double>(lock_retries_.load())},
                  {"scan_windows", static_cast<double>(scan_windows_.load())},
                  {"scan_partial_leaves", static_cast<double>(scan_partial_leaves_.load())},
-                 {"line_versions", geo_.versions() ? 1.0 : 0.0}};
+                 {"line_versions", geo_.versions() ? 1.0 : 0.0},
+                 {"fence_keys", geo_.fences() ? 1.0 : 0.0},
+                 {"metadata_bytes_per_entry", geo_.metadata_bytes_per_entry()}};
     if (opts_.rdwc) rdwc_.add_stats(s);
     return s;
   }
@@ -117,7 +119,8 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
   BasicTree(Client<T>& c, const Options& o)
       : opts_(validate(c, o)),
         geo_(o.span, o.neighborhood, o.value_size,
-             o.resolved_sync(c.line_atomic()) == Sync::kVersions, o.key_size),
+             o.resolved_sync(c.line_atomic()) == Sync::kVersions, o.key_size,
+             !o.sibling_validation),
         keys_(leaf_keys(o)),
         hot_(o.speculative_read ? o.hotspot_bytes : 0),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
@@ -294,7 +297,18 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         for (;;) {
           read_neighborhood(a, home);
           GlobalAddress sib = img_.sibling();
-          if (loc.from_cache && sib != loc.next) {  // SBV: cached parent is stale
+          if (g.fences()) {  // the baseline: k outside the fences
+            if (!in_fences(k)) {
+              if (loc.from_cache || !beyond_high(k)) {  // a stale cached parent
+                if (loc.from_cache) t_->core_.cache().invalidate(loc.parent);
+                restart = true;
+                break;
+              }
+              t_->sibling_moves_.fetch_add(1, std::memory_order_relaxed);  // half split
+              a = sib;
+              continue;
+            }
+          } else if (loc.from_cache && sib != loc.next) {  // SBV: cached parent is stale
             t_->core_.cache().invalidate(loc.parent);
             restart = true;
             break;
@@ -312,7 +326,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
             c_->pause();
             continue;
           }
-          if (sib != loc.next) {  // half split: the key may have moved right
+          if (!g.fences() && sib != loc.next) {  // half split: the key may have moved right
             t_->sibling_moves_.fetch_add(1, std::memory_order_relaxed);
             a = sib;
             continue;
@@ -374,11 +388,11 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       bool header = false;
       for (auto s : segs) {
         img_.read_into(b, a, s);
-        header = header || (s.from == 0 && s.to >= 2);
+        header = header || (s.from == 0 && s.to >= g().rw());
       }
       if (with_metadata && !t_->opts_.metadata_replication) {
         std::fill(img_.have_r.begin(), img_.have_r.end(), 0);
-        if (!header) img_.read_into(b, a, {0, 2});
+        if (!header) img_.read_into(b, a, {0, g().rw()});
         img_.have_r[0] = 1;
       }
       c_->run(b);
@@ -692,6 +706,18 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       *out = img_.key(i);
       return true;
     }
+    // Fences only (sibling_validation off): k lies in the leaf's [low, high) by the replica
+    // fetched (high is open on the rightmost leaf), or lies at or above high.
+    bool beyond_high(View k) const {
+      for (uint32_t r = 0; r < g().groups(); ++r)
+        if (img_.have_r[r]) return img_.sibling_of(r) && k >= img_.high_fence(r);
+      return false;
+    }
+    bool in_fences(View k) const {
+      for (uint32_t r = 0; r < g().groups(); ++r)
+        if (img_.have_r[r]) return k >= img_.low_fence(r) && !beyond_high(k);
+      return true;
+    }
     // Under the lock, after a sibling mismatch seen through a fresh parent: does k belong to
     // this leaf (range ends at max+1 since its last split) or to the right?
     bool belongs_right(GlobalAddress a, uint64_t word, View k) {
@@ -732,13 +758,15 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
                   true);
           }
           GlobalAddress sib = img_.sibling();
-          if (loc.from_cache && sib != loc.next) {
+          if (g().fences() ? !in_fences(k) && (loc.from_cache || !beyond_high(k))
+                           : loc.from_cache && sib != loc.next) {
             unlock(a, word);
-            t_->core_.cache().invalidate(loc.parent);
+            if (loc.from_cache) t_->core_.cache().invalidate(loc.parent);
             break;  // re-locate through fresh internal nodes
           }
           int i = find_in_neighborhood(k, home);
-          if (i < 0 && sib != loc.next && belongs_right(a, word, k)) {
+          if (g().fences() ? beyond_high(k)
+                           : i < 0 && sib != loc.next && belongs_right(a, word, k)) {
             unlock(a, word);
             t_->sibling_moves_.fetch_add(1, std::memory_order_relaxed);
             a = sib;
@@ -918,6 +946,8 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       uint8_t nnv = static_cast<uint8_t>(nv + 1);
       GlobalAddress na = t_->alloc_leaf(*c_);
       GlobalAddress old_sib = img_.sibling_of(0);
+      KeyT low{}, high{};  // fences only: the leaf's [low, high) becomes [low, sep), [sep, high)
+      if (geo.fences()) low = KeyT(img_.low_fence(0)), high = KeyT(img_.high_fence(0));
 
       Leaf right(geo, t_->keys_);
       for (uint32_t i = 0; i < geo.span(); ++i) right.set_entry(i, nnv, 0, 0, View{}, nullptr);
@@ -933,6 +963,10 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       for (uint32_t r = 0; r < geo.groups(); ++r) {
         right.set_replica(r, nnv, old_sib);
         img_.set_replica(r, nnv, na);
+        if (geo.fences()) {
+          right.set_fences(r, K::view(sep), K::view(high));
+          img_.set_fences(r, K::view(low), K::view(sep));
+        }
       }
       right.w[geo.lock_word()] = right.exact_lock_word();
       img_.w[geo.lock_word()] = img_.exact_lock_word();  // written with the node: unlocks it

@@ -69,6 +69,19 @@ TEST(ChimeConcurrency, AllTechniquesOffTinyCache) {
   run_stress(o, {});
 }
 
+// Sibling-based validation off: reads route by the fence keys of the replicas; a tiny cache
+// keeps cached parents stale.
+TEST(ChimeConcurrency, FenceKeysTinyCache) {
+  chime::Options o;
+  o.span = 16;
+  o.neighborhood = 4;
+  o.internal_span = 6;
+  o.cache_bytes = 3000;
+  o.hotspot_bytes = 1 << 16;
+  o.sibling_validation = false;
+  run_stress(o, {});
+}
+
 // Threads x fibers on two compute nodes over 40-byte keys sharing a 30-byte prefix (the integer
 // stress run through the order-preserving byte form): acknowledged writes vs the end state.
 struct KeysCtx {
@@ -79,13 +92,7 @@ struct KeysCtx {
       : client(shm::Endpoint(p, home, id)), handle{t->handle(client), prefix, {}} {}
 };
 
-TEST(ChimeConcurrency, ByteKeysWithSplits) {
-  chime::Options o;
-  o.key_size = 40;
-  o.span = 16;
-  o.neighborhood = 4;
-  o.internal_span = 6;
-  o.hotspot_bytes = 1 << 16;
+void run_keys_stress(chime::Options o) {
   const std::string prefix = std::string(12, 'p') + std::string(18, '\0');
   auto pool = testing::small_pool(1, 2, uint64_t{256} << 20);
   auto cns = pool->config().compute_nodes();
@@ -102,6 +109,18 @@ TEST(ChimeConcurrency, ByteKeysWithSplits) {
   testing::BytesAsInt<CTree::Handle> h{t0->handle(c0), prefix, {}};
   EXPECT_EQ(testing::final_state_error(h, logs, cfg.key_space), "");
   EXPECT_GT(t0->stats()["leaf_splits"] + t1->stats()["leaf_splits"], 10);
+}
+
+TEST(ChimeConcurrency, ByteKeysWithSplits) {
+  chime::Options o;
+  o.key_size = 40;
+  o.span = 16;
+  o.neighborhood = 4;
+  o.internal_span = 6;
+  o.hotspot_bytes = 1 << 16;
+  run_keys_stress(o);
+  o.sibling_validation = false;  // fence keys of 41 bytes (the max+1 separator) in the replicas
+  run_keys_stress(o);
 }
 
 #ifdef DMRT_FAULT_INJECTION

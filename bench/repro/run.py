@@ -60,6 +60,7 @@ def command(spec, series, panel, x, bench, quick):
     flags.update(series.get("flags", {}))
     if x is not None:
         flags[spec["x"]["flag"]] = x
+        flags.update(spec["x"].get("flags", {}).get(str(x), {}))
     if quick:  # a smoke run of the pipeline, not a result
         for k in ("keys", "ops"):
             if k in flags:

@@ -147,8 +147,9 @@ elif [ "$DEFAULT" = 1 ]; then
   # loads by inserts, E bulk loads and retrains from its inserts), HStore across two processes with both
   # its servers on dmrt-node, and the other range indexes in one process (memory node served
   # in-process; HStore also so, for scans on two memory nodes so that the HTS ships to an SLS on
-  # another node; SMART with its scans); byte-string keys on RACE across two processes and on
-  # SMART and Sherman; each history checked. Sizes are small.
+  # another node; SMART with its scans, and SMART through YCSB LOAD and A-F, issue 19);
+  # byte-string keys on RACE across two processes and on SMART and Sherman; each history checked.
+  # Sizes are small.
   if [ -x "$BUILD/bench/dmrt-bench" ]; then
     B="$BUILD/bench/dmrt-bench --transport verbs $VERBS_ARGS --memory-mb 256 --threads 2 --fibers 4 --verify"
     TWO="BENCH_TIMEOUT=300 VERBS_ARGS='$VERBS_ARGS' $ROOT/tests/verbs/bench_two_process.sh $NODE $BUILD/bench/dmrt-bench --threads 2 --fibers 4 --verify"
@@ -163,6 +164,11 @@ elif [ "$DEFAULT" = 1 ]; then
       "$B --index dmtree --workload a --keys 2000 --ops 10000"
       "$B --index smart --workload a --keys 2000 --ops 10000"
       "$B --index smart --workload e --keys 2000 --ops 4000"
+      "$B --index smart --workload load --keys 4000"
+      "$B --index smart --workload b --keys 1000 --ops 3000"
+      "$B --index smart --workload c --keys 1000 --ops 3000"
+      "$B --index smart --workload d --keys 1000 --ops 3000"
+      "$B --index smart --workload f --keys 1000 --ops 3000"
       "$B --index hstore --workload a --keys 2000 --ops 4000"
       "$B --index hstore --memory-nodes 2 --workload e --keys 2000 --ops 4000"
       "$TWO --index race --workload a --keys 2000 --ops 10000 --key-size 32 --key-format user"

@@ -4,10 +4,12 @@
 // fibers: chime_concurrency_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
 
+#include "../common/torn_images.h"
 #include "../runtime/test_cluster.h"
 #include "../sherman/byte_keys.h"
 #include "../sherman/kv_checks.h"
@@ -35,6 +37,66 @@ double metadata_per_entry(uint32_t key_size, bool sv) {
   auto s = t->stats();
   EXPECT_EQ(s["fence_keys"], sv ? 0.0 : 1.0);
   return s["metadata_bytes_per_entry"];
+}
+
+// Torn READs of a leaf whose replicas carry 64-byte fence keys (144-byte replicas over three
+// lines, each line's version byte a copy of the replica's): a split's node write (NV + 1, a new
+// high fence, half the entries cleared) mixed with the bytes before at line grain; only whole
+// images decode untorn with one nv.
+struct FenceReplicaImages : test::TornImages {
+  btree::ByteKeys kp{64};
+  chime::Geometry g{16, 4, 8, true, 64, true};
+  static std::string fkey(char c) { return std::string(40, 'f') + std::string(24, c); }
+  FenceReplicaImages() {
+    chime::LeafImage<btree::ByteKeys> img(g, kp);
+    for (uint32_t r = 0; r < g.groups(); ++r) {
+      img.set_replica(r, 3, GlobalAddress::null());
+      img.set_fences(r, fkey('a'), fkey('z'));
+    }
+    for (uint32_t i = 0; i < g.span(); ++i) {
+      uint64_t val = i;
+      img.set_entry(i, 3, i % 3 ? chime::Geometry::kOccupied : 0, 0,
+                    fkey('b') + std::to_string(i % 10), &val);
+    }
+    const chime::Segment whole{0, g.node_words()};
+    before = bytes(img, whole);
+    for (uint32_t i = 0; i < g.span(); i += 2) img.set_entry(i, 4, 0, 0, {}, nullptr);
+    for (uint32_t i = 1; i < g.span(); i += 2) img.reseal(i, 4, img.emeta(i).flags, img.hop(i));
+    for (uint32_t r = 0; r < g.groups(); ++r) {
+      img.set_replica(r, 4, GlobalAddress::null());
+      img.set_fences(r, fkey('a'), fkey('m'));
+    }
+    after = bytes(img, whole);
+  }
+  std::vector<uint8_t> bytes(chime::LeafImage<btree::ByteKeys>& img, chime::Segment s) const {
+    img.encode(s, false);
+    return {img.enc.begin(), img.enc.begin() + static_cast<long>(g.enc_bytes())};
+  }
+  bool accepts(const std::vector<uint8_t>& mix) const {
+    chime::LeafImage<btree::ByteKeys> img(g, kp);
+    img.forget();
+    img.mark({0, g.node_words()});
+    std::copy(mix.begin(), mix.end(), img.enc.begin());
+    img.decode({0, g.node_words()});
+    return img.consistent(nullptr);
+  }
+};
+
+TEST(ChimeFences, WideReplicasRejectTornLines) {
+  FenceReplicaImages im;
+  EXPECT_EQ(im.g.replica_bytes(), 10u + 2 * (65 + 2));
+  size_t torn = test::expect_only_whole_images_accepted(
+      im, 64, 5, [&](const std::vector<uint8_t>& m) { return im.accepts(m); });
+  EXPECT_GT(torn, 2u);
+  // The whole images decode to their fences.
+  chime::LeafImage<btree::ByteKeys> img(im.g, im.kp);
+  img.mark({0, im.g.node_words()});
+  std::copy(im.after.begin(), im.after.end(), img.enc.begin());
+  img.decode({0, im.g.node_words()});
+  for (uint32_t r = 0; r < im.g.groups(); ++r) {
+    EXPECT_EQ(img.low_fence(r), FenceReplicaImages::fkey('a'));
+    EXPECT_EQ(img.high_fence(r), FenceReplicaImages::fkey('m'));
+  }
 }
 
 // Default geometry (64 entries, H = 8, 8-byte values, the paper's line versions). A leaf before

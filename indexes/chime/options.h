@@ -46,6 +46,12 @@ struct Options {
   // competitors): concurrent searches of one key on a compute node share one search, concurrent
   // updates of one key one write (indexes/common/rdwc.h). off: every operation runs itself.
   bool rdwc = true;
+  // Variable-length items (§4.5; CHIME-Indirect of Fig. 13): a leaf entry holds the key and an
+  // 8-byte pointer (block length, address) to an out-of-leaf KV block holding the value
+  // (indexes/common/kv_block.h). A search reads the neighborhood, then the block (one more round
+  // trip); an insert or update writes a new block in the lock's round trip and installs its
+  // pointer with the entry write (updates are out of place). off: values inline (value_size).
+  bool indirect = false;
   Sync sync = Sync::kAuto;                  // leaf versions or checksums (see Sync)
   unsigned root_slot = root_slots::kChime;  // layout::root_slot on the first memory node
   // Test-only faults that prove the checkers can fail; compiled out without
@@ -101,6 +107,9 @@ constexpr auto Options::fields() {
           "rdwc", &Options::rdwc,
           "Read delegation and write combining: concurrent same-key searches (updates) on "
           "a compute node share one search (write)"),
+      option_switch("indirect", &Options::indirect,
+                    "Variable-length items: entries hold a pointer to an out-of-leaf KV block "
+                    "(CHIME-Indirect; one more round trip per search; off: values inline)"),
       option_choice("sync", &Options::sync,
                     "Leaf synchronization: the paper's cache-line versions (needs a line-atomic "
                     "transport: sim, verbs), per-object checksums (any transport), or auto "

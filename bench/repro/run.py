@@ -12,6 +12,7 @@ import csv
 import functools
 import hashlib
 import json
+import math
 import os
 import pathlib
 import re
@@ -203,6 +204,13 @@ def value(rows, panel, series, x):
     return None
 
 
+def paper_text(lo, hi):
+    """A ratio, a range, or (hi = inf) an ordering: "at least lo"."""
+    if lo == hi:
+        return f"{lo:g}"
+    return f">={lo:g}" if math.isinf(hi) else f"{lo:g}-{hi:g}"
+
+
 def comparisons(spec, rows):
     """Each of the paper's ratios beside dmrt's at the same point."""
     out = []
@@ -215,10 +223,12 @@ def comparisons(spec, rows):
             lo, hi = (r["ratio"], r["ratio"]) if not isinstance(r["ratio"], list) else r["ratio"]
             # against a range (the text's "4.5-5.2x"), the distance to its nearer end
             agreement = ours / min(max(ours, lo), hi) if ours else None
-            ok = agreement is not None and abs(agreement - 1) <= TOLERANCE
+            # an ordering (hi = inf) holds or not: no tolerance below its bound
+            ok = agreement is not None and (
+                ours >= lo if math.isinf(hi) else abs(agreement - 1) <= TOLERANCE)
             out.append({"panel": panel["name"], "pair": f"{r['a']} / {r['b']}", "x": x,
                         "dmrt": ours, "paper_lo": lo, "paper_hi": hi,
-                        "paper": f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}",
+                        "paper": paper_text(lo, hi),
                         "agreement": agreement, "within": ok, "note": r.get("note", "")})
     return out
 
@@ -270,8 +280,10 @@ def plot(spec, rows, comps, out_dir):
             labels = [c["pair"] + (f" @{c['x']}" if c["x"] is not None else "") for c in pc]
             pos = list(range(len(pc)))
             rax.barh([p - 0.2 for p in pos], [c["dmrt"] or 0 for c in pc], 0.4, label="dmrt (sim)")
-            rax.barh([p + 0.2 for p in pos], [(c["paper_lo"] + c["paper_hi"]) / 2 for c in pc], 0.4,
-                     xerr=[(c["paper_hi"] - c["paper_lo"]) / 2 for c in pc], label="paper")
+            # an ordering (hi = inf) is drawn at its bound
+            his = [c["paper_lo"] if math.isinf(c["paper_hi"]) else c["paper_hi"] for c in pc]
+            rax.barh([p + 0.2 for p in pos], [(c["paper_lo"] + h) / 2 for c, h in zip(pc, his)],
+                     0.4, xerr=[(h - c["paper_lo"]) / 2 for c, h in zip(pc, his)], label="paper")
             rax.set_yticks(pos, labels, fontsize="x-small")
             rax.invert_yaxis()
             rax.set_xlabel("ratio")

@@ -51,6 +51,12 @@ struct Options {
   // paper's baseline, every metadata replica also carries the leaf's two fence keys
   // (2 key_size / H more bytes per entry, Fig. 16) and reads validate by them.
   bool sibling_validation = true;
+  // Variable-length items (§4.5; CHIME-Indirect of Fig. 13): a leaf entry holds the key and an
+  // 8-byte pointer (block length, address) to an out-of-leaf KV block holding the value
+  // (indexes/common/kv_block.h). A search reads the neighborhood, then the block (one more round
+  // trip); an insert or update writes a new block in the lock's round trip and installs its
+  // pointer with the entry write (updates are out of place). off: values inline (value_size).
+  bool indirect = false;
   Sync sync = Sync::kAuto;                  // leaf versions or checksums (see Sync)
   unsigned root_slot = root_slots::kChime;  // layout::root_slot on the first memory node
   // Test-only faults that prove the checkers can fail; compiled out without
@@ -109,6 +115,9 @@ constexpr auto Options::fields() {
       option_switch("sibling_validation", &Options::sibling_validation,
                     "Sibling-based validation: leaves hold no fence keys (off: every metadata "
                     "replica also carries the leaf's two fence keys, and reads check them)"),
+      option_switch("indirect", &Options::indirect,
+                    "Variable-length items: entries hold a pointer to an out-of-leaf KV block "
+                    "(CHIME-Indirect; one more round trip per search; off: values inline)"),
       option_choice("sync", &Options::sync,
                     "Leaf synchronization: the paper's cache-line versions (needs a line-atomic "
                     "transport: sim, verbs), per-object checksums (any transport), or auto "

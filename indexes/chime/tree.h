@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <span>
@@ -20,6 +22,7 @@
 #include "indexes/chime/options.h"
 #include "indexes/common/btree_core.h"
 #include "indexes/common/faults.h"
+#include "indexes/common/kv_block.h"
 #include "indexes/common/rdwc.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
@@ -118,7 +121,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
  private:
   BasicTree(Client<T>& c, const Options& o)
       : opts_(validate(c, o)),
-        geo_(o.span, o.neighborhood, o.value_size,
+        geo_(o.span, o.neighborhood, o.indirect ? 8 : o.value_size,  // indirect: a pointer word
              o.resolved_sync(c.line_atomic()) == Sync::kVersions, o.key_size,
              !o.sibling_validation),
         keys_(leaf_keys(o)),
@@ -281,6 +284,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         const ScanInterval& back = scan_iv_.back();
         a = back.hi_inf || back.hi > to ? scan_plan_.back() : scan_next_.back();
       }
+      if (t_->opts_.indirect) read_blocks(rows);
     }
 
     Client<T>& client() { return *c_; }
@@ -317,7 +321,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
           if (i >= 0) {
             if (img_.tomb(i)) return false;
             t_->hot_.touch(a, static_cast<uint32_t>(i), fp);
-            btree::load_value(img_.value(i), g.value_size(), out);
+            load_entry_value(img_, static_cast<uint32_t>(i), out);
             return true;
           }
           if (!injected(t_->opts_.faults.skip_bitmap_check) &&
@@ -358,11 +362,41 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
           img_.key(best_i) == k) {
         t_->spec_hits_.fetch_add(1, std::memory_order_relaxed);
         t_->hot_.touch(leaf, best_i, fp);
-        btree::load_value(img_.value(best_i), g().value_size(), out);
+        load_entry_value(img_, best_i, out);
         return true;
       }
       t_->spec_misses_.fetch_add(1, std::memory_order_relaxed);
       return false;
+    }
+
+    // The value of entry i of `img`: inline, or (indirect) the KV block its pointer names, READ
+    // in one more round trip.
+    void load_entry_value(const Leaf& img, uint32_t i, std::string& out) {
+      if (!t_->opts_.indirect) return btree::load_value(img.value(i), g().value_size(), out);
+      Batch b;
+      kvblock::read_into(b, img.value(i)[0], block_buf_);
+      c_->run(b);
+      kvblock::decode(block_buf_, t_->opts_.value_size, out);
+    }
+    // Indirect scans: the rows hold their entries' pointer words; every row's block is READ in
+    // one more round trip (a batch per memory node, posted together).
+    void read_blocks(std::vector<std::pair<KeyT, std::string>>& rows) {
+      if (rows.empty()) return;
+      if (scan_blocks_.size() < rows.size()) scan_blocks_.resize(rows.size());
+      scan_batches_.clear();
+      for (size_t r = 0; r < rows.size(); ++r) {
+        uint64_t p = 0;
+        std::memcpy(&p, rows[r].second.data(), sizeof p);
+        const NodeId n = kvblock::address(p).node();
+        auto it = std::find_if(scan_batches_.begin(), scan_batches_.end(), [&](const Batch& b) {
+          return b.node() == n && b.size() < Batch::kMaxVerbs;
+        });
+        if (it == scan_batches_.end()) it = scan_batches_.emplace(scan_batches_.end());
+        kvblock::read_into(*it, p, scan_blocks_[r]);
+      }
+      c_->run(std::span<Batch>(scan_batches_));
+      for (size_t r = 0; r < rows.size(); ++r)
+        kvblock::decode(scan_blocks_[r], t_->opts_.value_size, rows[r].second);
     }
 
     int find_in_neighborhood(View k, uint32_t home) const {
@@ -639,7 +673,8 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     // bitmap is a READ of its own once the lock is held (the round trip piggybacking saves,
     // §4.2); without it the bitmap bits of the returned word are not used.
     // `leaf_read` tells whether the image now holds the whole leaf.
-    uint64_t lock_leaf(GlobalAddress a, bool& leaf_read) {
+    // `extra` (indirect items: the KV block's WRITE) goes with the first attempt, then is emptied.
+    uint64_t lock_leaf(GlobalAddress a, bool& leaf_read, Batch* extra = nullptr) {
       const bool with_leaf = !t_->opts_.hopscotch_leaf;
       for (;;) {
         uint64_t old = 0;
@@ -649,7 +684,13 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
           img_.forget();
           img_.read_into(b, a, {0, g().node_words() + 1});
         }
-        c_->run(b);
+        if (extra && !extra->empty()) {
+          std::array<Batch, 2> both{b, *extra};
+          c_->run(std::span<Batch>(both));
+          *extra = Batch();
+        } else {
+          c_->run(b);
+        }
         if (with_leaf) img_.finish_reads();
         if (!(old & Geometry::kLock)) {
           held_ = a;
@@ -737,21 +778,28 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       }
     }
     void check_value(std::string_view v) const {
-      if (v.size() > g().value_size())
+      const uint32_t vs = t_->opts_.value_size;
+      if (v.size() > vs)
         throw LimitError("chime: value of " + std::to_string(v.size()) +
-                         " bytes exceeds value_size " + std::to_string(g().value_size()));
+                         " bytes exceeds value_size " + std::to_string(vs));
     }
     bool write_op_locking(View k, std::string_view v, Op op) {
       if (op != Op::kRemove) check_value(v);
       std::vector<uint64_t> val(g().vw());
       if (op != Op::kRemove) btree::store_value(val.data(), v, g().value_size());
+      // Indirect items: the new KV block is written in the lock's round trip (its own batch,
+      // posted with the masked CAS), before the entry that points to it; the entry gets the
+      // pointer. An insert of a present key or an update of an absent one leaves it unused.
+      Batch block;
+      if (t_->opts_.indirect && op != Op::kRemove)
+        val[0] = kvblock::stage(*c_, block, v, block_buf_);
       uint32_t home = g().home(k);
       for (;;) {
         typename Core::Located loc = t_->core_.locate(*c_, k);
         GlobalAddress a = loc.leaf;
         for (;;) {
           bool leaf_read = false;
-          uint64_t word = lock_leaf(a, leaf_read);
+          uint64_t word = lock_leaf(a, leaf_read, &block);
           if (!leaf_read) {
             img_.forget();
             fetch(a, op == Op::kInsert ? insert_segments(home, word) : neighborhood_segments(home),
@@ -995,7 +1043,9 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     std::vector<View> scan_keys_;
     std::vector<Leaf> scan_imgs_;
     std::vector<Batch> scan_batches_;
-    GlobalAddress held_;      // the leaf lock this handle holds, if any
+    std::vector<uint8_t> block_buf_;                 // indirect: a KV block read or written
+    std::vector<std::vector<uint8_t>> scan_blocks_;  // indirect: a scan's rows' blocks
+    GlobalAddress held_;                             // the leaf lock this handle holds, if any
     uint64_t held_word_ = 0;  // its lock word as found when taken (lock bit clear)
   };
 };

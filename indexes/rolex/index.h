@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "indexes/common/faults.h"
+#include "indexes/common/kv_block.h"
 #include "indexes/common/local_lock_table.h"
 #include "indexes/common/rdwc.h"
 #include "indexes/rolex/layout.h"
@@ -150,7 +152,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         remote_(r),
         rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit),
         llt_(4096, o.handover_max) {
-    opts_.value_size = r.geo.value_size;
+    if (!o.indirect) opts_.value_size = r.geo.value_size;  // indirect: the leaf holds pointers
     opts_.leaf_slots = r.geo.slots;
     opts_.epsilon = static_cast<uint32_t>(r.meta.epsilon);
   }
@@ -174,7 +176,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       if (i && keys[i] <= keys[i - 1])
         throw ConfigError("rolex: bulk-load keys must be ascending and distinct");
     }
-    LeafGeometry geo{o.leaf_slots, o.value_size};
+    LeafGeometry geo{o.leaf_slots, o.indirect ? 8 : o.value_size};  // indirect: pointer words
     uint32_t per_leaf =
         std::max<uint32_t>(1, static_cast<uint32_t>(std::floor(o.leaf_slots * o.fill)));
     // Leaves with keys; groups of group_leaves leaves (empty create: initial_groups empty groups).
@@ -249,7 +251,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     m.leaf_bytes = geo.bytes();
     m.cirq = cirq.raw();
     m.cirq_slots = o.cirq_slots;
-    m.value_size = o.value_size;
+    m.value_size = geo.value_size;
     m.leaf_slots = o.leaf_slots;
     m.epsilon = o.epsilon;
     m.retrain_threshold = o.retrain_threshold;
@@ -260,10 +262,31 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     std::vector<uint64_t> val((geo.vwords()), 0);
     const size_t per_write = std::max<size_t>(1, (size_t{1} << 16) / geo.bytes());
     std::vector<uint64_t> run;
+    // Indirect: the keys' KV blocks, packed into 64 KiB arenas, each written before the leaves
+    // that point into it.
+    std::vector<uint8_t> arena, block;
+    GlobalAddress arena_at;
+    auto flush_arena = [&] {
+      if (!arena.empty()) c.write(arena_at, arena.data(), static_cast<uint32_t>(arena.size()));
+      arena.clear();
+    };
+    constexpr size_t kArenaBytes = size_t{1} << 16;
     for (size_t l = 0; l < leaf_keys.size(); ++l) {
       leaf.clear();
       for (Key k : leaf_keys[l]) {
         std::string v = value_of ? value_of(k) : std::string(reinterpret_cast<const char*>(&k), 8);
+        if (o.indirect) {
+          if (v.size() > o.value_size) v.resize(o.value_size);
+          kvblock::encode(v, block);
+          if (arena.empty() || arena.size() + block.size() > kArenaBytes) {
+            flush_arena();
+            arena_at = c.alloc_on(node, kArenaBytes, 64);
+          }
+          val[0] = kvblock::pack(arena_at + arena.size(), static_cast<uint32_t>(block.size()));
+          arena.insert(arena.end(), block.begin(), block.end());
+          leaf.insert_at(leaf.count(), k, val.data());
+          continue;
+        }
         store_value(val.data(), v, geo.value_size);
         leaf.insert_at(leaf.count(), k, val.data());
       }
@@ -276,6 +299,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         run.clear();
       }
     }
+    flush_arena();  // before the index is published (below)
     // Models.
     std::vector<uint64_t> ptrs(groups);
     for (uint64_t g = 0; g < groups; ++g) {
@@ -479,7 +503,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       if (count == 0) return;
       Index& x = *x_;
       const Remote& r = x.remote_;
-      uint32_t vs = x.opts_.value_size;
+      uint32_t vs = r.geo.value_size;  // indirect: the pointer words (read_blocks below)
       uint64_t g = x.group_of(from);
       Key cur = from;
       std::vector<ChainLink> chain, links;
@@ -534,6 +558,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           if (g < r.meta.groups) cur = std::max(cur, x.group_keys_[g]);
         }
       }
+      if (x.opts_.indirect) read_blocks(rows);
     }
 
     Client<T>& client() { return *c_; }
@@ -544,8 +569,31 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     bool search_direct(Key k, std::string& out) {
       Found& f = found_;
       if (!find(k, f)) return false;
-      load_value(f.leaf.value(f.pos), x_->opts_.value_size, out);
+      if (!x_->opts_.indirect) {
+        load_value(f.leaf.value(f.pos), x_->opts_.value_size, out);
+        return true;
+      }
+      Batch b;  // the KV block: one more round trip
+      kvblock::read_into(b, f.leaf.value(f.pos)[0], block_buf_);
+      c_->run(b);
+      kvblock::decode(block_buf_, x_->opts_.value_size, out);
       return true;
+    }
+    // Indirect scans: the rows hold their pairs' pointer words; every row's block is READ in one
+    // more round trip (all on the index's memory node: one MultiBatch).
+    void read_blocks(std::vector<std::pair<Key, std::string>>& rows) {
+      if (rows.empty()) return;
+      if (scan_blocks_.size() < rows.size()) scan_blocks_.resize(rows.size());
+      MultiBatch mb;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        uint64_t p = 0;
+        std::memcpy(&p, rows[i].second.data(), sizeof p);
+        scan_blocks_[i].resize(kvblock::length(p));
+        mb.read(kvblock::address(p), scan_blocks_[i].data(), kvblock::length(p));
+      }
+      mb.run(*c_);
+      for (size_t i = 0; i < rows.size(); ++i)
+        kvblock::decode(scan_blocks_[i], x_->opts_.value_size, rows[i].second);
     }
     struct Found {
       Leaf leaf;
@@ -660,6 +708,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     // Lock the owner chain of k (paper: CAS the trained leaf's LT entry; then re-read the chain).
     // combine_lock_and_read posts the CAS and the reads in one batch (A16). The reads are the
     // chain's leaves as the cached tables name them, plus the 2 KiB SLT with read_slt_under_lock.
+    // Indirect items: the pending KV block's WRITE, once, in the first batch lock_chain runs.
+    void post_block(MultiBatch& mb) {
+      if (!pending_block_bytes_) return;
+      mb.write(pending_block_, block_buf_.data(), pending_block_bytes_);
+      pending_block_bytes_ = 0;
+    }
     void lock_chain(Key k, Locked& L) {
       Index& x = *x_;
       const Remote& r = x.remote_;
@@ -694,6 +748,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           for (int spins = 0; !got; ++spins) {
             MultiBatch mb;
             mb.cas(lt_addr, expect, expect | entry::kLock, &old);
+            post_block(mb);
             if (x.opts_.combine_lock_and_read) post_reads(mb);
             mb.run(*c_);
             if (old == expect) {
@@ -722,6 +777,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         L.lt = expect;
         if (handed || !x.opts_.combine_lock_and_read) {
           MultiBatch mb;
+          post_block(mb);  // a handed-over lock: no CAS posted it
           post_reads(mb);
           mb.run(*c_);
         }
@@ -830,7 +886,18 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         throw LimitError("rolex: value of " + std::to_string(val.size()) +
                          " bytes exceeds value_size " + std::to_string(vs));
       std::vector<uint64_t> vw(r.geo.vwords(), 0);
-      if (op != Op::kRemove) store_value(vw.data(), val, vs);
+      // Indirect: the new KV block goes with the lock's first batch (lock_chain), before the
+      // leaf that points to it; unused when the op finds nothing to do.
+      pending_block_bytes_ = 0;
+      if (op != Op::kRemove && x.opts_.indirect) {
+        kvblock::encode(val, block_buf_);
+        const uint32_t n = static_cast<uint32_t>(block_buf_.size());
+        pending_block_ = c_->alloc_on(r.node, n, 8);
+        pending_block_bytes_ = n;
+        vw[0] = kvblock::pack(pending_block_, n);
+      } else if (op != Op::kRemove) {
+        store_value(vw.data(), val, vs);
+      }
       for (;;) {
         if (x.opts_.fetch_before_lock) {  // paper step 1: fetch as a search
           Found f(r.geo);
@@ -1036,6 +1103,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     btree::LocalLockTable* llt_;  // this compute node's, with lock_sharing
     std::string why_;
     LeafReads reads_;
+    std::vector<uint8_t> block_buf_;                 // indirect: a KV block read or written
+    std::vector<std::vector<uint8_t>> scan_blocks_;  // indirect: a scan's rows' blocks
+    GlobalAddress pending_block_;                    // indirect: the block lock_chain writes
+    uint32_t pending_block_bytes_ = 0;
     // find()'s scratch, kept between searches (capacity only; every search refills them).
     std::vector<ChainLink> find_chain_, find_links_, find_other_;
     std::vector<Leaf> find_leaves_;

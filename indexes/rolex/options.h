@@ -56,6 +56,13 @@ struct Options {
   // in the ROLEX paper (off); the CHIME paper's evaluation applies it to ROLEX ("for fairness,
   // RDWC ... applied to all competitors"), so its reproduction specs switch it on.
   bool rdwc = false;
+  // Variable-length items (CHIME's ROLEX-Indirect, its Fig. 13; the ROLEX paper's footnote: "8B
+  // pointers for variable-length values"): a leaf pair holds the key and an 8-byte pointer
+  // (block length, address) to an out-of-leaf KV block holding the value
+  // (indexes/common/kv_block.h). A search reads the leaves, then the block (one more round trip);
+  // an insert or update writes a new block in the lock's round trip and the pointer with the
+  // leaf (out of place). off: values inline (value_size).
+  bool indirect = false;
   // Lock sharing inside a compute node (§3.4: "other threads of C_node can leverage the acquired
   // lock to modify the same leaves"): a writer queues in its compute node's local lock table
   // (indexes/common/local_lock_table.h) before the chain's LT entry, and a holder with local
@@ -134,6 +141,9 @@ constexpr auto Options::fields() {
       option_switch("bulk_load", &Options::bulk_load,
                     "dmrt-bench: the load phase bulk loads its keys and trains the models (off: "
                     "inserts them into evenly cut empty groups)"),
+      option_switch("indirect", &Options::indirect,
+                    "Variable-length items: leaf pairs hold a pointer to an out-of-leaf KV block "
+                    "(ROLEX-Indirect; one more round trip per search; off: values inline)"),
       option_switch("rdwc", &Options::rdwc,
                     "Read delegation and write combining (SMART's, as the CHIME paper applies "
                     "it): concurrent same-key searches (updates) on a compute node share one "

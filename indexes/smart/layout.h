@@ -159,6 +159,9 @@ struct LeafGeometry {
 };
 
 inline constexpr uint64_t kLocked = 1, kPresent = 2;
+// rcu (options.h): the leaf was (or is being) replaced by a new leaf in its slot; never cleared
+// once the replacement is published. Not under the checksum: it is set by a CAS on the status.
+inline constexpr uint64_t kObsolete = 4;
 inline constexpr unsigned kLenShift = 16;
 inline constexpr uint64_t kLenMask = uint64_t{0xffff} << kLenShift;
 

@@ -33,6 +33,13 @@ struct Options {
   // subtree at the cached node of the next path (the artifact's range query starts from its
   // cache). off: every scan walks from the root (a chain of prefix nodes each time).
   bool scan_from_cache = true;
+  // Out-of-place leaf updates (read-copy-update; CHIME's SMART-RCU of its Fig. 13, for
+  // variable-length items): an update marks the old leaf obsolete by a CAS on its status word
+  // (which also excludes other writers of the leaf), writes a new leaf with the new value and
+  // CASes the parent slot to it (the two in one batch with batch_write_cas). Readers that meet an
+  // obsolete leaf (a stale slot or cache entry) read the slot again. off: in place under the
+  // leaf's lock (§4.2), deletes and inserts in place either way.
+  bool rcu = false;
   unsigned root_slot = root_slots::kSmart;  // root word on the first memory node
 
   static constexpr auto fields();
@@ -52,6 +59,9 @@ constexpr auto Options::fields() {
       option_switch("batch_write_cas", &Options::batch_write_cas,
                     "Write a new leaf/node and CAS its parent slot in one doorbell batch (the "
                     "artifact: two round trips)"),
+      option_switch("rcu", &Options::rcu,
+                    "Out-of-place leaf updates: write a new leaf and CAS the parent slot "
+                    "(SMART-RCU; off: in place under the leaf lock)"),
       option_switch("scan_from_cache", &Options::scan_from_cache,
                     "A scan starts at the deepest cached node on its path (off: at the root)"),
       option_number("key_size", &Options::key_size,

@@ -79,6 +79,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
                  {"stale_cache_entries", static_cast<double>(stale_.load())},
                  {"leaf_retries", static_cast<double>(leaf_retries_.load())},
                  {"lock_retries", static_cast<double>(lock_retries_.load())},
+                 {"rcu_updates", static_cast<double>(rcu_updates_.load())},
                  {"cache_hits", static_cast<double>(cache_.hits())},
                  {"cache_misses", static_cast<double>(cache_.misses())},
                  {"cache_bytes", static_cast<double>(cache_.used_bytes())},
@@ -124,7 +125,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   NodeCache cache_;
   rdwc::Combiner rcomb_, wcomb_;
   mutable std::atomic<uint64_t> nodes_{0}, leaf_splits_{0}, prefix_splits_{0}, type_switches_{0},
-      cas_failures_{0}, stale_{0}, leaf_retries_{0}, lock_retries_{0};
+      cas_failures_{0}, stale_{0}, leaf_retries_{0}, lock_retries_{0}, rcu_updates_{0};
 
  public:
   // One client's view. Not shared between fibers.
@@ -339,6 +340,11 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       for (;;) {
         if (cur.e.leaf()) {
           read_leaf(cur.e.addr());
+          if (leaf_[0] & kObsolete) {  // rcu: replaced (or being replaced): ask the slot again
+            c_->pause();
+            stale(kb, cur);
+            continue;
+          }
           bool match = leaf_key_is(kb);
           if (!match && cur.from && !inserting) {  // the slot may since hold a node: ask it
             stale(kb, cur);
@@ -432,7 +438,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         }
         Found f = walk(kb, cur, op == Op::kInsert);
         if (f.at == At::kLeaf && f.match) {
-          ok = leaf_op(f.cur.e.addr(), v, op);
+          const int r = leaf_op(f.cur, v, op);
+          if (r < 0) {  // rcu: the leaf was replaced since it was read
+            cur = f.cur;
+            stale(kb, cur);
+            continue;
+          }
+          ok = r > 0;
           break;
         }
         if (op != Op::kInsert) break;  // absent
@@ -472,12 +484,16 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     // The present bit and value of a leaf that holds the key, under its lock (§4.2: leaves are
-    // updated in place). leaf_ holds a consistent image on entry.
-    bool leaf_op(GlobalAddress a, std::string_view v, Op op) {
+    // updated in place), or with rcu an update out of place (rcu_update). leaf_ holds a
+    // consistent image on entry. 1: done, 0: nothing to do, -1: the leaf is obsolete (rcu).
+    int leaf_op(const Cursor& cur, std::string_view v, Op op) {
+      const GlobalAddress a = cur.e.addr();
+      if (op == Op::kUpdate && t_->opts_.rcu) return rcu_update(cur, v);
       for (;;) {
         uint64_t st = leaf_[0];
         bool present = st & kPresent;
-        if (op == Op::kInsert ? present : !present) return false;
+        if (st & kObsolete) return -1;
+        if (op == Op::kInsert ? present : !present) return 0;
         if (st & kLocked) {
           t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
           c_->pause();
@@ -494,7 +510,58 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         if (op != Op::kRemove) fill_value(image_.data(), v);
         image_[1] = leaf_checksum(image_.data(), g_.words());
         c_->write(a, image_.data(), g_.bytes());
-        return true;
+        return 1;
+      }
+    }
+
+    // SMART-RCU's update: CAS the old leaf's status from clean to obsolete (the lock: no other
+    // writer takes a leaf that is locked or obsolete), write the new leaf, CAS the slot from the
+    // old leaf to it. A slot that changed meanwhile (a split put a node there, which names the
+    // old leaf) gets the old status back and the update walks again. Readers spin on an obsolete
+    // leaf whose slot still names it, so no read returns the old value after the swap.
+    int rcu_update(const Cursor& cur, std::string_view v) {
+      const GlobalAddress a = cur.e.addr();
+      for (;;) {
+        const uint64_t st = leaf_[0];
+        if (st & kObsolete) return -1;
+        if (!(st & kPresent)) return 0;
+        if (st & kLocked) {
+          t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
+          c_->pause();
+          read_leaf(a);
+          continue;
+        }
+        if (c_->cas(a, st, st | kObsolete) != st) {
+          t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
+          read_leaf(a);
+          continue;
+        }
+        GlobalAddress na;
+        if (!spare_leaves_.empty()) {
+          na = spare_leaves_.back();
+          spare_leaves_.pop_back();
+        } else {
+          na = c_->alloc(g_.bytes(), 8);
+        }
+        image_ = leaf_;
+        image_[0] = (st & kLenMask) | kPresent;
+        fill_value(image_.data(), v);
+        image_[1] = leaf_checksum(image_.data(), g_.words());
+        const Slot want = Slot::make(cur.e.partial(), true, 0, na);
+        std::vector<std::pair<GlobalAddress, std::span<const uint64_t>>> writes{
+            {na, {image_.data(), g_.words()}}};
+        leaf_written_ = true;  // publish() writes `writes` only
+        const uint64_t old = publish(writes, cur.slot, cur.e.w, want.w);
+        if (old == cur.e.w) {
+          learn(cur.from, cur.slot, want.w);
+          t_->rcu_updates_.fetch_add(1, std::memory_order_relaxed);
+          return 1;
+        }
+        uint64_t back = st;  // not replaced: the old leaf is current again
+        c_->write(a, &back, 8);
+        spare_leaves_.push_back(na);
+        t_->cas_failures_.fetch_add(1, std::memory_order_relaxed);
+        return -1;
       }
     }
 
@@ -777,6 +844,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       std::vector<uint64_t> buf(1 + kMaxSlots);
       std::vector<std::pair<uint8_t, unsigned>> kids;
       std::vector<Slot> run;
+      std::vector<GlobalAddress> run_slots;
       for (;;) {
         Header h;
         for (;;) {
@@ -794,7 +862,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           e = Slot{c_->template read_value<uint64_t>(slot)};  // moved below a new node: re-read
           if (e.leaf()) {
             std::vector<Slot> one{e};
-            return scan_leaves(one, fb, sink);
+            std::vector<GlobalAddress> one_slot{slot};
+            return scan_leaves(one, one_slot, depth, fb, sink);
           }
         }
         if (tight) {
@@ -818,16 +887,19 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         }
         std::sort(kids.begin(), kids.end());
         run.clear();
+        run_slots.clear();
         bool descend = false;
         for (size_t k = 0; k < kids.size(); ++k) {
           auto [p, i] = kids[k];
           Slot s{buf[1 + i]};
           if (s.leaf()) {
             run.push_back(s);
+            run_slots.push_back(slot_addr(e.addr(), i));
             continue;
           }
-          if (!scan_leaves(run, fb, sink)) return false;
+          if (!scan_leaves(run, run_slots, pos + 1, fb, sink)) return false;
           run.clear();
+          run_slots.clear();
           const bool child_tight = tight && p == fb[pos];
           if (k + 1 == kids.size()) {  // the last child: scanned by the next turn of this loop
             slot = slot_addr(e.addr(), i);
@@ -839,7 +911,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           }
           if (!scan_node(slot_addr(e.addr(), i), s, pos + 1, child_tight, fb, sink)) return false;
         }
-        if (!descend) return scan_leaves(run, fb, sink);
+        if (!descend) return scan_leaves(run, run_slots, pos + 1, fb, sink);
       }
     }
 
@@ -853,7 +925,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     template <class Sink>
-    bool scan_leaves(const std::vector<Slot>& run, const KeyBytes& fb, Sink& sink) {
+    // `slots`: where each leaf hangs, `depth`: the key byte below them (rcu: an obsolete leaf's
+    // slot is read again).
+    bool scan_leaves(const std::vector<Slot>& run, const std::vector<GlobalAddress>& slots,
+                     unsigned depth, const KeyBytes& fb, Sink& sink) {
       if (sink.full()) return false;
       if (run.empty()) return true;
       const uint32_t w = g_.words();
@@ -872,12 +947,29 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       }
       for (size_t j = 0; j < run.size(); ++j) {
         uint64_t* l = &buf[j * w];
-        while (leaf_checksum(l, w) != l[1]) {
-          t_->leaf_retries_.fetch_add(1, std::memory_order_relaxed);
+        GlobalAddress at = run[j].addr();
+        bool replaced_by_node = false;
+        for (;;) {
+          while (leaf_checksum(l, w) != l[1]) {
+            t_->leaf_retries_.fetch_add(1, std::memory_order_relaxed);
+            c_->pause();
+            c_->read(at, l, g_.bytes());
+          }
+          if (!(l[0] & kObsolete)) break;
+          // rcu: replaced since the node was read: what does its slot name now?
           c_->pause();
-          c_->read(run[j].addr(), l, g_.bytes());
+          Slot s{c_->template read_value<uint64_t>(slots[j])};
+          if (!s.leaf()) {  // a split put a node there: scan it in this leaf's place
+            const bool tight =
+                std::memcmp(&l[2], fb.b, std::min<unsigned>(depth, g_.key_size)) == 0;
+            if (!scan_node(slots[j], s, depth, tight, fb, sink)) return false;
+            replaced_by_node = true;
+            break;
+          }
+          at = s.addr();
+          c_->read(at, l, g_.bytes());
         }
-        if (!(l[0] & kPresent)) continue;
+        if (replaced_by_node || !(l[0] & kPresent)) continue;
         KeyView k(reinterpret_cast<const char*>(&l[2]), leaf_key_len(l[0], g_.key_size));
         if (encoded_before(l, fb)) continue;
         sink.add(k, reinterpret_cast<const char*>(&l[2 + g_.key_words()]));

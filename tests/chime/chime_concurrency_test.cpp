@@ -56,6 +56,17 @@ TEST(ChimeConcurrency, DefaultGeometryManyFibers) {
   run_stress(o, cfg);
 }
 
+// CHIME-Indirect (§4.5): entries point to KV blocks, updates write new blocks out of place.
+TEST(ChimeConcurrency, IndirectItemsWithSplits) {
+  chime::Options o;
+  o.span = 16;
+  o.neighborhood = 4;
+  o.internal_span = 6;
+  o.hotspot_bytes = 1 << 16;
+  o.indirect = true;
+  run_stress(o, {});
+}
+
 TEST(ChimeConcurrency, AllTechniquesOffTinyCache) {
   chime::Options o;
   o.span = 16;

@@ -171,6 +171,19 @@ TEST(RolexConcurrency, ZipfianMixedOpsTwoComputeNodes) {
   run_stress(o, {});
 }
 
+// ROLEX-Indirect (CHIME's Fig. 13): pairs point to KV blocks, written out of place.
+TEST(RolexConcurrency, ZipfianIndirectWithRdwc) {
+  rolex::Options o;
+  o.leaf_slots = 8;
+  o.epsilon = 8;
+  o.initial_groups = 8;
+  o.key_space = uint64_t{1} << 50;
+  o.retrain_threshold = 16;
+  o.indirect = true;
+  o.rdwc = true;
+  run_stress(o, {});
+}
+
 // RDWC on (the CHIME paper's setting for ROLEX), with retrainings under way.
 TEST(RolexConcurrency, ZipfianWithRdwc) {
   rolex::Options o;

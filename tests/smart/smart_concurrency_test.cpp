@@ -45,6 +45,23 @@ TEST(SmartConcurrency, ZipfianMixedOpsTwoComputeNodes) {
               s0["rdwc_combined"] + s1["rdwc_combined"]);
 }
 
+TEST(SmartConcurrency, ZipfianRcuTwoComputeNodes) {
+  smart::Options o;
+  o.rcu = true;
+  testing::StressConfig cfg;
+  cfg.threads = 2;
+  cfg.fibers = 4;
+  cfg.ops_per_worker = 4000;
+  TwoNodes ns(2, o);
+  auto logs = testing::stress_run(cfg, [&](const WorkerId& w) {
+    unsigned n = w.index % 2;
+    return std::make_unique<Ctx>(ns.pool, ns.cns[n], w.index, ns.trees[n]);
+  });
+  auto h = ns.trees[0]->handle(*ns.setup[0]);
+  EXPECT_EQ(testing::final_state_error(h, logs, cfg.key_space), "");
+  EXPECT_GT(ns.trees[0]->stats()["rcu_updates"] + ns.trees[1]->stats()["rcu_updates"], 0);
+}
+
 // Keys with long shared byte runs, so that concurrent inserts race on the same slots, leaf
 // splits, prefix splits and in-place type switches. Every operation is recorded.
 Key racing_key(size_t r) {
@@ -129,6 +146,17 @@ TEST(SmartConcurrency, RacingInsertsAreLinearizableWithoutCacheOrRdwc) {
   o.cache = o.read_delegation = o.write_combining = false;
   o.batch_write_cas = true;
   racing_history(o, 9);
+}
+
+// SMART-RCU: updates replace leaves (CAS on the slot) while inserts split them and searches
+// follow cached slots to obsolete leaves.
+TEST(SmartConcurrency, RacingRcuUpdatesAreLinearizable) {
+  smart::Options o;
+  o.rcu = true;
+  racing_history(o, 5);
+  o.batch_write_cas = true;
+  o.write_combining = false;
+  racing_history(o, 6);
 }
 
 #ifdef DMRT_FAULT_INJECTION

@@ -209,6 +209,55 @@ TEST(SmartUnit, RoundTripsWithoutCacheAndWithBatchedPublish) {
   EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.update(root_key(5), "w")); }), (Cost{4, 2056 + 40, 40}));
 }
 
+// SMART-RCU (options.h `rcu`, CHIME's Fig. 13): an update reads the leaf (1), marks it obsolete
+// by a CAS on its status (1), writes the new leaf (32 B) and CASes the slot (2 round trips, 1
+// with batch_write_cas), against 3 in place. The cache learns the new slot: the next search
+// reads the new leaf alone. Deletes stay in place.
+TEST(SmartUnit, RcuUpdatesWriteANewLeafAndSwingTheSlot) {
+  for (bool batched : {false, true}) {
+    sim::Cluster cluster(sim::small_test_cluster(1, 1));
+    SimClient c = sim::untimed_setup_client(cluster);
+    smart::Options o;
+    o.rcu = true;
+    o.batch_write_cas = batched;
+    auto t = SimTree::create(c, o);
+    auto h = t->handle(c);
+    for (uint64_t i = 0; i < 100; ++i) ASSERT_TRUE(h.insert(root_key(i), "v"));
+    std::string out;
+    ASSERT_TRUE(h.search(root_key(1), out));  // caches the root
+    EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.search(root_key(5), out)); }), (Cost{1, 32, 0}));
+    EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.update(root_key(5), "w")); }),
+              (Cost{batched ? 3u : 4u, 32 + 8 + 8, 8 + 32 + 8}));
+    EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.search(root_key(5), out)); }), (Cost{1, 32, 0}));
+    EXPECT_EQ(out[0], 'w');
+    EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.update(root_key(5), "x")); }),
+              (Cost{batched ? 3u : 4u, 32 + 8 + 8, 8 + 32 + 8}));
+    EXPECT_EQ(cost_of(c, [&] { ASSERT_TRUE(h.remove(root_key(5))); }), (Cost{3, 40, 40}));
+    EXPECT_FALSE(h.search(root_key(5), out));
+    EXPECT_FALSE(h.update(root_key(5), "y"));
+    EXPECT_TRUE(h.insert(root_key(5), "z"));  // revives the leaf in place
+    ASSERT_TRUE(h.search(root_key(5), out));
+    EXPECT_EQ(out[0], 'z');
+    EXPECT_EQ(t->stats()["rcu_updates"], 2);
+  }
+}
+
+TEST(SmartUnit, DifferentialRcu) {
+  for (int variant = 0; variant < 2; ++variant) {
+    ShmCluster cl(1);
+    smart::Options o;
+    o.rcu = true;
+    o.batch_write_cas = variant == 1;
+    auto t = STree::create(cl.c(0), o);
+    auto h = t->handle(cl.c(0));
+    if (variant == 0)
+      testing::differential_run(h, 20000, 3000, 17);
+    else
+      testing::differential_run(h, 20000, 4000, 18, prefix_heavy_key);
+    EXPECT_GT(t->stats()["rcu_updates"], 0);
+  }
+}
+
 TEST(SmartUnit, AttachChecksGeometry) {
   ShmCluster cl(2);
   auto t = STree::create(cl.c(0), {});

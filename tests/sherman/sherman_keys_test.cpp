@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 
+#include "../common/key_size_costs.h"
 #include "../common/torn_images.h"
 #include "../runtime/test_cluster.h"
 #include "../sim/small_cluster.h"
@@ -280,71 +281,30 @@ TEST(ShermanKeys, ByteKeyInternalNodesRejectTornImages) {
 }
 
 // Per-op figures on sim (deterministic), default geometry (64-entry leaves and internal nodes,
-// 8-byte values), 20,000 keys loaded then the cache warmed: the "## Long keys" table of
-// indexes/sherman/README.md. Keys: "user" + zero-padded rank, key_size bytes long (key_size 8:
-// the integer rank's 8 bytes).
-struct PerOp {
-  double rt, rd, wr;
-};
-struct KeyFigures {
-  uint32_t leaf_bytes;
-  PerOp search, insert, update, scan;
-};
-std::string long_key(uint32_t ks, size_t r) {
-  if (ks == 8) return key_bytes(testing::key_of_rank(r));
-  std::string n = std::to_string(testing::key_of_rank(r));
-  return "user" + std::string(ks - 4 - n.size(), '0') + n;
-}
-KeyFigures measure(uint32_t ks) {
-  sim::Cluster cluster{sim::small_test_cluster(1, 1)};
-  sim::SimClient c = sim::untimed_setup_client(cluster);
+// 8-byte values): the "## Long keys" table of indexes/sherman/README.md
+// (testing::key_size_costs).
+testing::KeySizeCosts measure(uint32_t ks) {
   sherman::Options o;
   o.key_size = ks;
-  auto t = KSimTree::create(c, o);
-  auto h = t->handle(c);
-  const size_t n = 20000, q = 2000;
-  std::string v;
-  for (size_t i = 0; i < n; ++i) EXPECT_TRUE(h.insert(long_key(ks, i), "value"));
-  for (size_t i = 0; i < n; ++i) h.search(long_key(ks, i), v);  // warm the cache
-  auto per = [&](auto&& op) {
-    VerbCounters before = c.counters().total;
-    for (size_t i = 0; i < q; ++i) op(i);
-    VerbCounters d = c.counters().total - before;
-    return PerOp{double(d.round_trips) / q, double(d.bytes_read) / q, double(d.bytes_written) / q};
-  };
-  KeyFigures f{t->geometry().image_bytes(), {}, {}, {}, {}};
-  f.search = per([&](size_t i) { EXPECT_TRUE(h.search(long_key(ks, i * 7 % n), v)); });
-  f.update = per([&](size_t i) { EXPECT_TRUE(h.update(long_key(ks, i * 7 % n), "new")); });
-  f.insert = per([&](size_t i) { EXPECT_TRUE(h.insert(long_key(ks, n + i), "value")); });
-  std::vector<std::pair<std::string, std::string>> rows;
-  f.scan = per([&](size_t i) {
-    h.scan(std::string_view(long_key(ks, i * 7 % n)), 50, rows);
-    EXPECT_FALSE(rows.empty());  // fewer than 50 from the last keys
-  });
-  std::printf(
-      "sherman key_size %u: leaf %u B | search %.4f RT %.4f B read | insert %.4f RT %.4f B read "
-      "%.4f B written | update %.4f RT %.4f B read %.4f B written | scan(50) %.4f RT %.4f B "
-      "read\n",
-      ks, f.leaf_bytes, f.search.rt, f.search.rd, f.insert.rt, f.insert.rd, f.insert.wr,
-      f.update.rt, f.update.rd, f.update.wr, f.scan.rt, f.scan.rd);
-  return f;
+  return testing::key_size_costs<KSimTree>("sherman", "leaf", o,
+                                           [](auto& t) { return t.geometry().image_bytes(); });
 }
 
 TEST(ShermanKeys, PerOpFiguresOnSim) {
   // Leaf image: header 2 + 2kw words, 64 entries of 1 + kw + 1 words (kw = (key_size + 9) / 8);
   // key_size 8 keeps the line versions (1,179 B, sherman_sync_test.cpp).
-  const KeyFigures k8 = measure(8), k32 = measure(32), k256 = measure(256);
-  EXPECT_EQ(k8.leaf_bytes, 1179u);
-  EXPECT_EQ(k32.leaf_bytes, 8u * (12 + 64 * 7));
-  EXPECT_EQ(k256.leaf_bytes, 8u * (68 + 64 * 35));
-  for (const KeyFigures* f : {&k8, &k32, &k256}) {
+  const testing::KeySizeCosts k8 = measure(8), k32 = measure(32), k256 = measure(256);
+  EXPECT_EQ(k8.node_bytes, 1179u);
+  EXPECT_EQ(k32.node_bytes, 8u * (12 + 64 * 7));
+  EXPECT_EQ(k256.node_bytes, 8u * (68 + 64 * 35));
+  for (const testing::KeySizeCosts* f : {&k8, &k32, &k256}) {
     // A search: one READ of the leaf (internal nodes cached); an update: CAS + READ, then the
     // entry WRITE and the unlock in one batch.
     EXPECT_EQ(f->search.rt, 1.0);
-    EXPECT_EQ(f->search.rd, f->leaf_bytes);
+    EXPECT_EQ(f->search.rd, f->node_bytes);
     EXPECT_EQ(f->search.wr, 0.0);
     EXPECT_EQ(f->update.rt, 2.0);
-    EXPECT_EQ(f->update.rd, f->leaf_bytes + 8);
+    EXPECT_EQ(f->update.rd, f->node_bytes + 8);
   }
   EXPECT_EQ(k8.update.wr, 18 + 8 + 8);
   EXPECT_EQ(k32.update.wr, 8 * 7 + 8 + 8);
@@ -352,10 +312,10 @@ TEST(ShermanKeys, PerOpFiguresOnSim) {
   // Inserts of 2,000 new keys (21 of them split a leaf: 2.0105 round trips each for every key
   // size, as the leaf span is 64 entries whatever the key) and 50-row scans (2.123 leaves each):
   // exact totals of this deterministic run.
-  for (const KeyFigures* f : {&k8, &k32, &k256}) {
+  for (const testing::KeySizeCosts* f : {&k8, &k32, &k256}) {
     EXPECT_DOUBLE_EQ(f->insert.rt, 2.0105);
     EXPECT_DOUBLE_EQ(f->scan.rt, 2.123);
-    EXPECT_DOUBLE_EQ(f->scan.rd, 2.123 * f->leaf_bytes);
+    EXPECT_DOUBLE_EQ(f->scan.rd, 2.123 * f->node_bytes);
   }
   EXPECT_DOUBLE_EQ(k8.insert.rd, 1190.808);
   EXPECT_DOUBLE_EQ(k8.insert.wr, 44.794);

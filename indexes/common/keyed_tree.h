@@ -54,32 +54,16 @@ class KeyedTree {
   class Handle {
    public:
     bool search(Key k, std::string& out) {
-      if (i_) [[likely]]
-        return i_->search(k, out);
-      char kb[8];
-      put_key_bytes(k, kb);
-      return b_->search(std::string_view(kb, 8), out);
+      return on_key(k, [&](auto& h, auto key) { return h.search(key, out); });
     }
     bool insert(Key k, std::string_view v) {
-      if (i_) [[likely]]
-        return i_->insert(k, v);
-      char kb[8];
-      put_key_bytes(k, kb);
-      return b_->insert(std::string_view(kb, 8), v);
+      return on_key(k, [&](auto& h, auto key) { return h.insert(key, v); });
     }
     bool update(Key k, std::string_view v) {
-      if (i_) [[likely]]
-        return i_->update(k, v);
-      char kb[8];
-      put_key_bytes(k, kb);
-      return b_->update(std::string_view(kb, 8), v);
+      return on_key(k, [&](auto& h, auto key) { return h.update(key, v); });
     }
     bool remove(Key k) {
-      if (i_) [[likely]]
-        return i_->remove(k);
-      char kb[8];
-      put_key_bytes(k, kb);
-      return b_->remove(std::string_view(kb, 8));
+      return on_key(k, [](auto& h, auto key) { return h.remove(key); });
     }
     void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
       if (i_) [[likely]]
@@ -97,20 +81,16 @@ class KeyedTree {
     }
 
     bool search(std::string_view k, std::string& out) {
-      if (b_) return b_->search(checked(k), out);
-      return i_->search(integer(k), out);
+      return on_bytes(k, [&](auto& h, auto key) { return h.search(key, out); });
     }
     bool insert(std::string_view k, std::string_view v) {
-      if (b_) return b_->insert(checked(k), v);
-      return i_->insert(integer(k), v);
+      return on_bytes(k, [&](auto& h, auto key) { return h.insert(key, v); });
     }
     bool update(std::string_view k, std::string_view v) {
-      if (b_) return b_->update(checked(k), v);
-      return i_->update(integer(k), v);
+      return on_bytes(k, [&](auto& h, auto key) { return h.update(key, v); });
     }
     bool remove(std::string_view k) {
-      if (b_) return b_->remove(checked(k));
-      return i_->remove(integer(k));
+      return on_bytes(k, [](auto& h, auto key) { return h.remove(key); });
     }
     // `from` may be empty (every key is >= it) or up to key_size bytes.
     void scan(std::string_view from, size_t count,
@@ -147,6 +127,21 @@ class KeyedTree {
 
    private:
     friend class KeyedTree;
+    // f(handle, k as that tree's key): k (integer tree) or its 8 bytes (byte tree).
+    template <class F>
+    bool on_key(Key k, F&& f) {
+      if (i_) [[likely]]
+        return f(*i_, k);
+      char kb[8];
+      put_key_bytes(k, kb);
+      return f(*b_, std::string_view(kb, 8));
+    }
+    // f(handle, k as that tree's key): k checked against key_size (byte tree) or as an integer.
+    template <class F>
+    bool on_bytes(std::string_view k, F&& f) {
+      if (b_) return f(*b_, checked(k));
+      return f(*i_, integer(k));
+    }
     std::string_view checked(std::string_view k) const {
       if (k.empty() || k.size() > key_size_)
         throw LimitError(std::string(Self::kName) + ": key of " + std::to_string(k.size()) +

@@ -29,6 +29,14 @@ namespace dmrt::btree {
 // it. Self is what create(), attach() and handle() return.
 template <Transport T, template <Transport, class> class Basic, class Self>
 class KeyedTree {
+  // f(*i) if i holds the integer tree (or its handle: the predicted branch), else f(*b).
+  template <class I, class B, class F>
+  static decltype(auto) either(I& i, B& b, F&& f) {
+    if (i) [[likely]]
+      return f(*i);
+    return f(*b);
+  }
+
  public:
   using IntTree = Basic<T, IntKeys>;
   using ByteTree = Basic<T, ByteKeys>;
@@ -111,15 +119,11 @@ class KeyedTree {
     // f(the IntTree::Handle or the ByteTree::Handle this handle holds).
     template <class F>
     decltype(auto) visit(F&& f) {
-      if (i_) [[likely]]
-        return f(*i_);
-      return f(*b_);
+      return either(i_, b_, f);
     }
     template <class F>
     decltype(auto) visit(F&& f) const {
-      if (i_) [[likely]]
-        return f(*i_);
-      return f(*b_);
+      return either(i_, b_, f);
     }
     // The handle of the one tree, or null if the tree has the other key policy.
     typename IntTree::Handle* ints() { return i_ ? &*i_ : nullptr; }
@@ -192,15 +196,11 @@ class KeyedTree {
   // f(the IntTree or the ByteTree this index holds).
   template <class F>
   decltype(auto) visit(F&& f) {
-    if (i_) [[likely]]
-      return f(*i_);
-    return f(*b_);
+    return either(i_, b_, f);
   }
   template <class F>
   decltype(auto) visit(F&& f) const {
-    if (i_) [[likely]]
-      return f(std::as_const(*i_));
-    return f(std::as_const(*b_));
+    return either(i_, b_, [&](auto& t) -> decltype(auto) { return f(std::as_const(t)); });
   }
   // The one tree, or null if this index has the other key policy.
   IntTree* ints() const { return i_.get(); }

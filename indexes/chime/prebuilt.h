@@ -12,7 +12,8 @@ namespace dmrt {
 #define DMRT_CHIME_EXTERN(T)                                  \
   extern template class chime::BasicTree<T, btree::IntKeys>;  \
   extern template class chime::BasicTree<T, btree::ByteKeys>; \
-  extern template class chime::Tree<T>;
+  extern template class chime::Tree<T>;                       \
+  extern template class btree::KeyedTree<T, chime::BasicTree, chime::Tree<T>>;
 DMRT_FOR_EACH_TRANSPORT(DMRT_CHIME_EXTERN)
 #undef DMRT_CHIME_EXTERN
 

@@ -7,5 +7,6 @@ namespace dmrt {
 template class chime::BasicTree<VerbsTransport, btree::IntKeys>;
 template class chime::BasicTree<VerbsTransport, btree::ByteKeys>;
 template class chime::Tree<VerbsTransport>;
+template class btree::KeyedTree<VerbsTransport, chime::BasicTree, chime::Tree<VerbsTransport>>;
 
 }  // namespace dmrt

@@ -12,7 +12,8 @@ namespace dmrt {
 #define DMRT_DMTREE_EXTERN(T)                                  \
   extern template class dmtree::BasicTree<T, btree::IntKeys>;  \
   extern template class dmtree::BasicTree<T, btree::ByteKeys>; \
-  extern template class dmtree::Tree<T>;
+  extern template class dmtree::Tree<T>;                       \
+  extern template class btree::KeyedTree<T, dmtree::BasicTree, dmtree::Tree<T>>;
 DMRT_FOR_EACH_TRANSPORT(DMRT_DMTREE_EXTERN)
 #undef DMRT_DMTREE_EXTERN
 

@@ -7,5 +7,6 @@ namespace dmrt {
 template class dmtree::BasicTree<VerbsTransport, btree::IntKeys>;
 template class dmtree::BasicTree<VerbsTransport, btree::ByteKeys>;
 template class dmtree::Tree<VerbsTransport>;
+template class btree::KeyedTree<VerbsTransport, dmtree::BasicTree, dmtree::Tree<VerbsTransport>>;
 
 }  // namespace dmrt

@@ -14,6 +14,7 @@
 
 #include "indexes/common/btree_core.h"
 #include "indexes/common/faults.h"
+#include "indexes/common/keyed_tree.h"
 #include "indexes/common/rdwc.h"
 #include "indexes/dmtree/leaf.h"
 #include "indexes/dmtree/options.h"
@@ -934,163 +935,50 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
 
 // DMTree as the index contract offers it: integer keys (Options::key_size 8, the default) or
 // byte-string keys up to key_size bytes (the paper's evaluation uses 24 B keys), chosen when the
-// tree is built; one per compute node as BasicTree. Each operation forwards to the one tree it
-// holds; the integer path is BasicTree<T, IntKeys> unchanged. Integer keys on a byte-key tree are
-// key_bytes(k) (big-endian: same order); byte keys on an integer tree must be 8 bytes.
+// tree is built (indexes/common/keyed_tree.h); one per compute node as BasicTree.
 template <Transport T>
-class Tree {
+class Tree : public btree::KeyedTree<T, BasicTree, Tree<T>> {
+  using Base = btree::KeyedTree<T, BasicTree, Tree<T>>;
+
  public:
-  using Options = dmtree::Options;
-  using IntTree = BasicTree<T, btree::IntKeys>;
-  using ByteTree = BasicTree<T, btree::ByteKeys>;
+  static constexpr const char* kName = "dmtree";
+  using IntTree = typename Base::IntTree;
 
-  [[gnu::noinline]] static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
-    auto t = std::shared_ptr<Tree>(new Tree());
-    if (o.key_size == kIntegerKeyBytes)
-      t->i_ = IntTree::create(c, o);
-    else
-      t->b_ = ByteTree::create(c, o);
-    return t;
-  }
-  [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
-    auto t = std::shared_ptr<Tree>(new Tree());
-    if (o.key_size == kIntegerKeyBytes)
-      t->i_ = IntTree::attach(c, o);
-    else
-      t->b_ = ByteTree::attach(c, o);
-    return t;
-  }
-
-  class Handle {
+  class Handle : public Base::Handle {
    public:
-    bool search(Key k, std::string& out) {
-      if (i_) [[likely]]
-        return i_->search(k, out);
-      char kb[8];
-      put_key_bytes(k, kb);
-      return b_->search(std::string_view(kb, 8), out);
+    uint64_t fp_collisions() const {
+      return this->visit([](auto& h) { return h.fp_collisions(); });
     }
-    bool insert(Key k, std::string_view v) {
-      if (i_) [[likely]]
-        return i_->insert(k, v);
-      char kb[8];
-      put_key_bytes(k, kb);
-      return b_->insert(std::string_view(kb, 8), v);
+    uint64_t splits() const {
+      return this->visit([](auto& h) { return h.splits(); });
     }
-    bool update(Key k, std::string_view v) {
-      if (i_) [[likely]]
-        return i_->update(k, v);
-      char kb[8];
-      put_key_bytes(k, kb);
-      return b_->update(std::string_view(kb, 8), v);
+    uint64_t merges() const {
+      return this->visit([](auto& h) { return h.merges(); });
     }
-    bool remove(Key k) {
-      if (i_) [[likely]]
-        return i_->remove(k);
-      char kb[8];
-      put_key_bytes(k, kb);
-      return b_->remove(std::string_view(kb, 8));
-    }
-    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
-      if (i_) [[likely]]
-        return i_->scan(from, count, rows);
-      char kb[8];
-      put_key_bytes(from, kb);
-      b_->scan(std::string_view(kb, 8), count, brows_);
-      rows.clear();
-      for (auto& [k, v] : brows_) {
-        if (k.size() != kIntegerKeyBytes)
-          throw LimitError("dmtree: an integer scan met a key of " + std::to_string(k.size()) +
-                           " bytes");
-        rows.emplace_back(key_of_bytes(k), std::move(v));
-      }
-    }
-
-    bool search(std::string_view k, std::string& out) {
-      if (b_) return b_->search(checked(k), out);
-      return i_->search(integer(k), out);
-    }
-    bool insert(std::string_view k, std::string_view v) {
-      if (b_) return b_->insert(checked(k), v);
-      return i_->insert(integer(k), v);
-    }
-    bool update(std::string_view k, std::string_view v) {
-      if (b_) return b_->update(checked(k), v);
-      return i_->update(integer(k), v);
-    }
-    bool remove(std::string_view k) {
-      if (b_) return b_->remove(checked(k));
-      return i_->remove(integer(k));
-    }
-    // `from` may be empty (every key is >= it) or up to key_size bytes.
-    void scan(std::string_view from, size_t count,
-              std::vector<std::pair<std::string, std::string>>& rows) {
-      if (b_) {
-        if (from.size() > key_size_) checked(from);
-        return b_->scan(from, count, rows);
-      }
-      i_->scan(from.empty() ? Key{0} : integer(from), count, irows_);
-      rows.clear();
-      for (auto& [k, v] : irows_) rows.emplace_back(key_bytes(k), std::move(v));
-    }
-
-    Client<T>& client() { return i_ ? i_->client() : b_->client(); }
-    uint64_t fp_collisions() const { return i_ ? i_->fp_collisions() : b_->fp_collisions(); }
-    uint64_t splits() const { return i_ ? i_->splits() : b_->splits(); }
-    uint64_t merges() const { return i_ ? i_->merges() : b_->merges(); }
     void abandon_lock_for_test(Key k) {
-      if (i_) return i_->abandon_lock_for_test(k);
-      b_->abandon_lock_for_test(key_bytes(k));
+      if (auto* h = this->ints()) return h->abandon_lock_for_test(k);
+      this->bytes()->abandon_lock_for_test(key_bytes(k));
     }
-
-   private:
-    friend class Tree;
-    std::string_view checked(std::string_view k) const {
-      if (k.empty() || k.size() > key_size_)
-        throw LimitError("dmtree: key of " + std::to_string(k.size()) +
-                         " bytes; this tree takes 1 to " + std::to_string(key_size_));
-      return k;
-    }
-    Key integer(std::string_view k) const {
-      if (k.size() != kIntegerKeyBytes)
-        throw LimitError("dmtree: key of " + std::to_string(k.size()) +
-                         " bytes; this tree has integer keys (key_size 8): 8-byte keys only");
-      return key_of_bytes(k);
-    }
-    std::optional<typename IntTree::Handle> i_;
-    std::optional<typename ByteTree::Handle> b_;
-    uint32_t key_size_ = kIntegerKeyBytes;
-    std::vector<std::pair<std::string, std::string>> brows_;  // integer scans of a byte tree
-    std::vector<std::pair<Key, std::string>> irows_;          // byte scans of an integer tree
   };
 
-  Handle handle(Client<T>& c) {
-    Handle h;
-    if (i_)
-      h.i_.emplace(i_->handle(c));
-    else
-      h.b_.emplace(b_->handle(c));
-    h.key_size_ = options().key_size;
-    return h;
+  void leave(Client<T>& c) {
+    this->visit([&](auto& t) { t.leave(c); });
   }
-
-  void leave(Client<T>& c) { i_ ? i_->leave(c) : b_->leave(c); }
-  IndexStats stats(Client<T>& c) { return i_ ? i_->stats(c) : b_->stats(c); }
-  IndexStats stats() { return i_ ? i_->stats() : b_->stats(); }
-  uint64_t cache_bytes() const { return i_ ? i_->cache_bytes() : b_->cache_bytes(); }
   // The cached bottom-level node covering k, if any (integer trees; tests look at its entries).
   typename IntTree::NodePtr cache_node_for_test(Key k) const {
-    return i_ ? i_->cache_node_for_test(k) : nullptr;
+    auto* t = this->ints();
+    return t ? t->cache_node_for_test(k) : nullptr;
   }
-  const Options& options() const { return i_ ? i_->options() : b_->options(); }
-  const Geometry& geometry() const { return i_ ? i_->geometry() : b_->geometry(); }
-  collab::Service<T>& service() { return i_ ? i_->service() : b_->service(); }
-  NodeId home() const { return i_ ? i_->home() : b_->home(); }
+  collab::Service<T>& service() {
+    return this->visit([](auto& t) -> collab::Service<T>& { return t.service(); });
+  }
+  NodeId home() const {
+    return this->visit([](auto& t) { return t.home(); });
+  }
 
  private:
+  friend Base;
   Tree() = default;
-  std::shared_ptr<IntTree> i_;
-  std::shared_ptr<ByteTree> b_;
 };
 
 // The name every index namespace offers (runtime/index.h's Index concept).

@@ -12,7 +12,8 @@ namespace dmrt {
 #define DMRT_SHERMAN_EXTERN(T)                                  \
   extern template class sherman::BasicTree<T, btree::IntKeys>;  \
   extern template class sherman::BasicTree<T, btree::ByteKeys>; \
-  extern template class sherman::Tree<T>;
+  extern template class sherman::Tree<T>;                       \
+  extern template class btree::KeyedTree<T, sherman::BasicTree, sherman::Tree<T>>;
 DMRT_FOR_EACH_TRANSPORT(DMRT_SHERMAN_EXTERN)
 #undef DMRT_SHERMAN_EXTERN
 

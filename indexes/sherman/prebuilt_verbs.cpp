@@ -7,5 +7,6 @@ namespace dmrt {
 template class sherman::BasicTree<VerbsTransport, btree::IntKeys>;
 template class sherman::BasicTree<VerbsTransport, btree::ByteKeys>;
 template class sherman::Tree<VerbsTransport>;
+template class btree::KeyedTree<VerbsTransport, sherman::BasicTree, sherman::Tree<VerbsTransport>>;
 
 }  // namespace dmrt

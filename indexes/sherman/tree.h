@@ -13,6 +13,7 @@
 
 #include "indexes/common/btree_core.h"
 #include "indexes/common/faults.h"
+#include "indexes/common/keyed_tree.h"
 #include "indexes/common/rdwc.h"
 #include "indexes/sherman/leaf.h"
 #include "indexes/sherman/options.h"
@@ -507,154 +508,22 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
 };
 
 // Sherman as the index contract offers it: integer keys (Options::key_size 8, the paper's and
-// the default) or byte-string keys up to key_size bytes, chosen when the tree is built. Each
-// operation forwards to the one tree it holds; the integer path is BasicTree<T, IntKeys>
-// unchanged. Integer keys on a byte-key tree are key_bytes(k) (big-endian: same order); byte
-// keys on an integer tree must be 8 bytes (key_of_bytes).
+// the default) or byte-string keys up to key_size bytes, chosen when the tree is built
+// (indexes/common/keyed_tree.h).
 template <Transport T>
-class Tree {
+class Tree : public btree::KeyedTree<T, BasicTree, Tree<T>> {
  public:
-  using Options = sherman::Options;
-  using IntTree = BasicTree<T, btree::IntKeys>;
-  using ByteTree = BasicTree<T, btree::ByteKeys>;
-
-  [[gnu::noinline]] static std::shared_ptr<Tree> create(Client<T>& c, const Options& o) {
-    auto t = std::shared_ptr<Tree>(new Tree());
-    if (o.key_size == kIntegerKeyBytes)
-      t->i_ = IntTree::create(c, o);
-    else
-      t->b_ = ByteTree::create(c, o);
-    return t;
+  static constexpr const char* kName = "sherman";
+  Sync sync() const {
+    return this->visit([](auto& t) { return t.sync(); });
   }
-  [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
-    auto t = std::shared_ptr<Tree>(new Tree());
-    if (o.key_size == kIntegerKeyBytes)
-      t->i_ = IntTree::attach(c, o);
-    else
-      t->b_ = ByteTree::attach(c, o);
-    return t;
-  }
-
-  class Handle {
-   public:
-    bool search(Key k, std::string& out) {
-      if (i_) [[likely]]
-        return i_->search(k, out);
-      char kb[8];
-      put_key_bytes(k, kb);
-      return b_->search(std::string_view(kb, 8), out);
-    }
-    bool insert(Key k, std::string_view v) {
-      if (i_) [[likely]]
-        return i_->insert(k, v);
-      char kb[8];
-      put_key_bytes(k, kb);
-      return b_->insert(std::string_view(kb, 8), v);
-    }
-    bool update(Key k, std::string_view v) {
-      if (i_) [[likely]]
-        return i_->update(k, v);
-      char kb[8];
-      put_key_bytes(k, kb);
-      return b_->update(std::string_view(kb, 8), v);
-    }
-    bool remove(Key k) {
-      if (i_) [[likely]]
-        return i_->remove(k);
-      char kb[8];
-      put_key_bytes(k, kb);
-      return b_->remove(std::string_view(kb, 8));
-    }
-    void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) {
-      if (i_) [[likely]]
-        return i_->scan(from, count, rows);
-      char kb[8];
-      put_key_bytes(from, kb);
-      b_->scan(std::string_view(kb, 8), count, brows_);
-      rows.clear();
-      for (auto& [k, v] : brows_) {
-        if (k.size() != kIntegerKeyBytes)
-          throw LimitError("sherman: an integer scan met a key of " + std::to_string(k.size()) +
-                           " bytes");
-        rows.emplace_back(key_of_bytes(k), std::move(v));
-      }
-    }
-
-    bool search(std::string_view k, std::string& out) {
-      if (b_) return b_->search(checked(k), out);
-      return i_->search(integer(k), out);
-    }
-    bool insert(std::string_view k, std::string_view v) {
-      if (b_) return b_->insert(checked(k), v);
-      return i_->insert(integer(k), v);
-    }
-    bool update(std::string_view k, std::string_view v) {
-      if (b_) return b_->update(checked(k), v);
-      return i_->update(integer(k), v);
-    }
-    bool remove(std::string_view k) {
-      if (b_) return b_->remove(checked(k));
-      return i_->remove(integer(k));
-    }
-    // `from` may be empty (every key is >= it) or up to key_size bytes.
-    void scan(std::string_view from, size_t count,
-              std::vector<std::pair<std::string, std::string>>& rows) {
-      if (b_) {
-        if (from.size() > key_size_) checked(from);
-        return b_->scan(from, count, rows);
-      }
-      i_->scan(from.empty() ? Key{0} : integer(from), count, irows_);
-      rows.clear();
-      for (auto& [k, v] : irows_) rows.emplace_back(key_bytes(k), std::move(v));
-    }
-
-    Client<T>& client() { return i_ ? i_->client() : b_->client(); }
-
-   private:
-    friend class Tree;
-    std::string_view checked(std::string_view k) const {
-      if (k.empty() || k.size() > key_size_)
-        throw LimitError("sherman: key of " + std::to_string(k.size()) +
-                         " bytes; this tree takes 1 to " + std::to_string(key_size_));
-      return k;
-    }
-    Key integer(std::string_view k) const {
-      if (k.size() != kIntegerKeyBytes)
-        throw LimitError("sherman: key of " + std::to_string(k.size()) +
-                         " bytes; this tree has integer keys (key_size 8): 8-byte keys only");
-      return key_of_bytes(k);
-    }
-    std::optional<typename IntTree::Handle> i_;
-    std::optional<typename ByteTree::Handle> b_;
-    uint32_t key_size_ = kIntegerKeyBytes;
-    std::vector<std::pair<std::string, std::string>> brows_;  // integer scans of a byte tree
-    std::vector<std::pair<Key, std::string>> irows_;          // byte scans of an integer tree
-  };
-
-  Handle handle(Client<T>& c) {
-    Handle h;
-    if (i_)
-      h.i_.emplace(i_->handle(c));
-    else
-      h.b_.emplace(b_->handle(c));
-    h.key_size_ = options().key_size;
-    return h;
-  }
-
-  IndexStats stats(Client<T>& c) { return i_ ? i_->stats(c) : b_->stats(c); }
-  IndexStats stats() { return i_ ? i_->stats() : b_->stats(); }
-  uint64_t cache_bytes() const { return i_ ? i_->cache_bytes() : b_->cache_bytes(); }
-  const Options& options() const { return i_ ? i_->options() : b_->options(); }
-  const LeafGeometry& geometry() const { return i_ ? i_->geometry() : b_->geometry(); }
-  Sync sync() const { return i_ ? i_->sync() : b_->sync(); }
   GlobalAddress lock_word(GlobalAddress leaf) const {
-    return i_ ? i_->lock_word(leaf) : b_->lock_word(leaf);
+    return this->visit([&](auto& t) { return t.lock_word(leaf); });
   }
 
  private:
+  friend btree::KeyedTree<T, BasicTree, Tree<T>>;
   Tree() = default;
-  std::shared_ptr<IntTree> i_;
-  std::shared_ptr<ByteTree> b_;
 };
 
 // The name every index namespace offers (runtime/index.h's Index concept).

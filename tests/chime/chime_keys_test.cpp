@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "../common/key_size_costs.h"
 #include "../common/torn_images.h"
 #include "../runtime/test_cluster.h"
 #include "../sherman/byte_keys.h"
@@ -42,62 +43,17 @@ TEST(ChimeKeys, EdgeKeysInByteOrder) {
   KeysFixture f;
   auto t = KeysShmTree::create(f.c, small_keys(32));
   auto h = t->handle(f.c);
-  const std::string shared = "user" + std::string(27, '0');
-  std::vector<std::string> keys = {"a",
-                                   std::string("a\0", 2),
-                                   std::string("a\0\0", 3),
-                                   "a\xff",
-                                   "ab",
-                                   std::string(1, '\0'),
-                                   std::string(2, '\0'),
-                                   std::string(32, '\0'),
-                                   std::string(32, '\xff'),
-                                   "\xff",
-                                   shared + "1",
-                                   shared + "2",
-                                   shared,
-                                   "user",
-                                   "use"};
-  for (int i = 0; i < 60; ++i) keys.push_back(shared.substr(0, 20) + std::to_string(1000 + i));
+  std::vector<std::string> bulk;
+  for (int i = 0; i < 60; ++i)
+    bulk.push_back("user" + std::string(16, '0') + std::to_string(1000 + i));
   std::map<std::string, std::string> model;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    std::string v = "v" + std::to_string(i);
-    model[keys[i]] = v;
-    ASSERT_TRUE(h.insert(keys[i], v)) << i;
-    ASSERT_FALSE(h.insert(keys[i], "x")) << i;
-  }
-  EXPECT_GT(t->stats()["height"], 2);  // leaf and internal splits, on long keys
-  std::string out;
-  for (auto& [k, v] : model) {
-    ASSERT_TRUE(h.search(k, out));
-    EXPECT_EQ(out.substr(0, v.size()), v);
-  }
-  EXPECT_FALSE(h.search(std::string("a\0\0\0", 4), out));  // a prefix-extension never inserted
-  EXPECT_FALSE(h.search("us", out));
-  std::vector<std::pair<std::string, std::string>> rows;
-  h.scan(std::string_view(), 1000, rows);
-  ASSERT_EQ(rows.size(), model.size());
-  size_t j = 0;
-  for (auto& [k, v] : model) EXPECT_EQ(rows[j++].first, k);
-  h.scan(std::string_view("a\0\0\0", 4), 3, rows);  // from a key between others
-  ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[0].first, "ab");
-  EXPECT_EQ(rows[1].first, "a\xff");
-  EXPECT_EQ(rows[2].first, "use");
-  EXPECT_TRUE(h.update(shared + "2", "new"));
-  EXPECT_TRUE(h.remove(shared + "1"));
-  EXPECT_FALSE(h.remove(shared + "1"));
-  EXPECT_FALSE(h.search(shared + "1", out));
-  ASSERT_TRUE(h.search(shared + "2", out));
-  EXPECT_EQ(out.substr(0, 3), "new");
-  ASSERT_TRUE(h.search(shared, out));
+  ASSERT_NO_FATAL_FAILURE(testing::edge_keys_in_byte_order(
+      h, bulk, [&] { EXPECT_GT(t->stats()["height"], 2); },  // leaf and internal splits
+      &model));
   // The largest key of a leaf stays as a tombstone when removed (its max+1 boundary): removing
   // and re-inserting every key keeps the tree exact.
-  for (auto& [k, v] : model) {
-    if (k != shared + "1") {
-      ASSERT_TRUE(h.remove(k));
-    }
-  }
+  for (auto& [k, v] : model) ASSERT_TRUE(h.remove(k));
+  std::vector<std::pair<std::string, std::string>> rows;
   h.scan(std::string_view(), 1000, rows);
   EXPECT_TRUE(rows.empty());
   for (auto& [k, v] : model) ASSERT_TRUE(h.insert(k, v));
@@ -252,55 +208,13 @@ TEST(ChimeKeys, WideEntriesRejectTornLines) {
 }
 
 // Per-op figures on sim (deterministic), default geometry (64-entry leaves, H = 8, 8-byte
-// values, line versions), 20,000 keys loaded then the cache warmed: the "## Long keys" table of
-// indexes/chime/README.md. Keys: "user" + zero-padded rank, key_size bytes long (key_size 8: the
-// integer rank's 8 bytes).
-struct KeysPerOp {
-  double rt, rd, wr;
-};
-struct KeysFigures {
-  uint64_t leaf_bytes;
-  KeysPerOp search, insert, update, scan;
-};
-std::string long_key(uint32_t ks, size_t r) {
-  if (ks == 8) return key_bytes(testing::key_of_rank(r));
-  std::string n = std::to_string(testing::key_of_rank(r));
-  return "user" + std::string(ks - 4 - n.size(), '0') + n;
-}
-KeysFigures measure_keys(uint32_t ks) {
-  sim::Cluster cluster{sim::small_test_cluster(1, 1)};
-  sim::SimClient c = sim::untimed_setup_client(cluster);
+// values, line versions): the "## Long keys" table of indexes/chime/README.md
+// (testing::key_size_costs).
+testing::KeySizeCosts measure_keys(uint32_t ks) {
   chime::Options o;
   o.key_size = ks;
-  auto t = KeysSimTree::create(c, o);
-  auto h = t->handle(c);
-  const size_t n = 20000, q = 2000;
-  std::string v;
-  for (size_t i = 0; i < n; ++i) EXPECT_TRUE(h.insert(long_key(ks, i), "value"));
-  for (size_t i = 0; i < n; ++i) h.search(long_key(ks, i), v);  // warm the cache
-  auto per = [&](auto&& op) {
-    VerbCounters before = c.counters().total;
-    for (size_t i = 0; i < q; ++i) op(i);
-    VerbCounters d = c.counters().total - before;
-    return KeysPerOp{double(d.round_trips) / q, double(d.bytes_read) / q,
-                     double(d.bytes_written) / q};
-  };
-  KeysFigures f{t->geometry().remote_bytes(), {}, {}, {}, {}};
-  f.search = per([&](size_t i) { EXPECT_TRUE(h.search(long_key(ks, i * 7 % n), v)); });
-  f.update = per([&](size_t i) { EXPECT_TRUE(h.update(long_key(ks, i * 7 % n), "new")); });
-  f.insert = per([&](size_t i) { EXPECT_TRUE(h.insert(long_key(ks, n + i), "value")); });
-  std::vector<std::pair<std::string, std::string>> rows;
-  f.scan = per([&](size_t i) {
-    h.scan(std::string_view(long_key(ks, i * 7 % n)), 50, rows);
-    EXPECT_FALSE(rows.empty());
-  });
-  std::printf(
-      "chime key_size %u: leaf %lu B | search %.4f RT %.4f B read | insert %.4f RT %.4f B read "
-      "%.4f B written | update %.4f RT %.4f B read %.4f B written | scan(50) %.4f RT %.4f B "
-      "read\n",
-      ks, static_cast<unsigned long>(f.leaf_bytes), f.search.rt, f.search.rd, f.insert.rt,
-      f.insert.rd, f.insert.wr, f.update.rt, f.update.rd, f.update.wr, f.scan.rt, f.scan.rd);
-  return f;
+  return testing::key_size_costs<KeysSimTree>("chime", "leaf", o,
+                                              [](auto& t) { return t.geometry().remote_bytes(); });
 }
 
 TEST(ChimeKeys, PerOpFiguresOnSim) {
@@ -312,15 +226,16 @@ TEST(ChimeKeys, PerOpFiguresOnSim) {
     const uint64_t dec = 8 * 10 + 64 * entry, enc = dec + (dec - 64 + 62) / 63;
     return (enc + 7) / 8 * 8 + 8;
   };
-  const KeysFigures k8 = measure_keys(8), k32 = measure_keys(32), k256 = measure_keys(256);
-  EXPECT_EQ(k8.leaf_bytes, leaf_bytes(19));
-  EXPECT_EQ(k8.leaf_bytes, 1328u);
-  EXPECT_EQ(k32.leaf_bytes, leaf_bytes(3 + 34 + 8));
-  EXPECT_EQ(k256.leaf_bytes, leaf_bytes(3 + 258 + 8));
+  const testing::KeySizeCosts k8 = measure_keys(8), k32 = measure_keys(32),
+                              k256 = measure_keys(256);
+  EXPECT_EQ(k8.node_bytes, leaf_bytes(19));
+  EXPECT_EQ(k8.node_bytes, 1328u);
+  EXPECT_EQ(k32.node_bytes, leaf_bytes(3 + 34 + 8));
+  EXPECT_EQ(k256.node_bytes, leaf_bytes(3 + 258 + 8));
   // A warm search is one round trip, the speculative READ of one entry (19, 45, 269 B, and the
   // line version bytes inside it); an update three: lock (masked CAS), READ of the neighborhood,
   // WRITE of the entry with the unlock.
-  for (const KeysFigures* f : {&k8, &k32, &k256}) {
+  for (const testing::KeySizeCosts* f : {&k8, &k32, &k256}) {
     EXPECT_EQ(f->search.rt, 1.0);
     EXPECT_EQ(f->search.wr, 0.0);
     EXPECT_EQ(f->update.rt, 3.0);

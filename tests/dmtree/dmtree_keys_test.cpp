@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 
+#include "../common/key_size_costs.h"
 #include "../runtime/test_cluster.h"
 #include "../sherman/byte_keys.h"
 #include "../sherman/kv_checks.h"
@@ -51,61 +52,11 @@ TEST(DmtreeKeys, EdgeKeysInByteOrder) {
   KeyNodes n(1);
   auto t = KDTree::create(n.c(0), key_tree(32));
   auto h = t->handle(n.c(0));
-  const std::string zeros = "user" + std::string(27, '0');
-  std::vector<std::string> keys = {std::string(1, '\0'),
-                                   std::string(2, '\0'),
-                                   std::string(32, '\0'),
-                                   std::string(32, '\xff'),
-                                   "\xff",
-                                   std::string("\xff\0", 2),
-                                   "b",
-                                   std::string("b\0", 2),
-                                   "b\xff",
-                                   "bc",
-                                   zeros + "1",
-                                   zeros + "2",
-                                   zeros,
-                                   "user",
-                                   "use"};
-  for (int i = 0; i < 60; ++i) keys.push_back(user_key(i));
-  std::map<std::string, std::string> model;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    std::string v = "v" + std::to_string(i);
-    model[keys[i]] = v;
-    ASSERT_TRUE(h.insert(keys[i], v)) << i;
-    ASSERT_FALSE(h.insert(keys[i], "x")) << i;
-  }
-  EXPECT_GT(t->stats()["height"], 2);  // leaf and bottom-level splits on 32 B separators
-  std::string out;
-  for (auto& [k, v] : model) {
-    ASSERT_TRUE(h.search(k, out));
-    EXPECT_EQ(out.substr(0, v.size()), v);
-  }
-  EXPECT_FALSE(h.search(std::string(3, '\0'), out));  // between two stored prefixes
-  EXPECT_FALSE(h.search("us", out));
-  EXPECT_FALSE(h.search(zeros + "3", out));  // shares 31 bytes with stored keys
-  std::vector<std::pair<std::string, std::string>> rows;
-  h.scan(std::string_view(), 1000, rows);
-  ASSERT_EQ(rows.size(), model.size());
-  size_t j = 0;
-  for (auto& [k, v] : model) {
-    EXPECT_EQ(rows[j].first, k);
-    EXPECT_EQ(rows[j].second.substr(0, v.size()), v);
-    ++j;
-  }
-  h.scan(std::string_view("b\0\0", 3), 3, rows);  // between "b\0" and "bc"
-  ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[0].first, "bc");  // 'c' < 0xff
-  EXPECT_EQ(rows[1].first, "b\xff");
-  EXPECT_EQ(rows[2].first, "use");
-  EXPECT_TRUE(h.update(zeros + "2", "new"));
-  EXPECT_FALSE(h.update(zeros + "3", "new"));
-  EXPECT_TRUE(h.remove(zeros + "1"));
-  EXPECT_FALSE(h.remove(zeros + "1"));
-  EXPECT_FALSE(h.search(zeros + "1", out));
-  ASSERT_TRUE(h.search(zeros + "2", out));
-  EXPECT_EQ(out.substr(0, 3), "new");
-  ASSERT_TRUE(h.search(zeros, out));
+  std::vector<std::string> bulk;
+  for (int i = 0; i < 60; ++i) bulk.push_back(user_key(i));
+  testing::edge_keys_in_byte_order(h, bulk, [&] {
+    EXPECT_GT(t->stats()["height"], 2);  // leaf and bottom-level splits on 32 B separators
+  });
 }
 
 TEST(DmtreeKeys, LimitsOfTheContract) {
@@ -246,65 +197,22 @@ TEST(DmtreeKeys, IntegerDifferentialThroughLongPrefixes) {
 }
 
 // Per-op figures on sim (deterministic), one compute node (its tables are local accesses),
-// default geometry (32-entry leaves, 8-byte values), 20,000 keys loaded then the cache warmed:
-// the "## Long keys" table of indexes/dmtree/README.md. Keys: "user" + zero-padded rank,
-// key_size bytes long (key_size 8: the integer rank's 8 bytes).
-struct KeyOp {
-  double rt, local, rd, wr;
-};
-struct KeyCosts {
-  uint32_t entry_bytes;
-  KeyOp search, insert, update, scan;
-};
-std::string sized_key(uint32_t ks, size_t r) {
-  if (ks == 8) return key_bytes(testing::key_of_rank(r));
-  std::string d = std::to_string(testing::key_of_rank(r));
-  return "user" + std::string(ks - 4 - d.size(), '0') + d;
-}
-KeyCosts key_costs(uint32_t ks) {
-  sim::Cluster cluster{sim::small_test_cluster(1, 1)};
-  sim::SimClient c = sim::untimed_setup_client(cluster);
+// default geometry (32-entry leaves, 8-byte values): the "## Long keys" table of
+// indexes/dmtree/README.md (testing::key_size_costs).
+testing::KeySizeCosts key_costs(uint32_t ks) {
   dmtree::Options o;
   o.key_size = ks;
-  auto t = KDSimTree::create(c, o);
-  auto h = t->handle(c);
-  const size_t n = 20000, q = 2000;
-  std::string v;
-  for (size_t i = 0; i < n; ++i) EXPECT_TRUE(h.insert(sized_key(ks, i), "value"));
-  for (size_t i = 0; i < n; ++i) h.search(sized_key(ks, i), v);  // warm the cache
-  auto per = [&](auto&& op) {
-    VerbCounters before = c.counters().total;
-    for (size_t i = 0; i < q; ++i) op(i);
-    VerbCounters d = c.counters().total - before;
-    return KeyOp{double(d.round_trips) / q, double(d.local_accesses) / q, double(d.bytes_read) / q,
-                 double(d.bytes_written) / q};
-  };
-  KeyCosts f{t->geometry().ew() * 8, {}, {}, {}, {}};
-  f.search = per([&](size_t i) { EXPECT_TRUE(h.search(sized_key(ks, i * 7 % n), v)); });
-  f.update = per([&](size_t i) { EXPECT_TRUE(h.update(sized_key(ks, i * 7 % n), "new")); });
-  f.insert = per([&](size_t i) { EXPECT_TRUE(h.insert(sized_key(ks, n + i), "value")); });
-  std::vector<std::pair<std::string, std::string>> rows;
-  f.scan = per([&](size_t i) {
-    h.scan(std::string_view(sized_key(ks, i * 7 % n)), 50, rows);
-    EXPECT_FALSE(rows.empty());
-  });
-  std::printf(
-      "dmtree key_size %u: entry %u B | search %.4f RT %.4f local %.4f B read | insert %.4f RT "
-      "%.4f local %.4f B read %.4f B written | update %.4f RT %.4f local %.4f B read %.4f B "
-      "written | scan(50) %.4f RT %.4f local %.4f B read\n",
-      ks, f.entry_bytes, f.search.rt, f.search.local, f.search.rd, f.insert.rt, f.insert.local,
-      f.insert.rd, f.insert.wr, f.update.rt, f.update.local, f.update.rd, f.update.wr, f.scan.rt,
-      f.scan.local, f.scan.rd);
-  return f;
+  return testing::key_size_costs<KDSimTree>("dmtree", "entry", o,
+                                            [](auto& t) { return t.geometry().ew() * 8; });
 }
 
 TEST(DmtreeKeys, PerOpFiguresOnSim) {
-  const KeyCosts k8 = key_costs(8), k32 = key_costs(32), k256 = key_costs(256);
+  const testing::KeySizeCosts k8 = key_costs(8), k32 = key_costs(32), k256 = key_costs(256);
   // An entry: meta, key slot (kw = 1, or (key_size + 9) / 8 words), one value word.
-  EXPECT_EQ(k8.entry_bytes, 24u);
-  EXPECT_EQ(k32.entry_bytes, 8u * (1 + 5 + 1));
-  EXPECT_EQ(k256.entry_bytes, 8u * (1 + 33 + 1));
-  for (const KeyCosts* f : {&k8, &k32, &k256}) {
+  EXPECT_EQ(k8.node_bytes, 24u);
+  EXPECT_EQ(k32.node_bytes, 8u * (1 + 5 + 1));
+  EXPECT_EQ(k256.node_bytes, 8u * (1 + 33 + 1));
+  for (const testing::KeySizeCosts* f : {&k8, &k32, &k256}) {
     // A search: its own table as a local access, then one READ of the matching entry (key slot
     // + value); each fingerprint false positive adds an entry to that READ. An update: CAS +
     // READ of the table, READ of the entry, WRITE of the entry, the 8-B unlock (local).
@@ -312,7 +220,7 @@ TEST(DmtreeKeys, PerOpFiguresOnSim) {
     EXPECT_EQ(f->search.local, 1.0);
     EXPECT_EQ(f->update.rt, 3.0);
     EXPECT_EQ(f->update.local, 1.0);
-    EXPECT_EQ(f->update.wr, f->entry_bytes + 8 + 8);  // entry, CAS, unlock
+    EXPECT_EQ(f->update.wr, f->node_bytes + 8 + 8);  // entry, CAS, unlock
     // A scan of 50 rows: per leaf, its primary table (local) and the used slot range.
     EXPECT_DOUBLE_EQ(f->scan.rt, 3.199);
     EXPECT_DOUBLE_EQ(f->scan.local, 3.199);

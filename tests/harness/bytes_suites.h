@@ -52,6 +52,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -322,84 +323,42 @@ void byte_key_suites(MakeHandle&& make_handle, size_t key_size, BytesSuiteOption
 
 // --- concurrent stress over byte keys ------------------------------------------------------------
 
+// Byte keys as run_ranked_stress draws them: rank r is keys[r] of a sorted pool; a scan row whose
+// key is not in the pool fails the test (and sets *stray).
+struct ByteKeyRanks {
+  const std::vector<std::string>* keys;
+  std::atomic<bool>* stray;
+  template <class Holder>
+  static decltype(auto) handle(Holder& holder) {
+    return deref_bytes(holder);
+  }
+  template <class H>
+  static constexpr bool kScans = BytesRangeHandle<H>;
+  const std::string& key(Key r) const { return (*keys)[r]; }
+  std::vector<std::pair<std::string, std::string>> rows;  // a scan's
+  std::vector<std::pair<Key, std::string>> by_rank;
+  std::vector<std::pair<Key, std::string>>& ranked() {
+    by_rank.clear();
+    for (auto& [rk, rv] : rows) {
+      auto it = std::lower_bound(keys->begin(), keys->end(), rk);
+      if (it == keys->end() || *it != rk) {
+        *stray = true;  // a key nobody inserted
+        ADD_FAILURE() << "scan returned " << show_key(rk) << ", no key of the pool";
+        continue;
+      }
+      by_rank.emplace_back(static_cast<Key>(it - keys->begin()), std::move(rv));
+    }
+    return by_rank;
+  }
+};
+
 template <class MakeHandle>
 StressOutcome run_byte_key_stress(const std::shared_ptr<shm::Pool>& pool, MakeHandle&& make_handle,
                                   size_t key_size, const StressOptions& o) {
   const std::vector<std::string> keys = byte_key_pool(key_size, o.keys, o.seed);
-  NodeId home = pool->config().compute_nodes().empty() ? 0 : pool->config().compute_nodes()[0];
-  Scheduler sched({o.threads, o.fibers});
-  std::vector<HistoryRecorder> recs(sched.workers());
-  bench::Zipfian zipf_proto(keys.size(), o.theta);
   std::atomic<bool> stray{false};
-  auto t0 = std::chrono::steady_clock::now();
-  sched.run([&](const WorkerId& w) {
-    ShmClient c(shm::Endpoint(pool, home, w.index), o.client);
-    auto holder = make_handle(c);
-    auto& h = deref_bytes(holder);
-    using H = std::remove_reference_t<decltype(h)>;
-    constexpr bool kScans = BytesRangeHandle<H>;
-    HistoryRecorder rec(w.index, o.ops_per_worker, o.values);
-    std::mt19937_64 rng(o.seed * 0x9e3779b97f4a7c15ull + w.index);
-    bench::Zipfian zipf = zipf_proto;
-    std::string out;
-    std::vector<std::pair<std::string, std::string>> rows;
-    std::vector<std::pair<Key, std::string>> ranked;
-    for (size_t i = 0; i < o.ops_per_worker && !sched.stop_requested(); ++i) {
-      const Key r = zipf(rng);  // the key's rank: what the history records
-      const std::string& k = keys[r];
-      uint64_t a = c.now_ns();
-      switch (pick(o.mix, kScans, rng)) {
-        case Pick::kSearch: {
-          bool f = h.search(k, out);
-          rec.search(r, f, out, a, c.now_ns());
-          break;
-        }
-        case Pick::kInsert: {
-          std::string v = make_value(w.index, i, o.value_bytes);
-          a = c.now_ns();
-          bool ok = h.insert(k, v);
-          rec.insert(r, v, ok, a, c.now_ns());
-          break;
-        }
-        case Pick::kUpdate: {
-          std::string v = make_value(w.index, i, o.value_bytes);
-          a = c.now_ns();
-          bool ok = h.update(k, v);
-          rec.update(r, v, ok, a, c.now_ns());
-          break;
-        }
-        case Pick::kRemove: {
-          bool ok = h.remove(k);
-          rec.remove(r, ok, a, c.now_ns());
-          break;
-        }
-        case Pick::kScan:
-          if constexpr (kScans) {
-            h.scan(k, o.scan_count, rows);
-            const uint64_t b = c.now_ns();
-            ranked.clear();
-            for (auto& [rk, rv] : rows) {
-              auto it = std::lower_bound(keys.begin(), keys.end(), rk);
-              if (it == keys.end() || *it != rk) {
-                stray = true;  // a key nobody inserted
-                ADD_FAILURE() << "scan returned " << show_key(rk) << ", no key of the pool";
-                continue;
-              }
-              ranked.emplace_back(static_cast<Key>(it - keys.begin()), std::move(rv));
-            }
-            rec.scan(r, o.scan_count, ranked, a, b);
-          }
-          break;
-      }
-      if (o.pause_every && rng() % o.pause_every == 0) c.pause();
-    }
-    recs[w.index] = std::move(rec);
-  });
-  StressOutcome out;
-  out.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  out.history = merge_histories(recs);
-  out.operations = out.history.size();
-  out.result = check_history(out.history, o.check);
+  StressOutcome out = run_ranked_stress(pool, std::forward<MakeHandle>(make_handle), keys.size(),
+                                        ByteKeyRanks{&keys, &stray, {}, {}}, o);
   EXPECT_FALSE(stray.load());
   return out;
 }

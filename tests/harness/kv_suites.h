@@ -10,6 +10,7 @@
 //       shm transport, zipfian keys, search/insert/update/remove (+ scan for range handles);
 //       every operation is recorded and the history must be linearizable.
 //   run_stress(...) does the same and returns the outcome without asserting (fault proofs).
+//   run_ranked_stress(...) is their loop, shared with byte_key_stress_test (bytes_suites.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -19,6 +20,8 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "bench/zipfian.h"
@@ -172,58 +175,77 @@ struct StressOutcome {
   size_t operations = 0;
 };
 
-template <class MakeHandle>
-StressOutcome run_stress(const std::shared_ptr<shm::Pool>& pool, MakeHandle&& make_handle,
-                         const StressOptions& o) {
+// Integer keys as run_ranked_stress draws them: the rank is the key, scan rows are ranks.
+struct IntKeyRanks {
+  template <class Holder>
+  static decltype(auto) handle(Holder& holder) {
+    return deref(holder);
+  }
+  template <class H>
+  static constexpr bool kScans = RangeHandle<H>;
+  Key key(Key r) const { return r; }
+  std::vector<std::pair<Key, std::string>> rows;  // a scan's
+  std::vector<std::pair<Key, std::string>>& ranked() { return rows; }
+};
+
+// The stress loop of every key kind. Ranks (copied per worker) names a handle in what
+// make_handle(c) returns (handle), says whether it scans (kScans<H>), gives the key of a rank
+// (key), holds a scan's rows (rows) and gives them as ranks (ranked). Each worker draws ranks
+// zipfian over [0, ranks); the history records ranks, so the keys' order must be the ranks'.
+template <class MakeHandle, class Ranks>
+StressOutcome run_ranked_stress(const std::shared_ptr<shm::Pool>& pool, MakeHandle&& make_handle,
+                                uint64_t ranks, const Ranks& ranks_proto, const StressOptions& o) {
   NodeId home = pool->config().compute_nodes().empty() ? 0 : pool->config().compute_nodes()[0];
   Scheduler sched({o.threads, o.fibers});
   std::vector<HistoryRecorder> recs(sched.workers());
-  bench::Zipfian zipf_proto(o.keys, o.theta);
+  bench::Zipfian zipf_proto(ranks, o.theta);
   auto t0 = std::chrono::steady_clock::now();
   sched.run([&](const WorkerId& w) {
     ShmClient c(shm::Endpoint(pool, home, w.index), o.client);
     auto holder = make_handle(c);
-    auto& h = deref(holder);
+    auto& h = Ranks::handle(holder);
     using H = std::remove_reference_t<decltype(h)>;
-    constexpr bool kScans = RangeHandle<H>;
+    constexpr bool kScans = Ranks::template kScans<H>;
+    Ranks keys = ranks_proto;
     HistoryRecorder rec(w.index, o.ops_per_worker, o.values);
     std::mt19937_64 rng(o.seed * 0x9e3779b97f4a7c15ull + w.index);
     bench::Zipfian zipf = zipf_proto;
     std::string out;
-    std::vector<std::pair<Key, std::string>> rows;
     for (size_t i = 0; i < o.ops_per_worker && !sched.stop_requested(); ++i) {
-      Key k = zipf(rng);
+      const Key r = zipf(rng);
+      const auto& k = keys.key(r);
       Pick p = pick(o.mix, kScans, rng);
       uint64_t a = c.now_ns();
       switch (p) {
         case Pick::kSearch: {
           bool f = h.search(k, out);
-          rec.search(k, f, out, a, c.now_ns());
+          rec.search(r, f, out, a, c.now_ns());
           break;
         }
         case Pick::kInsert: {
           std::string v = make_value(w.index, i, o.value_bytes);
           a = c.now_ns();
           bool ok = h.insert(k, v);
-          rec.insert(k, v, ok, a, c.now_ns());
+          rec.insert(r, v, ok, a, c.now_ns());
           break;
         }
         case Pick::kUpdate: {
           std::string v = make_value(w.index, i, o.value_bytes);
           a = c.now_ns();
           bool ok = h.update(k, v);
-          rec.update(k, v, ok, a, c.now_ns());
+          rec.update(r, v, ok, a, c.now_ns());
           break;
         }
         case Pick::kRemove: {
           bool ok = h.remove(k);
-          rec.remove(k, ok, a, c.now_ns());
+          rec.remove(r, ok, a, c.now_ns());
           break;
         }
         case Pick::kScan:
           if constexpr (kScans) {
-            h.scan(k, o.scan_count, rows);
-            rec.scan(k, o.scan_count, rows, a, c.now_ns());
+            h.scan(k, o.scan_count, keys.rows);
+            const uint64_t b = c.now_ns();
+            rec.scan(r, o.scan_count, keys.ranked(), a, b);
           }
           break;
       }
@@ -237,6 +259,12 @@ StressOutcome run_stress(const std::shared_ptr<shm::Pool>& pool, MakeHandle&& ma
   out.operations = out.history.size();
   out.result = check_history(out.history, o.check);
   return out;
+}
+
+template <class MakeHandle>
+StressOutcome run_stress(const std::shared_ptr<shm::Pool>& pool, MakeHandle&& make_handle,
+                         const StressOptions& o) {
+  return run_ranked_stress(pool, std::forward<MakeHandle>(make_handle), o.keys, IntKeyRanks{}, o);
 }
 
 template <class MakeHandle>

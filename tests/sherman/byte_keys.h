@@ -1,6 +1,6 @@
-// Byte-string key helpers for Sherman's tests: an order-preserving integer-to-bytes adapter (so
-// the integer differential and stress checks run over byte keys) and a std::map differential run
-// over keys of mixed lengths.
+// Byte-string key helpers for the B+-tree tests (Sherman, CHIME, DMTree): an order-preserving
+// integer-to-bytes adapter (so the integer differential and stress checks run over byte keys), a
+// std::map differential run over keys of mixed lengths, and keys at the edges of byte order.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -123,6 +123,87 @@ void bytes_differential(H& h, size_t ops, size_t key_space, uint32_t seed, size_
     ASSERT_EQ(rows[j].first, k);
     ++j;
   }
+}
+
+// Keys at the edges of byte order, for a tree of key_size 32: 0x00 and 0xff keys of 1, 2 and 32
+// bytes, keys that are prefixes of others ("a", "a\0", "a\0\0"; "b", "b\0"), keys sharing 31
+// bytes ("user0...0" and it + "1", + "2"), then `bulk` (enough keys for leaf and internal
+// splits). Inserts (and duplicate inserts) them, runs loaded() (e.g. to check the height), then
+// checks searches of present and absent keys, a full scan, scans from absent keys, update and
+// remove. *model, if given, gets what the tree holds at the end.
+template <class H, class Loaded>
+void edge_keys_in_byte_order(H& h, const std::vector<std::string>& bulk, Loaded&& loaded,
+                             std::map<std::string, std::string>* model_out = nullptr) {
+  const std::string zeros = "user" + std::string(27, '0');
+  std::vector<std::string> keys = {"a",
+                                   std::string("a\0", 2),
+                                   std::string("a\0\0", 3),
+                                   "a\xff",
+                                   "ab",
+                                   std::string(1, '\0'),
+                                   std::string(2, '\0'),
+                                   std::string(32, '\0'),
+                                   std::string(32, '\xff'),
+                                   "\xff",
+                                   std::string("\xff\0", 2),
+                                   "b",
+                                   std::string("b\0", 2),
+                                   "b\xff",
+                                   "bc",
+                                   zeros + "1",
+                                   zeros + "2",
+                                   zeros,
+                                   "user",
+                                   "use"};
+  keys.insert(keys.end(), bulk.begin(), bulk.end());
+  std::map<std::string, std::string> model;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    std::string v = "v" + std::to_string(i);
+    model[keys[i]] = v;
+    ASSERT_TRUE(h.insert(keys[i], v)) << i;
+    ASSERT_FALSE(h.insert(keys[i], "x")) << i;
+  }
+  loaded();
+  std::string out;
+  for (auto& [k, v] : model) {
+    ASSERT_TRUE(h.search(k, out));
+    EXPECT_EQ(out.substr(0, v.size()), v);
+  }
+  EXPECT_FALSE(h.search(std::string("a\0\0\0", 4), out));  // a prefix-extension never inserted
+  EXPECT_FALSE(h.search(std::string(3, '\0'), out));       // between two stored prefixes
+  EXPECT_FALSE(h.search("us", out));
+  EXPECT_FALSE(h.search(zeros + "3", out));  // shares 31 bytes with stored keys
+  std::vector<std::pair<std::string, std::string>> rows;
+  h.scan(std::string_view(), 1000, rows);
+  ASSERT_EQ(rows.size(), model.size());
+  size_t j = 0;
+  for (auto& [k, v] : model) {
+    EXPECT_EQ(rows[j].first, k);
+    EXPECT_EQ(rows[j].second.substr(0, v.size()), v);
+    ++j;
+  }
+  // From keys between others: the next keys in byte order.
+  h.scan(std::string_view("a\0\0\0", 4), 3, rows);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].first, "ab");  // 'b' < 0xff
+  EXPECT_EQ(rows[1].first, "a\xff");
+  EXPECT_EQ(rows[2].first, "b");
+  h.scan(std::string_view("b\0\0", 3), 3, rows);  // between "b\0" and "bc"
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].first, "bc");
+  EXPECT_EQ(rows[1].first, "b\xff");
+  EXPECT_EQ(rows[2].first, "use");
+  EXPECT_TRUE(h.update(zeros + "2", "new"));
+  model[zeros + "2"] = "new";
+  EXPECT_FALSE(h.update(zeros + "3", "new"));
+  EXPECT_TRUE(h.remove(zeros + "1"));
+  model.erase(zeros + "1");
+  EXPECT_FALSE(h.remove(zeros + "1"));
+  EXPECT_FALSE(h.search(zeros + "1", out));
+  ASSERT_TRUE(h.search(zeros + "2", out));
+  EXPECT_EQ(out.substr(0, 3), "new");
+  ASSERT_TRUE(h.search(zeros, out));
+  if (model_out) *model_out = std::move(model);
 }
 
 }  // namespace dmrt::testing

@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 
+#include "../common/key_size_costs.h"
 #include "../common/torn_images.h"
 #include "../runtime/test_cluster.h"
 #include "../sim/small_cluster.h"
@@ -39,56 +40,12 @@ TEST(ShermanKeys, EdgeKeysInByteOrder) {
   KeysFixture f;
   auto t = KTree::create(f.c, small_tree(32));
   auto h = t->handle(f.c);
-  const std::string shared = "user" + std::string(27, '0');
-  std::vector<std::string> keys = {"a",
-                                   std::string("a\0", 2),
-                                   std::string("a\0\0", 3),
-                                   "a\xff",
-                                   "ab",
-                                   std::string(1, '\0'),
-                                   std::string(2, '\0'),
-                                   std::string(32, '\0'),
-                                   std::string(32, '\xff'),
-                                   "\xff",
-                                   shared + "1",
-                                   shared + "2",
-                                   shared,
-                                   "user",
-                                   "use"};
-  for (int i = 0; i < 40; ++i) keys.push_back(shared.substr(0, 20) + std::to_string(1000 + i));
-  std::map<std::string, std::string> model;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    std::string v = "v" + std::to_string(i);
-    model[keys[i]] = v;
-    ASSERT_TRUE(h.insert(keys[i], v)) << i;
-    ASSERT_FALSE(h.insert(keys[i], "x")) << i;
-  }
-  EXPECT_GT(t->stats()["height"], 2);  // splits at leaf and internal levels, on long keys
-  std::string out;
-  for (auto& [k, v] : model) {
-    ASSERT_TRUE(h.search(k, out));
-    EXPECT_EQ(out.substr(0, v.size()), v);
-  }
-  EXPECT_FALSE(h.search(std::string("a\0\0\0", 4), out));  // a prefix-extension never inserted
-  EXPECT_FALSE(h.search("us", out));
-  std::vector<std::pair<std::string, std::string>> rows;
-  h.scan(std::string_view(), 1000, rows);
-  ASSERT_EQ(rows.size(), model.size());
-  size_t j = 0;
-  for (auto& [k, v] : model) EXPECT_EQ(rows[j++].first, k);
-  // From a key between others: the next keys in byte order.
-  h.scan(std::string_view("a\0\0\0", 4), 3, rows);
-  ASSERT_EQ(rows.size(), 3u);
-  EXPECT_EQ(rows[0].first, "ab");  // 'b' < 0xff
-  EXPECT_EQ(rows[1].first, "a\xff");
-  EXPECT_EQ(rows[2].first, "use");
-  EXPECT_TRUE(h.update(shared + "2", "new"));
-  EXPECT_TRUE(h.remove(shared + "1"));
-  EXPECT_FALSE(h.remove(shared + "1"));
-  EXPECT_FALSE(h.search(shared + "1", out));
-  ASSERT_TRUE(h.search(shared + "2", out));
-  EXPECT_EQ(out.substr(0, 3), "new");
-  ASSERT_TRUE(h.search(shared, out));
+  std::vector<std::string> bulk;
+  for (int i = 0; i < 40; ++i)
+    bulk.push_back("user" + std::string(16, '0') + std::to_string(1000 + i));
+  testing::edge_keys_in_byte_order(h, bulk, [&] {
+    EXPECT_GT(t->stats()["height"], 2);  // splits at leaf and internal levels, on long keys
+  });
 }
 
 TEST(ShermanKeys, LimitsOfTheContract) {
@@ -280,71 +237,30 @@ TEST(ShermanKeys, ByteKeyInternalNodesRejectTornImages) {
 }
 
 // Per-op figures on sim (deterministic), default geometry (64-entry leaves and internal nodes,
-// 8-byte values), 20,000 keys loaded then the cache warmed: the "## Long keys" table of
-// indexes/sherman/README.md. Keys: "user" + zero-padded rank, key_size bytes long (key_size 8:
-// the integer rank's 8 bytes).
-struct PerOp {
-  double rt, rd, wr;
-};
-struct KeyFigures {
-  uint32_t leaf_bytes;
-  PerOp search, insert, update, scan;
-};
-std::string long_key(uint32_t ks, size_t r) {
-  if (ks == 8) return key_bytes(testing::key_of_rank(r));
-  std::string n = std::to_string(testing::key_of_rank(r));
-  return "user" + std::string(ks - 4 - n.size(), '0') + n;
-}
-KeyFigures measure(uint32_t ks) {
-  sim::Cluster cluster{sim::small_test_cluster(1, 1)};
-  sim::SimClient c = sim::untimed_setup_client(cluster);
+// 8-byte values): the "## Long keys" table of indexes/sherman/README.md
+// (testing::key_size_costs).
+testing::KeySizeCosts measure(uint32_t ks) {
   sherman::Options o;
   o.key_size = ks;
-  auto t = KSimTree::create(c, o);
-  auto h = t->handle(c);
-  const size_t n = 20000, q = 2000;
-  std::string v;
-  for (size_t i = 0; i < n; ++i) EXPECT_TRUE(h.insert(long_key(ks, i), "value"));
-  for (size_t i = 0; i < n; ++i) h.search(long_key(ks, i), v);  // warm the cache
-  auto per = [&](auto&& op) {
-    VerbCounters before = c.counters().total;
-    for (size_t i = 0; i < q; ++i) op(i);
-    VerbCounters d = c.counters().total - before;
-    return PerOp{double(d.round_trips) / q, double(d.bytes_read) / q, double(d.bytes_written) / q};
-  };
-  KeyFigures f{t->geometry().image_bytes(), {}, {}, {}, {}};
-  f.search = per([&](size_t i) { EXPECT_TRUE(h.search(long_key(ks, i * 7 % n), v)); });
-  f.update = per([&](size_t i) { EXPECT_TRUE(h.update(long_key(ks, i * 7 % n), "new")); });
-  f.insert = per([&](size_t i) { EXPECT_TRUE(h.insert(long_key(ks, n + i), "value")); });
-  std::vector<std::pair<std::string, std::string>> rows;
-  f.scan = per([&](size_t i) {
-    h.scan(std::string_view(long_key(ks, i * 7 % n)), 50, rows);
-    EXPECT_FALSE(rows.empty());  // fewer than 50 from the last keys
-  });
-  std::printf(
-      "sherman key_size %u: leaf %u B | search %.4f RT %.4f B read | insert %.4f RT %.4f B read "
-      "%.4f B written | update %.4f RT %.4f B read %.4f B written | scan(50) %.4f RT %.4f B "
-      "read\n",
-      ks, f.leaf_bytes, f.search.rt, f.search.rd, f.insert.rt, f.insert.rd, f.insert.wr,
-      f.update.rt, f.update.rd, f.update.wr, f.scan.rt, f.scan.rd);
-  return f;
+  return testing::key_size_costs<KSimTree>("sherman", "leaf", o,
+                                           [](auto& t) { return t.geometry().image_bytes(); });
 }
 
 TEST(ShermanKeys, PerOpFiguresOnSim) {
   // Leaf image: header 2 + 2kw words, 64 entries of 1 + kw + 1 words (kw = (key_size + 9) / 8);
   // key_size 8 keeps the line versions (1,179 B, sherman_sync_test.cpp).
-  const KeyFigures k8 = measure(8), k32 = measure(32), k256 = measure(256);
-  EXPECT_EQ(k8.leaf_bytes, 1179u);
-  EXPECT_EQ(k32.leaf_bytes, 8u * (12 + 64 * 7));
-  EXPECT_EQ(k256.leaf_bytes, 8u * (68 + 64 * 35));
-  for (const KeyFigures* f : {&k8, &k32, &k256}) {
+  const testing::KeySizeCosts k8 = measure(8), k32 = measure(32), k256 = measure(256);
+  EXPECT_EQ(k8.node_bytes, 1179u);
+  EXPECT_EQ(k32.node_bytes, 8u * (12 + 64 * 7));
+  EXPECT_EQ(k256.node_bytes, 8u * (68 + 64 * 35));
+  for (const testing::KeySizeCosts* f : {&k8, &k32, &k256}) {
     // A search: one READ of the leaf (internal nodes cached); an update: CAS + READ, then the
     // entry WRITE and the unlock in one batch.
     EXPECT_EQ(f->search.rt, 1.0);
-    EXPECT_EQ(f->search.rd, f->leaf_bytes);
+    EXPECT_EQ(f->search.rd, f->node_bytes);
     EXPECT_EQ(f->search.wr, 0.0);
     EXPECT_EQ(f->update.rt, 2.0);
-    EXPECT_EQ(f->update.rd, f->leaf_bytes + 8);
+    EXPECT_EQ(f->update.rd, f->node_bytes + 8);
   }
   EXPECT_EQ(k8.update.wr, 18 + 8 + 8);
   EXPECT_EQ(k32.update.wr, 8 * 7 + 8 + 8);
@@ -352,10 +268,10 @@ TEST(ShermanKeys, PerOpFiguresOnSim) {
   // Inserts of 2,000 new keys (21 of them split a leaf: 2.0105 round trips each for every key
   // size, as the leaf span is 64 entries whatever the key) and 50-row scans (2.123 leaves each):
   // exact totals of this deterministic run.
-  for (const KeyFigures* f : {&k8, &k32, &k256}) {
+  for (const testing::KeySizeCosts* f : {&k8, &k32, &k256}) {
     EXPECT_DOUBLE_EQ(f->insert.rt, 2.0105);
     EXPECT_DOUBLE_EQ(f->scan.rt, 2.123);
-    EXPECT_DOUBLE_EQ(f->scan.rd, 2.123 * f->leaf_bytes);
+    EXPECT_DOUBLE_EQ(f->scan.rd, 2.123 * f->node_bytes);
   }
   EXPECT_DOUBLE_EQ(k8.insert.rd, 1190.808);
   EXPECT_DOUBLE_EQ(k8.insert.wr, 44.794);

@@ -2,9 +2,12 @@
 // reads.
 #pragma once
 
+#include <sys/mman.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <new>
 
 #include "runtime/address.h"
 #include "runtime/hash.h"
@@ -18,9 +21,26 @@ namespace dmrt::chime {
 // read is always validated against the entry it fetches.
 class HotspotBuffer {
  public:
-  explicit HotspotBuffer(uint64_t bytes) : n_(bytes / 16 / kWays * kWays) {
-    if (n_) slots_ = std::make_unique<Slot[]>(n_);
+  explicit HotspotBuffer(uint64_t bytes) : n_(bytes / 16 / kWays * kWays), buckets_(n_ / kWays) {
+    if (!n_) return;
+    // A bucket is one cache line, and the table (30 MB by default, probed at H random buckets
+    // per search) is on transparent huge pages where the host allows: with 4 KiB pages nearly
+    // every probe missed the TLB too, and a 16-byte-aligned array put each bucket across two lines.
+    map_bytes_ = (buckets_ * sizeof(Bucket) + kHuge - 1) / kHuge * kHuge;
+    void* p = mmap(nullptr, map_bytes_ + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    map_ = p;
+    auto a = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) / kHuge * kHuge;
+    madvise(reinterpret_cast<void*>(a), map_bytes_, MADV_HUGEPAGE);
+    table_ = reinterpret_cast<Bucket*>(a);
+    std::uninitialized_default_construct_n(table_, buckets_);
   }
+  ~HotspotBuffer() {
+    if (map_) munmap(map_, map_bytes_ + kHuge);
+  }
+  HotspotBuffer(const HotspotBuffer&) = delete;
+  HotspotBuffer& operator=(const HotspotBuffer&) = delete;
   bool enabled() const { return n_ != 0; }
 
   // Counter of (leaf, idx) if buffered with this fingerprint, else 0.
@@ -62,14 +82,20 @@ class HotspotBuffer {
 
  private:
   static constexpr unsigned kWays = 4;
+  static constexpr size_t kHuge = size_t{2} << 20;
   struct Slot {
     std::atomic<uint64_t> key{0};
     std::atomic<uint64_t> val{0};
   };
-  Slot* bucket(uint64_t key) const { return &slots_[mix64(key) % (n_ / kWays) * kWays]; }
+  struct alignas(64) Bucket {
+    Slot s[kWays];
+  };
+  Slot* bucket(uint64_t key) const { return table_[mix64(key) % buckets_].s; }
 
-  size_t n_;
-  std::unique_ptr<Slot[]> slots_;
+  size_t n_, buckets_;
+  void* map_ = nullptr;
+  size_t map_bytes_ = 0;
+  Bucket* table_ = nullptr;
 };
 
 }  // namespace dmrt::chime

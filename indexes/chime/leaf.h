@@ -282,6 +282,13 @@ struct LeafImage {
   K fkeys;  // fence key slots (fences only): one byte longer than a key, for max+1 separators
   std::vector<uint64_t> w;
   std::vector<uint8_t> have_e, have_r;
+  // The entries whose have_e is set, in the order marked, with their word in `w` (capacity span:
+  // no allocation after construction). consistent() and forget() walk these instead of all span
+  // entries, and a search fetches one entry or one neighborhood of a 64-entry leaf (shm profile).
+  struct Marked {
+    uint32_t i, word;
+  };
+  std::vector<Marked> marked;
 
   // sync = versions only: the remote bytes at their node offsets (reads land and writes are
   // encoded here), each entry's entry-level version, the segments read and not yet decoded, and
@@ -298,8 +305,11 @@ struct LeafImage {
         w(geo.node_words() + 1, 0),
         have_e(geo.span()),
         have_r(geo.groups()),
+        marked(),
         enc(geo.versions() ? geo.remote_bytes() : 0, 0),
-        ev(geo.versions() ? geo.span() : 0, 0) {}
+        ev(geo.versions() ? geo.span() : 0, 0) {
+    marked.reserve(geo.span());
+  }
 
   static K fence_keys(const Geometry& geo) {
     if constexpr (K::kBytes)
@@ -309,7 +319,8 @@ struct LeafImage {
   }
 
   void forget() {
-    std::fill(have_e.begin(), have_e.end(), 0);
+    for (const Marked& m : marked) have_e[m.i] = 0;
+    marked.clear();
     std::fill(have_r.begin(), have_r.end(), 0);
     pending.clear();
     torn = false;
@@ -347,27 +358,33 @@ struct LeafImage {
   // r*H + j is at word replica_word(r) + rw + j*ew), skipping the groups that end before `s`:
   // a search's segment is one neighbourhood, and a loop over every entry of the leaf with
   // entry_word()'s division each cost more than the rest of the search (shm profile of CHIME).
+  // The first group and, in each group, the first and last entry inside `s` are computed, not
+  // searched: the groups before the first end at or before s.from.
   void mark(Segment s) {
     const uint32_t h = g->h(), ew = g->ew(), span = g->span();
-    const size_t group_words = g->rw() + size_t{h} * ew;
-    for (uint32_t r = 0; r < g->groups(); ++r) {
-      const size_t rw = g->replica_word(r), rw_words = g->rw();
+    const size_t rw_words = g->rw(), group_words = rw_words + size_t{h} * ew;
+    for (uint32_t r = static_cast<uint32_t>(s.from / group_words); r < g->groups(); ++r) {
+      const size_t rw = size_t{r} * group_words;  // replica_word(r)
       if (rw >= s.to) break;
-      if (rw + group_words <= s.from) continue;
       if (rw >= s.from && rw + rw_words <= s.to) have_r[r] = 1;
-      for (uint32_t j = 0, i = r * h; j < h && i < span; ++j, ++i) {
-        const size_t e = rw + rw_words + size_t{j} * ew;
-        if (e >= s.from && e + ew <= s.to) have_e[i] = 1;
+      // Entry j of the group is at e0 + j*ew; it is inside when e >= s.from and e + ew <= s.to.
+      const size_t e0 = rw + rw_words;
+      const size_t n = std::min<size_t>(h, span - size_t{r} * h);
+      const size_t lo = s.from <= e0 ? 0 : (s.from - e0 + ew - 1) / ew;
+      const size_t hi = s.to < e0 + ew ? 0 : std::min(n, (s.to - e0 - ew) / ew + 1);
+      for (size_t j = lo; j < hi; ++j) {
+        const uint32_t i = r * h + static_cast<uint32_t>(j);
+        if (have_e[i]) continue;
+        have_e[i] = 1;
+        marked.push_back({i, static_cast<uint32_t>(e0 + j * ew)});
       }
     }
   }
-  bool whole() const {
-    return std::all_of(have_e.begin(), have_e.end(), [](uint8_t x) { return x; });
-  }
+  bool whole() const { return marked.size() == g->span(); }
 
-  uint64_t* entry(uint32_t i) { return &w[g->entry_word(i)]; }
-  const uint64_t* entry(uint32_t i) const { return &w[g->entry_word(i)]; }
-  Meta emeta(uint32_t i) const { return sealed::meta_of(entry(i)); }
+  [[gnu::always_inline]] uint64_t* entry(uint32_t i) { return &w[g->entry_word(i)]; }
+  [[gnu::always_inline]] const uint64_t* entry(uint32_t i) const { return &w[g->entry_word(i)]; }
+  [[gnu::always_inline]] Meta emeta(uint32_t i) const { return sealed::meta_of(entry(i)); }
   bool occupied(uint32_t i) const { return emeta(i).flags & Geometry::kOccupied; }
   bool tomb(uint32_t i) const { return emeta(i).flags & Geometry::kTombstone; }
   uint16_t hop(uint32_t i) const { return emeta(i).extra; }
@@ -421,10 +438,12 @@ struct LeafImage {
       if (nv >= 0 && v != nv) return false;
       nv = v;
     }
-    for (uint32_t i = 0; i < g->span(); ++i) {
-      if (!have_e[i]) continue;
-      if (!sealed::verify(entry(i), g->kw() + g->vw())) return false;
-      int v = emeta(i).nv;
+    // Every fetched entry, in the order marked: the verdict and the nv do not depend on order.
+    const size_t pw = g->kw() + g->vw();
+    for (const Marked& m : marked) {
+      const uint64_t* e = &w[m.word];
+      if (!sealed::verify(e, pw)) return false;
+      int v = sealed::meta_of(e).nv;
       if (nv >= 0 && v != nv) return false;
       nv = v;
     }

@@ -351,8 +351,8 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     bool speculate(GlobalAddress leaf, View k, uint32_t home, uint16_t fp, std::string& out) {
       if (!t_->hot_.enabled()) return false;
       uint32_t best = 0, best_i = 0;
-      for (uint32_t d = 0; d < g().h(); ++d) {
-        uint32_t i = (home + d) % g().span();
+      const uint32_t span = g().span();
+      for (uint32_t d = 0, i = home; d < g().h(); ++d, i = i + 1 == span ? 0 : i + 1) {
         uint32_t cnt = t_->hot_.lookup(leaf, i, fp);
         if (cnt > best) best = cnt, best_i = i;
       }
@@ -401,10 +401,9 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     }
 
     int find_in_neighborhood(View k, uint32_t home) const {
-      for (uint32_t d = 0; d < g().h(); ++d) {
-        uint32_t i = (home + d) % g().span();
+      const uint32_t span = g().span();
+      for (uint32_t d = 0, i = home; d < g().h(); ++d, i = i + 1 == span ? 0 : i + 1)
         if (img_.have_e[i] && img_.occupied(i) && img_.key(i) == k) return static_cast<int>(i);
-      }
       return -1;
     }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "indexes/common/internal_node.h"
+#include "indexes/common/spin_lock.h"
 
 namespace dmrt::btree {
 
@@ -19,8 +20,8 @@ namespace dmrt::btree {
 // callers detect that (fences, sibling-based validation) and invalidate.
 //
 // Eviction is CLOCK (second chance) over insertion order: what does not fit the budget is
-// dropped and later re-read remotely. Thread-safe: a shared_mutex guards the maps; it is never
-// held across a remote verb, so fibers never suspend while holding it.
+// dropped and later re-read remotely. Thread-safe: a reader-writer lock guards the maps; it is
+// never held across a remote verb, so fibers never suspend while holding it.
 // K: the key policy (btree_keys.h); a node's cost counts its key slots (kw words each).
 template <class K>
 class BasicNodeCache {
@@ -41,7 +42,10 @@ class BasicNodeCache {
       if (it == m.begin()) continue;
       --it;
       if (it->second.node->covers(k)) {
-        it->second.ref->store(true, std::memory_order_relaxed);
+        // Set only when clear: a hot node's flag stays set, and a store on every hit would pull
+        // its line back and forth between the threads that share the cache.
+        if (!it->second.ref->load(std::memory_order_relaxed))
+          it->second.ref->store(true, std::memory_order_relaxed);
         return it->second.node;
       }
     }
@@ -138,7 +142,7 @@ class BasicNodeCache {
 
   const uint64_t budget_;
   const uint64_t kw_;
-  mutable std::shared_mutex mu_;
+  mutable RwSpinLock mu_;
   // Transparent order: a byte-key lookup takes a view, no key is built.
   std::vector<std::map<typename K::Key, Slot, std::less<>>> levels_;
   std::deque<Ticket> clock_;

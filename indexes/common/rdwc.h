@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "indexes/common/spin_lock.h"
 #include "runtime/address.h"
 #include "runtime/hash.h"
 #include "runtime/kv.h"
@@ -84,7 +85,7 @@ class Combiner {
     std::exception_ptr error;  // the leader's failure, shared by every member
   };
   struct alignas(64) Slot {
-    std::mutex m;
+    btree::SpinLock m;  // taken twice per operation, for a few instructions
     bool active = false, write = false, bytes = false;
     Key key = 0;
     std::string key_bytes;  // the key when `bytes`

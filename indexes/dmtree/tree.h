@@ -459,9 +459,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     int match(uint64_t id, View k, uint8_t f, std::string* out, int* slot = nullptr) {
       const Geometry& g = *g_;
       uint32_t cand[64];
-      uint32_t n = 0;
-      for (uint32_t i = 0; i < g.span(); ++i)
-        if (tb_.fp(i) == f) cand[n++] = i;
+      const uint32_t n = tb_.slots_with_fp(g.span(), f, cand);
       for (uint32_t b0 = 0; b0 < n; b0 += 32) {
         Batch b;
         uint32_t e = std::min(n, b0 + 32);

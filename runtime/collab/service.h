@@ -196,11 +196,14 @@ class Service {
   GlobalAddress lock_addr(NodeId node, uint64_t id) const {
     return table_addr(node, id) + (table_bytes_ - 8);
   }
+  // Lock-free (twice on every DMTree search): every ring built stays in rings_ for the life of
+  // the service, so the one `current_ring_` names is never freed under a reader; refresh()
+  // swaps the pointer under mu_.
   NodeId owner(uint64_t id) const {
     if (on_mn_) return mem0_;
-    std::shared_lock l(mu_);
-    if (!ring_ || ring_->empty()) throw Error("collab: no live compute node");
-    return ring_->owner(id);
+    const Ring* r = current_ring_.load(std::memory_order_acquire);
+    if (!r || r->empty()) throw Error("collab: no live compute node");
+    return r->owner(id);
   }
   uint64_t epoch() const {
     std::shared_lock l(mu_);
@@ -238,6 +241,7 @@ class Service {
     epoch_ = e;
     mask_ = masks_[e];
     ring_ = ring_for(mask_);
+    current_ring_.store(ring_.get(), std::memory_order_release);
     return true;
   }
 
@@ -583,6 +587,7 @@ class Service {
   std::vector<uint64_t> masks_{0};
   std::map<uint64_t, std::shared_ptr<const Ring>> rings_;
   std::shared_ptr<const Ring> ring_;
+  std::atomic<const Ring*> current_ring_{nullptr};  // ring_, for lock-free owner()
 
   std::mutex id_mu_;  // never held across a verb
   std::deque<std::pair<uint64_t, uint64_t>> ids_;

@@ -288,5 +288,34 @@ TEST(DmtreeUnit, CheckerCatchesLostInserts) {
 }
 #endif
 
+// A search's fingerprint filter (Table::slots_with_fp, eight fingerprints per word) names the
+// same slots in the same order as a byte-by-byte comparison, for every span up to 64, with the
+// bytes after the span in the last word holding the fingerprint sought (they must not count).
+TEST(DmtreeUnit, FingerprintFilterMatchesByteLoop) {
+  uint64_t x = 1;
+  size_t matches = 0;
+  for (uint32_t span = 1; span <= 64; ++span) {
+    dmtree::Geometry g(span, 8);
+    dmtree::Table<> t(g);
+    for (uint32_t round = 0; round < 20; ++round) {
+      for (uint32_t i = 0; i < span; ++i) {
+        x = mix64(x + 1);
+        t.set_fp(i, static_cast<uint8_t>(round % 2 ? x : x % 3));  // few values: many matches
+      }
+      for (uint32_t f = 0; f < 256; f += round % 2 ? 1 : 85) {
+        for (uint32_t i = span; i < 8 * g.fp_words(); ++i) t.set_fp(i, static_cast<uint8_t>(f));
+        uint32_t want[64], got[64];
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < span; ++i)
+          if (t.fp(i) == f) want[n++] = i;
+        ASSERT_EQ(t.slots_with_fp(span, static_cast<uint8_t>(f), got), n) << span << " " << f;
+        for (uint32_t j = 0; j < n; ++j) ASSERT_EQ(got[j], want[j]) << span << " " << f;
+        matches += n;
+      }
+    }
+  }
+  EXPECT_GT(matches, 10000u);
+}
+
 }  // namespace
 }  // namespace dmrt

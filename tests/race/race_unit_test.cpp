@@ -1,9 +1,11 @@
 // RACE single-client tests: semantics against std::map, round trips per op, load factor, limits.
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <map>
 #include <random>
 
+#include "indexes/common/xxh64.h"
 #include "race_test_util.h"
 
 namespace dmrt::race {
@@ -252,6 +254,33 @@ TEST(RaceFaults, DeleteSkipsCasLeavesTheKey) {
   EXPECT_TRUE(h.search(5, out));  // ... but the key is still there: the wrong behaviour shows
 }
 #endif
+
+// The inlined XXH64 (indexes/common/xxh64.h) that RACE's and HStore's hashes and checksums use is
+// libxxhash's XXH64 bit for bit: every length across the stripe, 8-, 4- and 1-byte steps, at
+// every alignment, several seeds (RACE's and HStore's among them). A difference would move every
+// key to other buckets and make stored blocks fail their checksum.
+TEST(RaceHash, InlinedXxh64MatchesLibxxhash) {
+  std::mt19937_64 rng(7);
+  unsigned char buf[300];
+  for (auto& b : buf) b = static_cast<unsigned char>(rng());
+  const uint64_t seeds[] = {0,
+                            1,
+                            0x52414345ull,
+                            0x9e3779b97f4a7c15ull,
+                            0xf00dfeedull,
+                            0x4853544f52450001ull,
+                            ~uint64_t{0},
+                            rng()};
+  size_t checked = 0;
+  for (size_t len = 0; len <= 200; ++len)
+    for (uint64_t seed : seeds)
+      for (size_t off = 0; off < 8; ++off, ++checked)
+        ASSERT_EQ(xxh64(buf + off, len, seed), XXH64(buf + off, len, seed))
+            << "length " << len << " seed " << seed << " offset " << off;
+  EXPECT_EQ(checked, 201u * 8 * 8);
+  const uint64_t k = 0x0123456789abcdefull;  // the integer key path hashes its 8 native bytes
+  EXPECT_EQ(xxh64(&k, 8, 0x52414345ull), XXH64(&k, 8, 0x52414345ull));
+}
 
 }  // namespace
 }  // namespace dmrt::race

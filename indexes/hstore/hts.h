@@ -85,6 +85,15 @@ class HashTableServer {
     EntryOp entry = EntryOp::kSet;
   };
   enum class Phase { kIdle, kFormed, kShipped };
+  // A worker's scratch for forming a batch: kept between batches for its capacity, so that
+  // deciding a request allocates nothing once warm (callgrind of YCSB A on shm: the vectors of
+  // lookup and form were most of the server's malloc and free, docs/results.md issue 20).
+  struct Scratch {
+    std::vector<KeyState> seen;
+    std::vector<std::pair<std::byte*, uint64_t>> cands;
+    std::vector<uint64_t> heads;
+    ReadRounds rr;
+  };
   struct WorkBatch {
     std::vector<Request> reqs;
     std::vector<Outcome> outs;
@@ -92,6 +101,7 @@ class HashTableServer {
     uint64_t seq = 0;
     uint32_t shipped_epoch = 0;
     Phase phase = Phase::kIdle;
+    Scratch scratch;
   };
 
   // --- start-up --------------------------------------------------------------------------------
@@ -381,7 +391,8 @@ class HashTableServer {
   bool form(ServiceContext<T>& ctx, WorkBatch& b) {
     b.outs.assign(b.reqs.size(), Outcome{});
     b.words.assign(kShipHeaderWords, 0);
-    std::vector<KeyState> seen;
+    std::vector<KeyState>& seen = b.scratch.seen;
+    seen.clear();
     unsigned count = 0;
     for (size_t i = 0; i < b.reqs.size(); ++i) {
       const Request& r = b.reqs[i];
@@ -392,7 +403,7 @@ class HashTableServer {
         if (s.key == r.key) st = &s;
       if (!st) {
         KeyState s{r.key, false, 0, nullptr};
-        if (!lookup(ctx, r.key, kh, s)) return false;
+        if (!lookup(ctx, r.key, kh, s, b.scratch)) return false;
         seen.push_back(s);
         st = &seen.back();
       }
@@ -441,13 +452,14 @@ class HashTableServer {
   // Finds `k` in its chain: signature matches are confirmed by reading the record's key from the
   // pool (the table holds no keys, notes A8). A read slower than grace/2 is redone (the record of
   // another key may have been freed meanwhile). False when stopping.
-  bool lookup(ServiceContext<T>& ctx, KeyView k, const KeyHash& kh, KeyState& out) {
+  bool lookup(ServiceContext<T>& ctx, KeyView k, const KeyHash& kh, KeyState& out, Scratch& sc) {
     Client<T>& c = ctx.client();
     const uint64_t limit = m_.grace_ns / 2;
     for (;;) {
       if (ctx.stop_requested()) return false;
       uint64_t t0 = c.now_ns();
-      std::vector<std::pair<std::byte*, uint64_t>> cands;
+      std::vector<std::pair<std::byte*, uint64_t>>& cands = sc.cands;
+      cands.clear();
       uint64_t idx = kh.head(m_.heads);
       for (uint64_t hops = 0; hops <= m_.buckets(); ++hops) {
         std::byte* bk = table_ + uint64_t{kBucketBytes} * idx;
@@ -463,8 +475,10 @@ class HashTableServer {
       // The header and (byte keys) as many key bytes as k has: enough to tell k from any other.
       const bool wide = m_.wide();
       const uint32_t stride = Record::head_bytes(Record::kMaxBytes, k.size(), wide) / 8;
-      std::vector<uint64_t> heads(cands.size() * stride);
-      ReadRounds rr;
+      std::vector<uint64_t>& heads = sc.heads;
+      heads.assign(cands.size() * stride, 0);
+      ReadRounds& rr = sc.rr;
+      rr.clear();
       for (size_t i = 0; i < cands.size(); ++i)
         rr.read(slot::addr(cands[i].second), heads.data() + i * stride,
                 Record::head_bytes(slot::bytes(cands[i].second), k.size(), wide));

@@ -363,7 +363,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       const Meta& m = x.meta_;
       const bool wide = m.wide();
       const KeyHash kh = KeyHash::of(k, wide);
-      std::vector<uint64_t> cands;
+      // The bucket's slots whose signature matches: on the stack, and the record reads through
+      // the handle's ReadRounds, so that a GET allocates nothing once the handle is warm.
+      uint64_t cands[kSlotsPerBucket];
+      size_t nc = 0;
       for (uint32_t attempt = 0;; ++attempt) {
         if (attempt) {
           x.get_retries_.fetch_add(1, std::memory_order_relaxed);
@@ -383,18 +386,19 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           status_ = st;
           // Read after the bucket: if the table was lost or replaced, this says so.
           if (!status::hts_up(st)) return degraded_search(k, out);
-          cands.clear();
+          nc = 0;
           for (uint32_t s = 0; s < kSlotsPerBucket; ++s)
-            if (slot::live(bk[s]) && slot::sig(bk[s]) == kh.sig()) cands.push_back(bk[s]);
-          if (!cands.empty()) {
-            bufs_.resize(cands.size());
-            ReadRounds rr;
-            for (size_t i = 0; i < cands.size(); ++i) {
+            if (slot::live(bk[s]) && slot::sig(bk[s]) == kh.sig()) cands[nc++] = bk[s];
+          if (nc != 0) {
+            if (bufs_.size() < nc) bufs_.resize(nc);
+            ReadRounds& rr = get_reads_;
+            rr.clear();
+            for (size_t i = 0; i < nc; ++i) {
               bufs_[i].resize(slot::bytes(cands[i]));
               rr.read(slot::addr(cands[i]), bufs_[i].data(), slot::bytes(cands[i]));
             }
-            rr.run(*c_, cands.size());
-            for (size_t i = 0; i < cands.size(); ++i) {
+            rr.run(*c_, nc);
+            for (size_t i = 0; i < nc; ++i) {
               auto cl = Record::classify(bufs_[i].data(), slot::bytes(cands[i]), k, wide);
               if (cl == Record::Check::kOtherKey) continue;
               // Too slow (the record might have been freed and reused meanwhile) or torn: redo.
@@ -658,7 +662,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     std::deque<Limbo> limbo_;
     std::string wbuf_;
     std::vector<std::string> bufs_;
-    std::vector<uint64_t> req_;                          // the request being sent
+    ReadRounds get_reads_;       // a GET's record reads (kept for its storage)
+    std::vector<uint64_t> req_;  // the request being sent
     std::vector<std::pair<std::string, uint64_t>> got_;  // a scan's (key, slot) rows
     std::string key_;
     char ikey_[8] = {};

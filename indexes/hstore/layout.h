@@ -2,14 +2,13 @@
 // word.
 #pragma once
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
 
+#include "indexes/common/xxh64.h"
 #include "runtime/address.h"
 #include "runtime/error.h"
 #include "runtime/key_bytes.h"
@@ -25,14 +24,14 @@ struct KeyHash {
   uint64_t h = 0;
   uint64_t route = 0;
   static KeyHash of(Key k) {
-    return {XXH64(&k, sizeof k, 0x4853544f52450001ull), XXH64(&k, sizeof k, 0x4853544f52450002ull)};
+    return {xxh64(&k, sizeof k, 0x4853544f52450001ull), xxh64(&k, sizeof k, 0x4853544f52450002ull)};
   }
   // A key in its byte form: `wide` (key_size > 8) hashes the bytes; otherwise it is the integer
   // key's 8 big-endian bytes, hashed as the integer (the key_size 8 placement is unchanged).
   static KeyHash of(KeyView k, bool wide) {
     if (!wide) return of(key_of_bytes(k));
-    return {XXH64(k.data(), k.size(), 0x4853544f52450001ull),
-            XXH64(k.data(), k.size(), 0x4853544f52450002ull)};
+    return {xxh64(k.data(), k.size(), 0x4853544f52450001ull),
+            xxh64(k.data(), k.size(), 0x4853544f52450002ull)};
   }
   uint8_t sig() const { return static_cast<uint8_t>(h >> 56); }
   uint64_t head(uint64_t heads) const { return h & (heads - 1); }
@@ -104,11 +103,11 @@ struct Record {
   static uint32_t alloc_bytes(uint32_t bytes) { return (bytes + 63) & ~uint32_t{63}; }
 
   static uint32_t check(Key k, std::string_view v) {
-    return static_cast<uint32_t>(XXH64(v.data(), v.size(), k ^ 0x5245434f52440001ull));
+    return static_cast<uint32_t>(xxh64(v.data(), v.size(), k ^ 0x5245434f52440001ull));
   }
   static uint32_t check(KeyView k, std::string_view v) {
-    uint64_t seed = XXH64(k.data(), k.size(), 0x5245434f52440002ull);
-    return static_cast<uint32_t>(XXH64(v.data(), v.size(), seed));
+    uint64_t seed = xxh64(k.data(), k.size(), 0x5245434f52440002ull);
+    return static_cast<uint32_t>(xxh64(v.data(), v.size(), seed));
   }
   static void encode(Key k, std::string_view v, std::string& out) {
     if (v.size() > kMaxValue)

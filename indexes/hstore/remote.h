@@ -108,6 +108,9 @@ uint64_t update_status(Client<T>& c, const Meta& m, F&& f) {
 
 // Reads gathered into round trips of at most `per_trip` verbs, each trip's verbs grouped into
 // one batch list per node and posted together (Client::run over several batches = one trip).
+// Reusable: a ReadRounds kept between calls (a GET's handle) keeps its storage, so that a warm
+// one allocates nothing (allocating its items and 2 KiB batches cost a GET on shm about 550
+// instructions of malloc and free, callgrind, docs/results.md issue 20).
 class ReadRounds {
  public:
   void read(GlobalAddress a, void* dst, uint32_t len) { items_.push_back({a, dst, len}); }
@@ -118,7 +121,7 @@ class ReadRounds {
   template <Transport T>
   void run(Client<T>& c, size_t per_trip) {
     per_trip = std::max<size_t>(1, per_trip);
-    std::vector<Batch> batches;
+    std::vector<Batch>& batches = batches_;
     for (size_t i = 0; i < items_.size(); i += per_trip) {
       batches.clear();
       size_t end = std::min(items_.size(), i + per_trip);
@@ -142,6 +145,7 @@ class ReadRounds {
     uint32_t len;
   };
   std::vector<Item> items_;
+  std::vector<Batch> batches_;  // run()'s, kept for their capacity
 };
 
 }  // namespace dmrt::hstore

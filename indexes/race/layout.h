@@ -1,13 +1,12 @@
 // RACE hashing formats: slots, bucket headers, bucket groups, KV blocks, and the key hashes.
 #pragma once
 
-#include <xxhash.h>
-
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
 
+#include "indexes/common/xxh64.h"
 #include "runtime/address.h"
 #include "runtime/error.h"
 
@@ -113,8 +112,8 @@ struct KeyHash {
   static KeyHash of(std::string_view key, const Geometry& g, uint32_t max_depth) {
     KeyHash k;
     k.h = suffix_hash(key);
-    uint64_t h2 = XXH64(key.data(), key.size(), 0x9e3779b97f4a7c15ull);
-    k.fp = static_cast<uint8_t>(XXH64(key.data(), key.size(), 0xf00dfeedull));
+    uint64_t h2 = hash(key, 0x9e3779b97f4a7c15ull);
+    k.fp = static_cast<uint8_t>(hash(key, 0xf00dfeedull));
     uint32_t n = g.main_buckets();
     k.main[0] = static_cast<uint32_t>((k.h >> max_depth) % n);
     k.main[1] = static_cast<uint32_t>(h2 % n);
@@ -122,8 +121,12 @@ struct KeyHash {
       k.main[1] = ((k.main[0] / 2 + 1) % g.groups) * 2 + (k.main[1] & 1);
     return k;
   }
-  static uint64_t suffix_hash(std::string_view key) {
-    return XXH64(key.data(), key.size(), 0x52414345ull);
+  static uint64_t suffix_hash(std::string_view key) { return hash(key, 0x52414345ull); }
+  // XXH64 of the key's bytes; an 8-byte key (every integer key) with the length a constant, which
+  // the inlined hash folds into a handful of instructions.
+  static uint64_t hash(std::string_view key, uint64_t seed) {
+    if (key.size() == 8) return xxh64(key.data(), 8, seed);
+    return xxh64(key.data(), key.size(), seed);
   }
 };
 
@@ -152,7 +155,7 @@ struct KvBlock {
     std::memcpy(out.data() + 4, &vlen, 4);
     std::memcpy(out.data() + kHeaderBytes, key.data(), klen);
     std::memcpy(out.data() + kHeaderBytes + klen, value.data(), vlen);
-    uint64_t sum = XXH64(out.data(), bytes - kChecksumBytes, 0);
+    uint64_t sum = checksum(out.data(), bytes);
     std::memcpy(out.data() + bytes - kChecksumBytes, &sum, 8);
   }
   // Whole and consistent: the lengths fit the `bytes` read through the slot and the checksum
@@ -166,7 +169,13 @@ struct KvBlock {
       return false;
     uint64_t sum;
     std::memcpy(&sum, p + bytes - kChecksumBytes, 8);
-    return sum == XXH64(p, bytes - kChecksumBytes, 0);
+    return sum == checksum(p, bytes);
+  }
+  // XXH64 of a block's bytes before its checksum; a one-unit block (any 8 B key with a value of up
+  // to 40 B) with the length a constant.
+  static uint64_t checksum(const char* p, uint32_t bytes) {
+    if (bytes == kBlockUnit) return xxh64(p, kBlockUnit - kChecksumBytes, 0);
+    return xxh64(p, bytes - kChecksumBytes, 0);
   }
   enum class Check { kMatch, kOtherKey, kTorn };
   // Classifies a block read through a slot: ours, another key's (fingerprint collision or a reused

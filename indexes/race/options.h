@@ -35,6 +35,12 @@ struct Options {
   // races end in one failed CAS rather than a duplicate to resolve. [C] not in the paper, whose
   // duplicate-resolution agreement stays in place for the snapshots that differ.
   bool same_slot_for_same_key = true;
+  // Search, update and remove re-READ the four bucket headers in the batch of every bucket read
+  // (dmrt before 2026-11-27; 4 READs, 32 B more per operation). Off (default), as the paper's
+  // search: they read the two combined buckets only, and a miss is confirmed afterwards, where a
+  // READ is not line-atomic (shm), by re-reading the headers (+1 round trip on misses only;
+  // notes choice 24). Inserts always re-read them (their duplicate check needs it).
+  bool reread_headers_in_view = false;
   // Memory node holding the directory (kFirstMemoryNode = the first one); root slot used there.
   NodeId home = kFirstMemoryNode;
   unsigned root_slot = root_slots::kRace;
@@ -60,6 +66,11 @@ constexpr auto Options::fields() {
           "same_slot_for_same_key", &Options::same_slot_for_same_key,
           "Concurrent inserts of one key pick the same slot (fewer duplicates to resolve)")
           .named("same-slot"),
+      option_switch("reread_headers_in_view", &Options::reread_headers_in_view,
+                    "Search/update/remove re-read the four bucket headers with every bucket read "
+                    "(off: only a miss is confirmed, by a header re-read where READs are not "
+                    "line-atomic)")
+          .named("reread-headers"),
       option_number("groups_per_subtable", &Options::groups_per_subtable,
                     "Bucket groups (main|overflow|main) per subtable", 2u, 1u << 20),
       option_number("initial_global_depth", &Options::initial_global_depth,

@@ -287,22 +287,25 @@ class RaceIndex<T>::Handle {
   }
 
   // 2 round trips on a hit: both combined buckets (one batch), then the candidate KV blocks.
-  // A miss with no fingerprint match ends after the first.
+  // A miss with no fingerprint match ends after the first (shm: +1 to confirm it, miss_stands).
   [[gnu::noinline]] bool search_key(KeyView key, std::string& out) {
     KeyHash kh = hash(key);
     for (;;) {
       View v;
-      if (!read_view(kh, v)) continue;
+      if (!read_view(kh, v, nullptr, headers_in_view())) continue;
       if (v.pending) {
         if (search_pending(kh, key, v, out)) return true;
         return false;
       }
       Cands cs = candidates(kh, v);
-      if (cs.n == 0) return false;
+      if (cs.n == 0) {
+        if (!miss_stands(v, cs)) continue;
+        return false;
+      }
       Found f = read_blocks(key, cs);
       if (f.torn) continue;
       if (f.idx < 0) {
-        if (!slots_unchanged(v.table, cs)) continue;  // a block we read was re-used
+        if (!miss_stands(v, cs)) continue;  // a block we read was re-used, or a split ran
         return false;
       }
       out.assign(KvBlock::value_of(block(cs, f.idx)));
@@ -396,7 +399,7 @@ class RaceIndex<T>::Handle {
     bool written = false;
     for (;;) {
       View v;
-      bool ok = read_view(kh, v, written ? nullptr : &blk);
+      bool ok = read_view(kh, v, written ? nullptr : &blk, headers_in_view());
       written = true;
       if (!ok) continue;
       if (v.pending) {
@@ -406,7 +409,7 @@ class RaceIndex<T>::Handle {
       Cands cs = candidates(kh, v);
       Found f = cs.n ? read_blocks(key, cs) : Found{};
       if (f.torn) continue;
-      if (f.idx < 0 && !slots_unchanged(v.table, cs)) continue;
+      if (f.idx < 0 && !miss_stands(v, cs)) continue;
       if (f.idx < 0) {
         c_->free(blk, Slot::bytes(word));
         return false;
@@ -423,17 +426,20 @@ class RaceIndex<T>::Handle {
     KeyHash kh = hash(key);
     for (;;) {
       View v;
-      if (!read_view(kh, v)) continue;
+      if (!read_view(kh, v, nullptr, headers_in_view())) continue;
       if (v.pending) {
         c_->pause();
         continue;
       }
       Cands cs = candidates(kh, v);
-      if (cs.n == 0) return false;
+      if (cs.n == 0) {
+        if (!miss_stands(v, cs)) continue;
+        return false;
+      }
       Found f = read_blocks(key, cs);
       if (f.torn) continue;
       if (f.idx < 0) {
-        if (!slots_unchanged(v.table, cs)) continue;
+        if (!miss_stands(v, cs)) continue;
         return false;
       }
 #ifdef DMRT_FAULT_INJECTION
@@ -455,7 +461,8 @@ class RaceIndex<T>::Handle {
     }
     bool operator==(const Pos&) const = default;
   };
-  // The two combined buckets as read, plus their headers re-read after the slots.
+  // The two combined buckets as read, plus their headers re-read after the slots (or, for a view
+  // read without the re-reads, the headers as read).
   struct View {
     GlobalAddress table;
     uint64_t w[2][16];
@@ -501,13 +508,15 @@ class RaceIndex<T>::Handle {
     return Geometry::bucket_addr(table, p.bucket) + 8 + 8 * p.slot;
   }
 
-  // One round trip: READ both combined buckets, re-READ their four headers after them (so a
-  // header seen unchanged proves the slots were read before any split step 3, notes choice 24),
-  // and WRITE the KV block when given (insert/update, on another node possibly: still one trip).
-  // False when the view is unusable and the caller must retry: a header changed during the read,
-  // or SRCD case 3 (the bucket no longer holds the key's suffix: the directory cache is stale and
-  // has been refreshed). Sets v.pending when a bucket belongs to a subtable still being filled.
-  bool read_view(const KeyHash& kh, View& v, const GlobalAddress* write_blk = nullptr) {
+  // One round trip: READ both combined buckets, with `reread_headers` re-READ their four headers
+  // after them (so a header seen unchanged proves the slots were read before any split step 3,
+  // notes choice 24), and WRITE the KV block when given (insert/update, on another node
+  // possibly: still one trip). False when the view is unusable and the caller must retry: a
+  // header changed during the read, or SRCD case 3 (the bucket no longer holds the key's suffix:
+  // the directory cache is stale and has been refreshed). Sets v.pending when a bucket belongs to
+  // a subtable still being filled. Without the re-reads, v.hdr2 holds the headers as read.
+  bool read_view(const KeyHash& kh, View& v, const GlobalAddress* write_blk = nullptr,
+                 bool reread_headers = true) {
     uint64_t entry = cache_.entry_for(*c_, kh.h);
     v.table = Dir::table(entry);
     Batch batches[2];
@@ -515,9 +524,10 @@ class RaceIndex<T>::Handle {
       v.first[c] = Geometry::first_bucket_of(kh.main[c]);
       batches[0].read(Geometry::combined_addr(v.table, kh.main[c]), v.w[c], kCombinedBytes);
     }
-    for (unsigned c = 0; c < 2; ++c)
-      for (unsigned j = 0; j < 2; ++j)
-        batches[0].read(Geometry::bucket_addr(v.table, v.first[c] + j), &v.hdr2[c][j], 8);
+    if (reread_headers)
+      for (unsigned c = 0; c < 2; ++c)
+        for (unsigned j = 0; j < 2; ++j)
+          batches[0].read(Geometry::bucket_addr(v.table, v.first[c] + j), &v.hdr2[c][j], 8);
     size_t nb = 1;
     if (write_blk) {
       if (write_blk->node() == v.table.node())
@@ -526,6 +536,9 @@ class RaceIndex<T>::Handle {
         batches[nb++].write(*write_blk, block_.data(), static_cast<uint32_t>(block_.size()));
     }
     c_->run(std::span<Batch>(batches, nb));
+    if (!reread_headers)
+      for (unsigned c = 0; c < 2; ++c)
+        for (unsigned j = 0; j < 2; ++j) v.hdr2[c][j] = v.header(c, j);
     v.pending = false;
     bool stale = false;
     for (unsigned c = 0; c < 2; ++c)
@@ -618,6 +631,41 @@ class RaceIndex<T>::Handle {
     for (size_t i = 0; i < cs.n; ++i)
       if (now[i] != cs.words[i]) return false;
     return true;
+  }
+
+  // Search, update and remove read their view without the header re-reads (headers_in_view()):
+  // a hit needs none. A final slot holding the key in the table read is where the key lives at
+  // that moment: a split deletes the slot from the old subtable (step 3) before anyone may change
+  // the key in the new one (its bucket stays pending until then), an update or delete that wins
+  // the slot first makes that step 3 fail and the bucket be moved again, and an insert of the key
+  // into a bucket whose header no longer holds its suffix withdraws. Only a miss can be wrong: a
+  // header read before a split's step 1 with slots read after its step 3 misses a moved key
+  // (notes choice 24). So a miss stands when the slots of the candidates read are unchanged (a
+  // block we read may have been re-used) and, where a READ is not line-atomic (shm: header and
+  // slots of one bucket are separate loads), the four headers read now are the ones of the view:
+  // one batch, no round trip when it is empty (a line-atomic miss without candidates).
+  bool miss_stands(const View& v, const Cands& cs) {
+    const bool headers = !opts_.reread_headers_in_view && !c_->line_atomic();
+    if (cs.n == 0 && !headers) return true;
+    uint64_t now[kMaxCands];
+    uint64_t hdr[2][2];
+    Batch b;
+    for (size_t i = 0; i < cs.n; ++i) b.read(slot_addr(v.table, cs.pos[i]), &now[i], 8);
+    if (headers)
+      for (unsigned c = 0; c < 2; ++c)
+        for (unsigned j = 0; j < 2; ++j)
+          b.read(Geometry::bucket_addr(v.table, v.first[c] + j), &hdr[c][j], 8);
+    c_->run(b);
+    for (size_t i = 0; i < cs.n; ++i)
+      if (now[i] != cs.words[i]) return false;
+    if (headers)
+      for (unsigned c = 0; c < 2; ++c)
+        for (unsigned j = 0; j < 2; ++j)
+          if (hdr[c][j] != v.header(c, j)) return false;
+    return true;
+  }
+  bool headers_in_view() const {
+    return opts_.reread_headers_in_view;
   }
 
   // Slot choice (paper §3.2/§3.3, notes choice 8): the less-loaded of the two main buckets, then

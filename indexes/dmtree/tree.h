@@ -309,7 +309,10 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         uint64_t id = tg.id;
         bool first = true, restart = false, refresh = false;
         while (rows.size() < count) {
-          primary(id, false);
+          // Unlocked, as a search's negative answer: a key the scan does not return is one it
+          // says was absent, and an insert holding the lock has written its entry, which a
+          // search through a cached copy may already have returned, but not yet its fingerprint.
+          primary(id, true);
           if (tb_.dead()) {  // merged away: the entry or sibling that led here is stale
             t_->dead_hits_.fetch_add(1, std::memory_order_relaxed);
             if (first && loc.from_cache) t_->core_.cache().invalidate(loc.parent);

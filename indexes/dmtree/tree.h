@@ -155,13 +155,6 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       throw ConfigError("dmtree: key_size must be in [1, " + std::to_string(kMaxKeyBytes) + "]");
     if (K::kBytes == (o.key_size == kIntegerKeyBytes))
       throw ConfigError("dmtree: key policy does not match key_size");  // Tree<T> picks it
-    // Known open bug (README "Long keys"): with byte keys, fence keys alone (entry_versions off)
-    // let a scan racing leaf merges miss a key that was present throughout it (a delete-heavy
-    // history with 256-byte keys, seen once under ASan). Refused until it is found and fixed.
-    if (K::kBytes && !o.entry_versions)
-      throw ConfigError(
-          "dmtree: byte keys need entry_versions on (with fence keys alone a scan racing leaf "
-          "merges can miss a key: a known open bug)");
     for (unsigned s : {o.root_slot, o.meta_slot})
       if (s >= layout::kRootSlots) throw ConfigError("dmtree: root slot out of range");
   }
@@ -310,7 +303,10 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         uint64_t id = tg.id;
         bool first = true, restart = false, refresh = false;
         while (rows.size() < count) {
-          primary(id, false);
+          // Unlocked, as a search's negative answer: a key the scan does not return is one it
+          // says was absent, and an insert holding the lock has written its entry, which a
+          // search through a cached copy may already have returned, but not yet its fingerprint.
+          primary(id, true);
           if (tb_.dead()) {  // merged away: the entry or sibling that led here is stale
             t_->dead_hits_.fetch_add(1, std::memory_order_relaxed);
             if (first && loc.from_cache) t_->core_.cache().invalidate(loc.parent);

@@ -104,6 +104,7 @@ Core::Core(const Options& opts, std::shared_ptr<shm::Pool> pool)
   cpu_verb_ps_ = opts_.cpu_per_verb_ns * 1000;
   poll_ps_ = std::max<uint64_t>(1, opts_.poll_ns) * 1000;  // a pause always advances time
   saturation_ps_ = opts_.saturation_wait_ns * 1000;
+  stall_x_ = opts_.stall_seed ? opts_.stall_seed * 0x9e3779b97f4a7c15ull + 1 : 0;
   access_ps_ = opts_.service_access_ns * 1000;
   svc_byte_ps_x1024_ = static_cast<uint64_t>(std::llround(8000.0 * 1024.0 / opts_.service_gbps));
   msg_ps_ = opts_.service_msg_ns * 1000;
@@ -494,6 +495,12 @@ void Core::execute(NodeId src, std::span<Batch> batches, Counters& counters, boo
   p.outstanding = n;
   p.done = t + local_ps;  // completes no sooner than the local work
   p.cpu_after = cpu_ps_ + (n - 1) * cpu_verb_ps_;
+  if (stall_x_ && !service) {  // Options::stall_seed
+    stall_x_ ^= stall_x_ << 13;
+    stall_x_ ^= stall_x_ >> 7;
+    stall_x_ ^= stall_x_ << 17;
+    if (stall_x_ % 16 == 0) p.cpu_after += (stall_x_ >> 20) % 20000000;
+  }
   if (service) svc_[src].cpu_ps += local_ps + p.cpu_after;
   ++parked_;
   reschedule(self);

@@ -223,6 +223,7 @@ class Core {
   uint64_t op_ps_ = 0, byte_ps_x1024_ = 0, latency_ps_ = 0, cpu_ps_ = 0, cpu_verb_ps_ = 0,
            poll_ps_ = 0, saturation_ps_ = 0, pcie_ps_ = 0;
   uint64_t window_start_ps_ = 0;
+  uint64_t stall_x_ = 0;  // Options::stall_seed's xorshift state
   uint64_t events_processed_ = 0, verbs_completed_ = 0, messages_sent_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;

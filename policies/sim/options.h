@@ -73,6 +73,10 @@ struct Options {
   // --- simulator
   // ----------------------------------------------------------------------------------
   uint64_t seed = 1;  // reserved for randomised models; runs are deterministic
+  // Test-only: nonzero, one round trip in 16 of a client (not of a service) is followed by a CPU
+  // stall of up to 20 us drawn from this seed, as a client descheduled between two verbs on a
+  // loaded host; runs stay deterministic. 0 (default): no stalls.
+  uint64_t stall_seed = 0;
   uint64_t fiber_stack_bytes = 256 * 1024;  // per simulated client
   // A NIC resource counts as saturated once some verb waited at least this long for it.
   uint64_t saturation_wait_ns = 1000;

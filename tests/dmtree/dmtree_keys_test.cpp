@@ -141,13 +141,13 @@ struct AlternatingBytes {
   }
 };
 
-// Entry versions on only: byte keys refuse fence keys alone until the scan bug in the README's
-// "Long keys" is fixed (DmtreeConcurrency.ByteKeysNeedEntryVersions).
 TEST(DmtreeKeys, DifferentialTwoComputeNodesTinyCache) {
-  {
+  for (bool versions : {true, false}) {
+    SCOPED_TRACE(versions);
     KeyNodes n(2);
     auto o = key_tree(64);
     o.cache_bytes = 4000;
+    o.entry_versions = versions;
     auto t0 = KDTree::create(n.c(0), o);
     auto t1 = KDTree::attach(n.c(1), o);
     auto h0 = t0->handle(n.c(0));

@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "../common/varlen_values.h"
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
@@ -21,16 +22,7 @@ using IndirectSimTree = chime::Tree<SimTransport>;
 
 constexpr uint32_t kIndirectValue = 64;
 
-// A value of `len` bytes naming its key and version.
-std::string indirect_value(Key k, uint32_t ver, size_t len) {
-  std::string v(len, '\0');
-  for (size_t i = 0; i < len; ++i) v[i] = static_cast<char>((k >> (8 * (i % 8))) + ver + i);
-  return v;
-}
-std::string padded(std::string v, uint32_t value_size) {
-  v.resize(value_size, '\0');
-  return v;
-}
+using testing::varlen_value;
 
 // One client on sim, 20,000 keys with 64-byte values, the internal-node cache warm; no
 // speculative reads, so that a search reads one neighborhood (fixed bytes).
@@ -48,7 +40,7 @@ struct IndirectSim {
     t = IndirectSimTree::create(c, o);
     h = std::make_unique<IndirectSimTree::Handle>(t->handle(c));
     for (size_t i = 0; i < n; ++i)
-      EXPECT_TRUE(h->insert(key_of_rank(i), indirect_value(key_of_rank(i), 0, kIndirectValue)));
+      EXPECT_TRUE(h->insert(key_of_rank(i), varlen_value(key_of_rank(i), 0, kIndirectValue)));
     std::string v;
     for (size_t i = 0; i < n; ++i) h->search(key_of_rank(i), v);
   }
@@ -78,9 +70,9 @@ TEST(ChimeIndirect, OneMoreRoundTripPerSearchAndBytesAsComputed) {
   for (size_t i = 0; i < q; ++i) {
     Key k = key_of_rank(i * 7 % IndirectSim::n);
     auto a = in.measure([&] { ASSERT_TRUE(in.h->search(k, v)); });
-    EXPECT_EQ(v, indirect_value(k, 0, kIndirectValue));
+    EXPECT_EQ(v, varlen_value(k, 0, kIndirectValue));
     auto b = ind.measure([&] { ASSERT_TRUE(ind.h->search(k, v)); });
-    EXPECT_EQ(v, indirect_value(k, 0, kIndirectValue));
+    EXPECT_EQ(v, varlen_value(k, 0, kIndirectValue));
     ASSERT_EQ(a.round_trips, 1u);
     ASSERT_EQ(b.round_trips, 2u);                // one more: the block
     if (g.home(k) + g.h() > g.span()) continue;  // wrapping neighborhoods: two segments
@@ -101,8 +93,8 @@ TEST(ChimeIndirect, OneMoreRoundTripPerSearchAndBytesAsComputed) {
   std::set<uint64_t> written;
   for (size_t i = 0; i < q; ++i) {
     Key k = key_of_rank(i * 7 % IndirectSim::n);
-    auto a = in.measure([&] { ASSERT_TRUE(in.h->update(k, indirect_value(k, 1, 64))); });
-    auto b = ind.measure([&] { ASSERT_TRUE(ind.h->update(k, indirect_value(k, 1, 64))); });
+    auto a = in.measure([&] { ASSERT_TRUE(in.h->update(k, varlen_value(k, 1, 64))); });
+    auto b = ind.measure([&] { ASSERT_TRUE(ind.h->update(k, varlen_value(k, 1, 64))); });
     ASSERT_EQ(a.round_trips, 3u);
     if (b.round_trips == 4u) {
       ++claims;
@@ -117,7 +109,7 @@ TEST(ChimeIndirect, OneMoreRoundTripPerSearchAndBytesAsComputed) {
   for (size_t i = 0; i < q; i += 97) {  // the new values, from the new blocks
     Key k = key_of_rank(i * 7 % IndirectSim::n);
     ASSERT_TRUE(ind.h->search(k, v));
-    EXPECT_EQ(v, indirect_value(k, 1, 64));
+    EXPECT_EQ(v, varlen_value(k, 1, 64));
   }
 
   // Inserts: the block goes in the lock's round trip, so an insert costs what an inline one
@@ -126,10 +118,9 @@ TEST(ChimeIndirect, OneMoreRoundTripPerSearchAndBytesAsComputed) {
   uint64_t in_rt = 0, ind_rt = 0;
   for (size_t i = IndirectSim::n; i < IndirectSim::n + q; ++i) {
     Key k = key_of_rank(i);
-    in_rt +=
-        in.measure([&] { ASSERT_TRUE(in.h->insert(k, indirect_value(k, 0, 64))); }).round_trips;
+    in_rt += in.measure([&] { ASSERT_TRUE(in.h->insert(k, varlen_value(k, 0, 64))); }).round_trips;
     ind_rt +=
-        ind.measure([&] { ASSERT_TRUE(ind.h->insert(k, indirect_value(k, 0, 64))); }).round_trips;
+        ind.measure([&] { ASSERT_TRUE(ind.h->insert(k, varlen_value(k, 0, 64))); }).round_trips;
   }
   EXPECT_LE(ind_rt, in_rt + 1);  // a chunk claim more or less on either side
   EXPECT_LE(in_rt, ind_rt + 1);
@@ -145,46 +136,10 @@ TEST(ChimeIndirect, OneMoreRoundTripPerSearchAndBytesAsComputed) {
   }
 }
 
-// Random inserts, updates, removes, searches and scans against std::map, values of 1..value_size
-// bytes (a search returns them zero-padded to value_size, as inline values are), with leaf and
-// internal splits.
 template <class H>
 void indirect_differential(H& h, size_t ops, size_t keys, uint32_t value_size, uint32_t seed) {
-  std::mt19937_64 rng(seed);
   std::map<Key, std::string> model;
-  std::string out;
-  std::vector<std::pair<Key, std::string>> rows;
-  for (size_t i = 0; i < ops; ++i) {
-    Key k = key_of_rank(rng() % keys);
-    std::string v = indirect_value(k, static_cast<uint32_t>(i), 1 + rng() % value_size);
-    unsigned op = rng() % 100;
-    if (op < 40) {
-      bool exp = model.emplace(k, padded(v, value_size)).second;
-      ASSERT_EQ(h.insert(k, v), exp) << "insert at op " << i;
-    } else if (op < 60) {
-      auto it = model.find(k);
-      bool exp = it != model.end();
-      if (exp) it->second = padded(v, value_size);
-      ASSERT_EQ(h.update(k, v), exp) << "update at op " << i;
-    } else if (op < 70) {
-      ASSERT_EQ(h.remove(k), model.erase(k) == 1) << "remove at op " << i;
-    } else if (op < 95) {
-      auto it = model.find(k);
-      ASSERT_EQ(h.search(k, out), it != model.end()) << "search at op " << i;
-      if (it != model.end()) {
-        ASSERT_EQ(out, it->second) << "search at op " << i;
-      }
-    } else {
-      h.scan(k, 20, rows);
-      auto it = model.lower_bound(k);
-      for (size_t r = 0; r < rows.size(); ++r, ++it) {
-        ASSERT_NE(it, model.end());
-        ASSERT_EQ(rows[r].first, it->first);
-        ASSERT_EQ(rows[r].second, it->second);
-      }
-      ASSERT_TRUE(rows.size() == 20 || it == model.end()) << "short scan at op " << i;
-    }
-  }
+  testing::varlen_differential(h, model, ops, keys, value_size, seed);
 }
 
 chime::Options small_indirect(uint32_t value_size) {

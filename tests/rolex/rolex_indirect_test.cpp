@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 
+#include "../common/varlen_values.h"
 #include "../sherman/kv_checks.h"
 #include "indexes/common/kv_block.h"
 #include "rolex_test_util.h"
@@ -15,11 +16,7 @@ namespace {
 
 using testing::RIndex;
 
-std::string rolex_indirect_value(Key k, uint32_t ver, size_t len) {
-  std::string v(len, '\0');
-  for (size_t i = 0; i < len; ++i) v[i] = static_cast<char>((k >> (8 * (i % 8))) + ver + i);
-  return v;
-}
+using testing::varlen_value;
 
 struct RolexOpCost {
   uint64_t rt = 0, rd = 0, wr = 0;
@@ -60,12 +57,10 @@ TEST(RolexIndirect, OneMoreRoundTripPerSearchAndBytesAsComputed) {
       add(s[indirect], rolex_cost(c, [&] { ASSERT_TRUE(h.search(keys[i * 31], out)); }));
       Key lk = keys[i * 31];
       EXPECT_EQ(out, std::string(reinterpret_cast<const char*>(&lk), 8));  // the bulk load's
-      add(ins[indirect],
-          rolex_cost(c, [&] { ASSERT_TRUE(h.insert(k, rolex_indirect_value(k, 0, 8))); }));
-      add(upd[indirect],
-          rolex_cost(c, [&] { ASSERT_TRUE(h.update(k, rolex_indirect_value(k, 1, 8))); }));
+      add(ins[indirect], rolex_cost(c, [&] { ASSERT_TRUE(h.insert(k, varlen_value(k, 0, 8))); }));
+      add(upd[indirect], rolex_cost(c, [&] { ASSERT_TRUE(h.update(k, varlen_value(k, 1, 8))); }));
       ASSERT_TRUE(h.search(k, out));
-      EXPECT_EQ(out, rolex_indirect_value(k, 1, 8));
+      EXPECT_EQ(out, varlen_value(k, 1, 8));
       add(del[indirect], rolex_cost(c, [&] { ASSERT_TRUE(h.remove(k)); }));
     }
   }
@@ -108,49 +103,6 @@ TEST(RolexIndirect, OneMoreRoundTripPerSearchAndBytesAsComputed) {
   EXPECT_EQ(s[1].rd, s[0].rd + 50 * block);
 }
 
-template <class H>
-void rolex_indirect_differential(H& h, std::map<Key, std::string>& model, size_t ops, size_t keys,
-                                 uint32_t value_size, uint32_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string out;
-  std::vector<std::pair<Key, std::string>> rows;
-  auto pad = [&](std::string v) {
-    v.resize(value_size, '\0');
-    return v;
-  };
-  for (size_t i = 0; i < ops; ++i) {
-    Key k = testing::key_of_rank(rng() % keys);
-    std::string v = rolex_indirect_value(k, static_cast<uint32_t>(i), 1 + rng() % value_size);
-    unsigned op = rng() % 100;
-    if (op < 40) {
-      bool exp = model.emplace(k, pad(v)).second;
-      ASSERT_EQ(h.insert(k, v), exp) << "insert at op " << i;
-    } else if (op < 60) {
-      auto it = model.find(k);
-      bool exp = it != model.end();
-      if (exp) it->second = pad(v);
-      ASSERT_EQ(h.update(k, v), exp) << "update at op " << i;
-    } else if (op < 70) {
-      ASSERT_EQ(h.remove(k), model.erase(k) == 1) << "remove at op " << i;
-    } else if (op < 95) {
-      auto it = model.find(k);
-      ASSERT_EQ(h.search(k, out), it != model.end()) << "search at op " << i;
-      if (it != model.end()) {
-        ASSERT_EQ(out, it->second) << "search at op " << i;
-      }
-    } else {
-      h.scan(k, 20, rows);
-      auto it = model.lower_bound(k);
-      for (size_t r = 0; r < rows.size(); ++r, ++it) {
-        ASSERT_NE(it, model.end());
-        ASSERT_EQ(rows[r].first, it->first);
-        ASSERT_EQ(rows[r].second, it->second);
-      }
-      ASSERT_TRUE(rows.size() == 20 || it == model.end()) << "short scan at op " << i;
-    }
-  }
-}
-
 TEST(RolexIndirect, DifferentialFromEmptyWithRetrainings) {
   auto pool = testing::small_pool(1, 1, uint64_t{256} << 20);
   auto c = testing::make_client(pool, 0);
@@ -166,7 +118,7 @@ TEST(RolexIndirect, DifferentialFromEmptyWithRetrainings) {
   auto idx = RIndex::create(c, o);
   auto h = idx->handle(c);
   std::map<Key, std::string> model;
-  rolex_indirect_differential(h, model, 30000, 3000, 40, 12);
+  testing::varlen_differential(h, model, 30000, 3000, 40, 12);
   auto s = idx->stats(c);
   EXPECT_GT(s["synonym_leaves"], 0);
   EXPECT_GT(s["retrainings"], 0);
@@ -182,12 +134,12 @@ TEST(RolexIndirect, DifferentialBulkLoaded) {
   o.value_size = 100;
   o.indirect = true;
   o.compute_retrain_fallback = true;
-  auto value_of = [](Key k) { return rolex_indirect_value(k, 7, 1 + k % 100); };
+  auto value_of = [](Key k) { return varlen_value(k, 7, 1 + k % 100); };
   auto idx = RIndex::create(c, o, keys, value_of);
   auto h = idx->handle(c);
   std::map<Key, std::string> model;
   for (Key k : keys) model[k] = value_of(k) + std::string(100 - value_of(k).size(), '\0');
-  rolex_indirect_differential(h, model, 20000, 3000, 100, 13);
+  testing::varlen_differential(h, model, 20000, 3000, 100, 13);
 }
 
 }  // namespace

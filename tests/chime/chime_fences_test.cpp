@@ -14,6 +14,7 @@
 #include "../sherman/byte_keys.h"
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
+#include "byte_leaf_images.h"
 #include "indexes/chime/prebuilt.h"
 
 namespace dmrt {
@@ -43,11 +44,9 @@ double metadata_per_entry(uint32_t key_size, bool sv) {
 // lines, each line's version byte a copy of the replica's): a split's node write (NV + 1, a new
 // high fence, half the entries cleared) mixed with the bytes before at line grain; only whole
 // images decode untorn with one nv.
-struct FenceReplicaImages : test::TornImages {
-  btree::ByteKeys kp{64};
-  chime::Geometry g{16, 4, 8, true, 64, true};
+struct FenceReplicaImages : test::ByteLeafImages {
   static std::string fkey(char c) { return std::string(40, 'f') + std::string(24, c); }
-  FenceReplicaImages() {
+  FenceReplicaImages() : ByteLeafImages(chime::Geometry{16, 4, 8, true, 64, true}) {
     chime::LeafImage<btree::ByteKeys> img(g, kp);
     for (uint32_t r = 0; r < g.groups(); ++r) {
       img.set_replica(r, 3, GlobalAddress::null());
@@ -67,18 +66,6 @@ struct FenceReplicaImages : test::TornImages {
       img.set_fences(r, fkey('a'), fkey('m'));
     }
     after = bytes(img, whole);
-  }
-  std::vector<uint8_t> bytes(chime::LeafImage<btree::ByteKeys>& img, chime::Segment s) const {
-    img.encode(s, false);
-    return {img.enc.begin(), img.enc.begin() + static_cast<long>(g.enc_bytes())};
-  }
-  bool accepts(const std::vector<uint8_t>& mix) const {
-    chime::LeafImage<btree::ByteKeys> img(g, kp);
-    img.forget();
-    img.mark({0, g.node_words()});
-    std::copy(mix.begin(), mix.end(), img.enc.begin());
-    img.decode({0, g.node_words()});
-    return img.consistent(nullptr);
   }
 };
 

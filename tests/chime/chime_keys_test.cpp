@@ -14,6 +14,7 @@
 #include "../sherman/byte_keys.h"
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
+#include "byte_leaf_images.h"
 #include "indexes/chime/prebuilt.h"
 
 namespace dmrt {
@@ -155,11 +156,9 @@ TEST(ChimeKeys, AttachSeesByteKeys) {
 // three 64-byte lines, each line's version byte a copy of the entry's. An entry write (one entry's
 // key and value, EV + 1) and a node write (NV + 1, every other entry cleared) mixed with the bytes
 // before at line grain: only whole images decode untorn with one nv.
-struct WideEntryImages : test::TornImages {
-  btree::ByteKeys kp{64};
-  chime::Geometry g{16, 4, 8, true, 64};
+struct WideEntryImages : test::ByteLeafImages {
   static std::string wkey(int i) { return "user" + std::string(30, '0') + std::to_string(i); }
-  explicit WideEntryImages(bool node_write) {
+  explicit WideEntryImages(bool node_write) : ByteLeafImages(chime::Geometry{16, 4, 8, true, 64}) {
     chime::LeafImage<btree::ByteKeys> img(g, kp);
     for (uint32_t r = 0; r < g.groups(); ++r) img.set_replica(r, 3, GlobalAddress::null());
     for (uint32_t i = 0; i < g.span(); ++i) {
@@ -181,18 +180,6 @@ struct WideEntryImages : test::TornImages {
       img.ev[i] = (img.ev[i] + 1) & 0xf;
     }
     after = bytes(img, whole);
-  }
-  std::vector<uint8_t> bytes(chime::LeafImage<btree::ByteKeys>& img, chime::Segment s) const {
-    img.encode(s, false);
-    return {img.enc.begin(), img.enc.begin() + static_cast<long>(g.enc_bytes())};
-  }
-  bool accepts(const std::vector<uint8_t>& mix) const {
-    chime::LeafImage<btree::ByteKeys> img(g, kp);
-    img.forget();
-    img.mark({0, g.node_words()});
-    std::copy(mix.begin(), mix.end(), img.enc.begin());
-    img.decode({0, g.node_words()});
-    return img.consistent(nullptr);
   }
 };
 

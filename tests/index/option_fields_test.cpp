@@ -59,7 +59,9 @@ TEST(OptionFields, FlagNamesFollowTheKeyUnlessNamed) {
   for_each_field<race::Options>([&](const auto& f) {
     if (f.cli) flags += field_flag_suffix(f) + " ";
   });
-  EXPECT_EQ(flags, "directory-cache same-slot groups-per-subtable initial-depth max-depth ");
+  EXPECT_EQ(
+      flags,
+      "directory-cache same-slot reread-headers groups-per-subtable initial-depth max-depth ");
 }
 
 TEST(OptionFields, TomlTableSetsFields) {

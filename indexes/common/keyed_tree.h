@@ -42,22 +42,8 @@ class KeyedTree {
   using ByteTree = Basic<T, ByteKeys>;
   using Options = typename IntTree::Options;
 
-  [[gnu::noinline]] static std::shared_ptr<Self> create(Client<T>& c, const Options& o) {
-    auto t = std::shared_ptr<Self>(new Self());
-    if (o.key_size == kIntegerKeyBytes)
-      t->i_ = IntTree::create(c, o);
-    else
-      t->b_ = ByteTree::create(c, o);
-    return t;
-  }
-  [[gnu::noinline]] static std::shared_ptr<Self> attach(Client<T>& c, const Options& o) {
-    auto t = std::shared_ptr<Self>(new Self());
-    if (o.key_size == kIntegerKeyBytes)
-      t->i_ = IntTree::attach(c, o);
-    else
-      t->b_ = ByteTree::attach(c, o);
-    return t;
-  }
+  static std::shared_ptr<Self> create(Client<T>& c, const Options& o) { return open(c, o, false); }
+  static std::shared_ptr<Self> attach(Client<T>& c, const Options& o) { return open(c, o, true); }
 
   class Handle {
    public:
@@ -210,6 +196,16 @@ class KeyedTree {
   KeyedTree() = default;
 
  private:
+  // The tree of the key kind o names, created or attached.
+  [[gnu::noinline]] static std::shared_ptr<Self> open(Client<T>& c, const Options& o, bool attach) {
+    auto t = std::shared_ptr<Self>(new Self());
+    if (o.key_size == kIntegerKeyBytes)
+      t->i_ = attach ? IntTree::attach(c, o) : IntTree::create(c, o);
+    else
+      t->b_ = attach ? ByteTree::attach(c, o) : ByteTree::create(c, o);
+    return t;
+  }
+
   std::shared_ptr<IntTree> i_;
   std::shared_ptr<ByteTree> b_;
 };

@@ -13,6 +13,7 @@
 #include "../sim/small_cluster.h"
 #include "indexes/chime/prebuilt.h"
 #include "indexes/common/kv_block.h"
+#include "sim_warm.h"
 
 namespace dmrt {
 namespace {
@@ -26,29 +27,15 @@ using testing::varlen_value;
 
 // One client on sim, 20,000 keys with 64-byte values, the internal-node cache warm; no
 // speculative reads, so that a search reads one neighborhood (fixed bytes).
-struct IndirectSim {
-  sim::Cluster cluster{sim::small_test_cluster(1, 1)};
-  sim::SimClient c = sim::untimed_setup_client(cluster);
-  std::shared_ptr<IndirectSimTree> t;
-  std::unique_ptr<IndirectSimTree::Handle> h;
-  static constexpr size_t n = 20000;
-  explicit IndirectSim(bool indirect) {
+struct IndirectSim : testing::ChimeSimWarm {
+  explicit IndirectSim(bool indirect)
+      : ChimeSimWarm(options(indirect), [](Key k) { return varlen_value(k, 0, kIndirectValue); }) {}
+  static chime::Options options(bool indirect) {
     chime::Options o;
     o.value_size = kIndirectValue;
     o.indirect = indirect;
     o.speculative_read = false;
-    t = IndirectSimTree::create(c, o);
-    h = std::make_unique<IndirectSimTree::Handle>(t->handle(c));
-    for (size_t i = 0; i < n; ++i)
-      EXPECT_TRUE(h->insert(key_of_rank(i), varlen_value(key_of_rank(i), 0, kIndirectValue)));
-    std::string v;
-    for (size_t i = 0; i < n; ++i) h->search(key_of_rank(i), v);
-  }
-  template <class F>
-  VerbCounters measure(F&& fn) {
-    VerbCounters before = c.counters().total;
-    fn();
-    return c.counters().total - before;
+    return o;
   }
 };
 

@@ -12,6 +12,7 @@
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
 #include "indexes/chime/prebuilt.h"
+#include "sim_warm.h"
 
 namespace dmrt {
 namespace {
@@ -27,29 +28,7 @@ chime::Options with_sync(chime::Sync s) {
   return o;
 }
 
-// One client on a simulated cluster (verbs applied at one instant: line-atomic), a tree of 20,000
-// keys, the internal-node cache warm.
-struct SimWarm {
-  sim::Cluster cluster{sim::small_test_cluster(1, 1)};
-  sim::SimClient c = sim::untimed_setup_client(cluster);
-  std::shared_ptr<SimTree> t;
-  std::unique_ptr<SimTree::Handle> h;
-  static constexpr size_t n = 20000;
-  explicit SimWarm(chime::Options o) {
-    t = SimTree::create(c, o);
-    h = std::make_unique<SimTree::Handle>(t->handle(c));
-    for (size_t i = 0; i < n; ++i)
-      EXPECT_TRUE(h->insert(key_of_rank(i), value_for(key_of_rank(i), 0, 0)));
-    std::string v;
-    for (size_t i = 0; i < n; ++i) h->search(key_of_rank(i), v);
-  }
-  template <class F>
-  VerbCounters measure(F&& fn) {
-    VerbCounters before = c.counters().total;
-    fn();
-    return c.counters().total - before;
-  }
-};
+using SimWarm = testing::ChimeSimWarm;
 
 TEST(ChimeSync, AutoIsVersionsWhereLinesAreAtomicAndChecksumOnShm) {
   SimWarm s(chime::Options{});

@@ -162,23 +162,13 @@ void run_stress(rolex::Options o, testing::StressConfig cfg) {
 }
 
 TEST(RolexConcurrency, ZipfianMixedOpsTwoComputeNodes) {
-  rolex::Options o;
-  o.leaf_slots = 8;
-  o.epsilon = 8;
-  o.initial_groups = 8;
-  o.key_space = uint64_t{1} << 50;
-  o.retrain_threshold = 16;
+  rolex::Options o = testing::small_retraining_options(8);
   run_stress(o, {});
 }
 
 // ROLEX-Indirect (CHIME's Fig. 13): pairs point to KV blocks, written out of place.
 TEST(RolexConcurrency, ZipfianIndirectWithRdwc) {
-  rolex::Options o;
-  o.leaf_slots = 8;
-  o.epsilon = 8;
-  o.initial_groups = 8;
-  o.key_space = uint64_t{1} << 50;
-  o.retrain_threshold = 16;
+  rolex::Options o = testing::small_retraining_options(8);
   o.indirect = true;
   o.rdwc = true;
   run_stress(o, {});
@@ -186,12 +176,7 @@ TEST(RolexConcurrency, ZipfianIndirectWithRdwc) {
 
 // RDWC on (the CHIME paper's setting for ROLEX), with retrainings under way.
 TEST(RolexConcurrency, ZipfianWithRdwc) {
-  rolex::Options o;
-  o.leaf_slots = 8;
-  o.epsilon = 8;
-  o.initial_groups = 8;
-  o.key_space = uint64_t{1} << 50;
-  o.retrain_threshold = 16;
+  rolex::Options o = testing::small_retraining_options(8);
   o.rdwc = true;
   testing::StressConfig cfg;
   cfg.fibers = 8;

@@ -106,12 +106,7 @@ TEST(RolexIndirect, OneMoreRoundTripPerSearchAndBytesAsComputed) {
 TEST(RolexIndirect, DifferentialFromEmptyWithRetrainings) {
   auto pool = testing::small_pool(1, 1, uint64_t{256} << 20);
   auto c = testing::make_client(pool, 0);
-  rolex::Options o;
-  o.leaf_slots = 8;
-  o.epsilon = 8;
-  o.initial_groups = 4;
-  o.key_space = uint64_t{1} << 50;
-  o.retrain_threshold = 16;
+  rolex::Options o = testing::small_retraining_options(4);
   o.retrain_on_compute = true;  // no service here: the inserting client retrains (moves pointers)
   o.value_size = 40;
   o.indirect = true;

@@ -438,12 +438,7 @@ TEST(RolexIndex, DeletesUnlinkEmptiedSynonymLeaves) {
 TEST(RolexIndex, DifferentialAgainstStdMapEmptyStart) {
   auto pool = testing::small_pool(1, 1, uint64_t{256} << 20);
   auto c = testing::make_client(pool, 0);
-  rolex::Options o;
-  o.leaf_slots = 8;
-  o.epsilon = 8;
-  o.initial_groups = 4;
-  o.key_space = uint64_t{1} << 50;
-  o.retrain_threshold = 16;
+  rolex::Options o = testing::small_retraining_options(4);
   o.compute_retrain_fallback = true;  // no service here
   auto idx = RIndex::create(c, o);
   auto h = idx->handle(c);
@@ -498,12 +493,7 @@ TEST(RolexIndex, DifferentialAgainstStdMapBulkLoadedWithService) {
 TEST(RolexIndex, RetrainOnComputeRetrainsAtTheThresholdWithoutAService) {
   auto pool = testing::small_pool(1, 1, uint64_t{256} << 20);
   auto c = testing::make_client(pool, 0);
-  rolex::Options o;
-  o.leaf_slots = 8;
-  o.epsilon = 8;
-  o.initial_groups = 4;
-  o.key_space = uint64_t{1} << 50;
-  o.retrain_threshold = 16;
+  rolex::Options o = testing::small_retraining_options(4);
   o.retrain_on_compute = true;
   auto idx = RIndex::create(c, o);
   auto h = idx->handle(c);

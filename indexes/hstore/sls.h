@@ -231,8 +231,9 @@ class SkipListServer {
           return;
         }
         dget_ok_.store(false);  // the HTS is live again: point reads go to its table
-        uint64_t now = c.now_ns();
-        std::vector<bool> touched(m_.partitions, false);
+        const uint64_t now = m_.apply_lag_ns ? c.now_ns() : 0;  // only the lag reads `at`
+        std::vector<uint8_t>& touched = ship_touched_;
+        touched.assign(m_.partitions, 0);
         {
           std::lock_guard<std::mutex> g(dedup_mu_);
           for (uint64_t i = 0; i < n; ++i) {
@@ -249,7 +250,7 @@ class SkipListServer {
           unsigned p = KeyHash::of(key, wide).log(m_.partitions);
           std::lock_guard<std::mutex> g(parts_[p].mu);
           parts_[p].log.push_back({static_cast<EntryOp>(e[0] & 0xff), key, e[2], now});
-          touched[p] = true;
+          touched[p] = 1;
         }
         stat(sls_stat::kLogged).fetch_add(n);
         charge_cpu(c, so_.row_cpu_ns * n);
@@ -508,7 +509,8 @@ class SkipListServer {
   std::mutex q_mu_;
   std::deque<Message> queries_;
   std::atomic<uint64_t> last_busy_{0};
-  std::vector<size_t> ship_at_;  // fiber 0: where a ship's entries start
+  std::vector<size_t> ship_at_;        // fiber 0: where a ship's entries start
+  std::vector<uint8_t> ship_touched_;  // fiber 0: the partitions a ship logged to
 };
 
 // The service body for any transport's ServiceHost, homed on the server's node with

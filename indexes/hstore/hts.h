@@ -124,6 +124,7 @@ class HashTableServer {
     for (unsigned w = 0; w < m_.logs; ++w) parked_[w].store(0);
     logs_.resize(m_.logs);
     log_mu_ = std::make_unique<std::mutex[]>(m_.logs);
+    log_len_ = std::make_unique<std::atomic<size_t>[]>(m_.logs);
     uint64_t st = read_status(c, m_);
     epoch_ = status::hts_epoch(st);
     if (so_.recover) {
@@ -281,6 +282,7 @@ class HashTableServer {
         unsigned l = KeyHash::of(r.key, m_.wide()).log(m_.logs);
         std::lock_guard<std::mutex> g(log_mu_[l]);
         logs_[l].push_back(std::move(r));
+        log_len_[l].store(logs_[l].size(), std::memory_order_relaxed);
         return;
       }
       case kHello:
@@ -322,13 +324,16 @@ class HashTableServer {
       switch (b.phase) {
         case Phase::kIdle: {
           b.reqs.clear();
-          {
+          // An idle worker looks at its log's length, not its lock (taken on every poll, the
+          // locks of the four idle workers were 4% of a YCSB A run's samples on shm).
+          if (log_len_[wi].load(std::memory_order_relaxed) != 0) {
             std::lock_guard<std::mutex> g(log_mu_[wi]);
             auto& q = logs_[wi];
             while (!q.empty() && b.reqs.size() < m_.ship_batch) {
-              b.reqs.push_back(q.front());
+              b.reqs.push_back(std::move(q.front()));
               q.pop_front();
             }
+            log_len_[wi].store(q.size(), std::memory_order_relaxed);
           }
           if (b.reqs.empty()) {
             idle(ctx);
@@ -606,7 +611,8 @@ class HashTableServer {
   std::atomic<uint64_t> last_busy_{0};
   std::vector<std::deque<Request>> logs_;
   std::unique_ptr<std::mutex[]> log_mu_;
-  std::unordered_map<uint64_t, Dedup> dedup_;  // from the SLS at rebuild; fiber 0 reads it
+  std::unique_ptr<std::atomic<size_t>[]> log_len_;  // each log's length, set under its lock
+  std::unordered_map<uint64_t, Dedup> dedup_;       // from the SLS at rebuild; fiber 0 reads it
 };
 
 // The service body for any transport's ServiceHost, homed on the server's node with

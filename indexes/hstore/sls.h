@@ -69,6 +69,7 @@ class SkipListServer {
     std::mutex mu;
     SkipList list;
     std::deque<Entry> log;
+    std::atomic<size_t> pending{0};  // log.size(), set under mu: an idle applier skips the lock
   };
   struct Dedup {
     uint64_t tag = 0, old = 0;
@@ -231,8 +232,9 @@ class SkipListServer {
           return;
         }
         dget_ok_.store(false);  // the HTS is live again: point reads go to its table
-        uint64_t now = c.now_ns();
-        std::vector<bool> touched(m_.partitions, false);
+        const uint64_t now = m_.apply_lag_ns ? c.now_ns() : 0;  // only the lag reads `at`
+        std::vector<uint8_t>& touched = ship_touched_;
+        touched.assign(m_.partitions, 0);
         {
           std::lock_guard<std::mutex> g(dedup_mu_);
           for (uint64_t i = 0; i < n; ++i) {
@@ -249,7 +251,8 @@ class SkipListServer {
           unsigned p = KeyHash::of(key, wide).log(m_.partitions);
           std::lock_guard<std::mutex> g(parts_[p].mu);
           parts_[p].log.push_back({static_cast<EntryOp>(e[0] & 0xff), key, e[2], now});
-          touched[p] = true;
+          parts_[p].pending.store(parts_[p].log.size(), std::memory_order_relaxed);
+          touched[p] = 1;
         }
         stat(sls_stat::kLogged).fetch_add(n);
         charge_cpu(c, so_.row_cpu_ns * n);
@@ -268,6 +271,7 @@ class SkipListServer {
       case kDget: {
         std::lock_guard<std::mutex> g(q_mu_);
         queries_.push_back(std::move(msg));
+        queries_len_.store(queries_.size(), std::memory_order_relaxed);
         return;
       }
       case kDump:
@@ -276,6 +280,7 @@ class SkipListServer {
         {
           std::lock_guard<std::mutex> g(q_mu_);
           queries_.push_back(std::move(msg));
+          queries_len_.store(queries_.size(), std::memory_order_relaxed);
         }
         return;
       case kHtsDown:
@@ -302,7 +307,7 @@ class SkipListServer {
     while (!ctx.stop_requested()) {
       const uint64_t now = m_.apply_lag_ns ? c.now_ns() : 0;
       size_t n = 0;
-      {
+      if (parts_[p].pending.load(std::memory_order_relaxed) != 0) {
         std::lock_guard<std::mutex> g(parts_[p].mu);
         auto& log = parts_[p].log;
         while (!log.empty() && n < 256) {
@@ -311,6 +316,7 @@ class SkipListServer {
           log.pop_front();
           ++n;
         }
+        parts_[p].pending.store(log.size(), std::memory_order_relaxed);
       }
       if (n) {
         charge_cpu(c, so_.skiplist_cpu_ns * n);
@@ -339,6 +345,7 @@ class SkipListServer {
     size_t n = part.log.size();
     for (const Entry& e : part.log) apply(part, e);
     part.log.clear();
+    part.pending.store(0, std::memory_order_relaxed);
     if (n) stat(counter).fetch_add(n);
     return n;
   }
@@ -351,13 +358,14 @@ class SkipListServer {
     while (!ctx.stop_requested()) {
       Message msg;
       bool got = false;
-      {
+      if (queries_len_.load(std::memory_order_relaxed) != 0) {
         std::lock_guard<std::mutex> g(q_mu_);
         if (!queries_.empty()) {
           msg = std::move(queries_.front());
           queries_.pop_front();
           got = true;
         }
+        queries_len_.store(queries_.size(), std::memory_order_relaxed);
       }
       if (!got) {
         idle(ctx);
@@ -507,8 +515,10 @@ class SkipListServer {
   std::unordered_map<uint64_t, Dedup> dedup_;  // per client: last logged request and its old slot
   std::mutex q_mu_;
   std::deque<Message> queries_;
+  std::atomic<size_t> queries_len_{0};  // queries_.size(), set under q_mu_
   std::atomic<uint64_t> last_busy_{0};
-  std::vector<size_t> ship_at_;  // fiber 0: where a ship's entries start
+  std::vector<size_t> ship_at_;        // fiber 0: where a ship's entries start
+  std::vector<uint8_t> ship_touched_;  // fiber 0: the partitions a ship logged to
 };
 
 // The service body for any transport's ServiceHost, homed on the server's node with

@@ -70,6 +70,228 @@ TEST(HStoreSkipList, MatchesStdMap) {
   EXPECT_EQ(built.size(), rows.size() + 1);
 }
 
+// The hot-node cache (skiplist.h): an overwrite of a cached key skips the descent; an erased
+// node is never answered from the cache, even once its memory holds another key.
+TEST(HStoreSkipList, HotCacheUpsertEraseReinsert) {
+  hstore::SkipList sl(7);
+  // Key 0: a freed node's first word (where `pre` was) holds the free list's next pointer, null
+  // here, so a cache that kept the erased node would match it.
+  const std::string a = key_bytes(0);
+  ASSERT_TRUE(sl.upsert(a, 1));
+  EXPECT_EQ(sl.hot_hits(), 0u);
+  ASSERT_FALSE(sl.upsert(a, 2));  // the node the insert made
+  EXPECT_EQ(sl.hot_hits(), 1u);
+  uint64_t v = 0;
+  ASSERT_TRUE(sl.find(a, v));
+  EXPECT_EQ(v, 2u);
+  EXPECT_EQ(sl.hot_hits(), 2u);
+  ASSERT_TRUE(sl.erase(a));
+  EXPECT_FALSE(sl.find(a, v));
+  ASSERT_TRUE(sl.upsert(a, 3));  // new again: the cache forgot the erased node
+  EXPECT_EQ(sl.hot_hits(), 2u);
+  EXPECT_EQ(sl.size(), 1u);
+  ASSERT_EQ(sl.first()->key(), a);
+  EXPECT_EQ(sl.first()->value, 3u);
+  EXPECT_EQ(hstore::SkipList::next(sl.first()), nullptr);
+
+  // The erased node's memory goes to the next insert of its tower height: insert other keys
+  // until one gets it, then the erased key must still be absent and insert anew.
+  std::map<Key, uint64_t> model{{0, 3}};
+  for (Key k = 1000; k < 1010; ++k) {
+    ASSERT_TRUE(sl.upsert(key_bytes(k), k));
+    model[k] = k;
+  }
+  const hstore::SkipList::Node* freed = sl.lower_bound(a);
+  ASSERT_EQ(freed->key(), a);
+  ASSERT_FALSE(sl.upsert(a, 5));  // a hit
+  EXPECT_EQ(sl.hot_hits(), 3u);
+  ASSERT_TRUE(sl.erase(a));
+  model.erase(0);
+  Key reused = 0;
+  for (Key k = 2000; k < 3000 && !reused; ++k) {
+    ASSERT_TRUE(sl.upsert(key_bytes(k), k));
+    model[k] = k;
+    if (sl.lower_bound(key_bytes(k)) == freed) reused = k;
+  }
+  ASSERT_NE(reused, 0u) << "no insert reused the erased node";
+  EXPECT_FALSE(sl.find(a, v));
+  ASSERT_TRUE(sl.upsert(a, 6));
+  model[0] = 6;
+  ASSERT_TRUE(sl.find(key_bytes(reused), v));
+  EXPECT_EQ(v, reused);
+  ASSERT_TRUE(sl.find(a, v));
+  EXPECT_EQ(v, 6u);
+  auto it = model.begin();
+  for (auto* n = sl.first(); n; n = hstore::SkipList::next(n), ++it) {
+    ASSERT_NE(it, model.end());
+    EXPECT_EQ(n->key(), key_bytes(it->first));
+    EXPECT_EQ(n->value, it->second);
+  }
+  EXPECT_EQ(it, model.end());
+
+  // clear() keeps the nodes' memory (and their bytes) for reuse: no key is found in it after.
+  const uint64_t hits = sl.hot_hits();
+  sl.clear();
+  for (const auto& [k, kv] : model) {
+    ASSERT_FALSE(sl.find(key_bytes(k), v)) << k;
+    ASSERT_TRUE(sl.upsert(key_bytes(k), kv + 1)) << k;
+  }
+  EXPECT_EQ(sl.size(), model.size());
+  EXPECT_EQ(sl.hot_hits(), hits);
+
+  // Without a cache nothing is answered from it.
+  hstore::SkipList plain(7, 8, 0);
+  ASSERT_TRUE(plain.upsert(a, 1));
+  ASSERT_FALSE(plain.upsert(a, 2));
+  ASSERT_TRUE(plain.find(a, v));
+  EXPECT_EQ(v, 2u);
+  EXPECT_EQ(plain.hot_hits(), 0u);
+}
+
+// The cache grows with the list (empty again each time), up to its bound; build_sorted sizes it
+// for the rows, clear shrinks it.
+TEST(HStoreSkipList, HotCacheGrowsWithTheList) {
+  hstore::SkipList sl(5, 8, 16384);
+  EXPECT_EQ(sl.hot_slots(), 4096u);
+  std::map<Key, uint64_t> model;
+  for (Key k = 0; k < 20000; ++k) {
+    ASSERT_TRUE(sl.upsert(key_bytes(k * 7919), k));
+    model[k * 7919] = k;
+    if (k + 1 == 4096 || k + 1 == 4097 || k + 1 == 8193) {
+      EXPECT_EQ(sl.hot_slots(), k + 1 == 4096 ? 4096u : k + 1 == 4097 ? 8192u : 16384u) << k;
+    }
+  }
+  EXPECT_EQ(sl.hot_slots(), 16384u);  // its bound
+  const uint64_t hits = sl.hot_hits();
+  for (auto& [k, v] : model) {
+    ASSERT_FALSE(sl.upsert(key_bytes(k), v + 1));
+    ASSERT_FALSE(sl.upsert(key_bytes(k), v + 2));  // a hit, whatever the first found
+    v += 2;
+  }
+  EXPECT_GE(sl.hot_hits() - hits, model.size());
+  auto it = model.begin();
+  for (auto* n = sl.first(); n; n = hstore::SkipList::next(n), ++it) {
+    ASSERT_NE(it, model.end());
+    ASSERT_EQ(n->key(), key_bytes(it->first));
+    ASSERT_EQ(n->value, it->second);
+  }
+  EXPECT_EQ(it, model.end());
+
+  std::vector<std::pair<std::string, uint64_t>> rows;
+  for (Key k = 0; k < 10000; ++k) rows.push_back({key_bytes(k), k});
+  hstore::SkipList built(5, 8);
+  built.build_sorted(rows);
+  EXPECT_EQ(built.hot_slots(), 16384u);
+  for (Key k = 0; k < 10000; ++k) {
+    uint64_t v = 0;
+    ASSERT_FALSE(built.upsert(key_bytes(k), k + 5));
+    ASSERT_TRUE(built.find(key_bytes(k), v));
+    ASSERT_EQ(v, k + 5);
+  }
+  EXPECT_GE(built.hot_hits(), 10000u);
+  built.clear();
+  EXPECT_EQ(built.hot_slots(), 4096u);
+  EXPECT_EQ(built.first(), nullptr);
+}
+
+// Keys longer than 8 bytes that share their first 8 (and shorter keys that are prefixes of
+// them) each keep their own node and value, whether they share one cache slot or not.
+TEST(HStoreSkipList, HotCacheKeysSharingTheirFirstEightBytes) {
+  const std::vector<std::string> keys = {
+      "prefix0",   "prefix00",           std::string("prefix00\0", 9), "prefix00a", "prefix00ab",
+      "prefix00b", std::string(32, 'p'), std::string(31, 'p') + 'q',   "prefix01",  "prefix00aa"};
+  for (size_t slots : {size_t{4096}, size_t{1}}) {
+    hstore::SkipList sl(9, 32, slots);
+    std::map<std::string, uint64_t> model;
+    for (int round = 0; round < 3; ++round)
+      for (size_t i = 0; i < keys.size(); ++i) {
+        ASSERT_EQ(sl.upsert(keys[i], 100 * round + i), round == 0) << slots << " " << i;
+        ASSERT_FALSE(sl.upsert(keys[i], 100 * round + i + 1));  // the same key again: a hit
+        model[keys[i]] = 100 * round + i + 1;
+      }
+    // Every second upsert hits; with one slot the first of a round never does (the slot holds
+    // the key before), with 4096 it does unless two of the ten keys share a slot.
+    if (slots == 1)
+      EXPECT_EQ(sl.hot_hits(), 3 * keys.size());
+    else
+      EXPECT_GE(sl.hot_hits(), 3 * keys.size());
+    for (const auto& k : keys) {
+      uint64_t v = 0;
+      ASSERT_TRUE(sl.find(k, v));
+      EXPECT_EQ(v, model[k]) << slots;
+    }
+    auto it = model.begin();
+    for (auto* n = sl.first(); n; n = hstore::SkipList::next(n), ++it) {
+      ASSERT_NE(it, model.end());
+      EXPECT_EQ(n->key(), it->first);
+      EXPECT_EQ(n->value, it->second);
+    }
+    EXPECT_EQ(it, model.end());
+  }
+}
+
+// A differential run with a tiny cache (collisions, evictions), byte keys sharing prefixes,
+// erases, clear and build_sorted, against std::map.
+TEST(HStoreSkipList, HotCacheMatchesStdMap) {
+  std::mt19937_64 rng(17);
+  auto some_key = [&rng] {
+    // Most keys are 8..12 bytes whose first 8 are one of 16; some are 1..8 bytes.
+    std::string k = "sharedpf";
+    k.resize(rng() % 4 == 0 ? 1 + rng() % 8 : 8 + rng() % 5, 'x');
+    for (size_t i = 6; i < k.size(); ++i) k[i] = "ab\0\xff"[rng() % 4];
+    return k;
+  };
+  hstore::SkipList sl(3, 24, 8);
+  std::map<std::string, uint64_t> model;
+  for (int i = 0; i < 100000; ++i) {
+    std::string k = some_key();
+    switch (rng() % 16) {
+      case 0:
+      case 1:
+      case 2:
+        ASSERT_EQ(sl.erase(k), model.erase(k) == 1);
+        break;
+      case 3:
+      case 4: {
+        uint64_t v = 0;
+        auto it = model.find(k);
+        ASSERT_EQ(sl.find(k, v), it != model.end());
+        if (it != model.end()) {
+          ASSERT_EQ(v, it->second);
+        }
+        break;
+      }
+      case 5:
+        if (rng() % 200 == 0) {  // rarely: start again, empty or from sorted rows
+          std::vector<std::pair<std::string, uint64_t>> rows(model.begin(), model.end());
+          if (rng() % 2) {
+            sl.clear();
+            model.clear();
+          } else {
+            sl.build_sorted(rows);
+          }
+        }
+        break;
+      default: {  // upserts, mostly of a key just used again
+        uint64_t v = rng();
+        for (int r = 0; r < 2; ++r, v += 1) {
+          ASSERT_EQ(sl.upsert(k, v), model.count(k) == 0);
+          model[k] = v;
+        }
+      }
+    }
+    ASSERT_EQ(sl.size(), model.size());
+  }
+  auto it = model.begin();
+  for (auto* n = sl.first(); n; n = hstore::SkipList::next(n), ++it) {
+    ASSERT_NE(it, model.end());
+    ASSERT_EQ(n->key(), it->first);
+    ASSERT_EQ(n->value, it->second);
+  }
+  EXPECT_EQ(it, model.end());
+  EXPECT_GT(sl.hot_hits(), 60000u);  // the second upsert of each pair (11/16 of 100,000 steps)
+}
+
 TEST(HStoreLayout, SlotAndRecord) {
   GlobalAddress a(3, 0x123440);
   uint64_t w = hstore::slot::make(0xab, 27, a);

@@ -11,6 +11,7 @@
 #include "indexes/common/internal_node.h"
 #include "indexes/common/local_lock_table.h"
 #include "indexes/common/node_cache.h"
+#include "indexes/common/striped.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
 #include "runtime/layout.h"
@@ -43,10 +44,10 @@ struct BasicLocated {
 };
 using Located = BasicLocated<IntKeys>;
 
-// Counters shared by the clients of one process (atomics: many threads update them).
+// Counters shared by the clients of one process (striped: every search adds to one, and a
+// single shared word would move between the threads' caches on each).
 struct CoreStats {
-  std::atomic<uint64_t> cache_hits{0}, cache_misses{0}, internal_splits{0}, root_grows{0},
-      internal_reads{0}, retries{0};
+  StripedCounter cache_hits, cache_misses, internal_splits, root_grows, internal_reads, retries;
 };
 
 // K: the key policy (btree_keys.h): IntKeys (today's integer keys) or ByteKeys.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "indexes/common/spin_lock.h"
+#include "indexes/common/striped.h"
 #include "runtime/address.h"
 #include "runtime/hash.h"
 #include "runtime/kv.h"
@@ -184,7 +185,8 @@ class Combiner {
 
   std::vector<Slot> slots_;
   uint32_t limit_;
-  std::atomic<uint64_t> shared_{0}, delegated_{0}, combined_{0}, direct_runs_{0};
+  // Striped: a hot key's members on every thread add to them (striped.h).
+  btree::StripedCounter shared_, delegated_, combined_, direct_runs_;
 };
 
 // One Combiner per compute node, for an index object that all compute nodes share (ROLEX's):

@@ -2,9 +2,12 @@
 // lookups (reader-writer) and the RDWC slots (exclusive).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <thread>
+
+#include "indexes/common/striped.h"
 
 namespace dmrt::btree {
 
@@ -18,31 +21,41 @@ inline void spin_until(Done&& done) {
 }
 }  // namespace detail
 
-// A reader takes and drops it with one atomic add each, where std::shared_mutex (pthread_rwlock)
-// cost about 60 instructions a pair on every search's cache lookup (shm profile). A writer sets
-// the writer bit, then waits for the readers to drain; readers that find the bit set step back
-// until it clears (writer-preferring). Only for critical sections that post no verb (a fiber
-// never suspends holding it), so every wait is short.
+// A reader takes and drops it with one atomic add each on its thread's stripe (striped.h), where
+// std::shared_mutex (pthread_rwlock) cost about 60 instructions a pair on every search's cache
+// lookup (shm profile), and one shared reader count moved its cache line between the threads on
+// every lookup. A writer sets the writer flag, then waits for every stripe to drain; readers that
+// find the flag set step back until it clears (writer-preferring). The reader's add and the
+// writer's flag are sequentially consistent, so either the reader sees the flag or the writer
+// sees the reader. Only for critical sections that post no verb (a fiber never suspends holding
+// it), so every wait is short.
 class RwSpinLock {
  public:
   void lock_shared() {
+    std::atomic<uint32_t>& mine = readers_[thread_stripe()].n;
     for (;;) {
-      if (!(s_.fetch_add(1, std::memory_order_acquire) & kWriter)) return;
-      s_.fetch_sub(1, std::memory_order_relaxed);
-      detail::spin_until([&] { return !(s_.load(std::memory_order_relaxed) & kWriter); });
+      mine.fetch_add(1, std::memory_order_seq_cst);
+      if (!writer_.load(std::memory_order_seq_cst)) return;
+      mine.fetch_sub(1, std::memory_order_relaxed);
+      detail::spin_until([&] { return !writer_.load(std::memory_order_relaxed); });
     }
   }
-  void unlock_shared() { s_.fetch_sub(1, std::memory_order_release); }
+  // On the stripe lock_shared() added to: a fiber may not move threads while holding it.
+  void unlock_shared() { readers_[thread_stripe()].n.fetch_sub(1, std::memory_order_release); }
   void lock() {
-    while (s_.fetch_or(kWriter, std::memory_order_acquire) & kWriter)
-      detail::spin_until([&] { return !(s_.load(std::memory_order_relaxed) & kWriter); });
-    detail::spin_until([&] { return s_.load(std::memory_order_acquire) == kWriter; });  // drained
+    while (writer_.exchange(true, std::memory_order_seq_cst))
+      detail::spin_until([&] { return !writer_.load(std::memory_order_relaxed); });
+    for (const Stripe& s : readers_)  // drained
+      detail::spin_until([&] { return s.n.load(std::memory_order_acquire) == 0; });
   }
-  void unlock() { s_.fetch_and(~kWriter, std::memory_order_release); }
+  void unlock() { writer_.store(false, std::memory_order_release); }
 
  private:
-  static constexpr uint32_t kWriter = uint32_t{1} << 31;
-  std::atomic<uint32_t> s_{0};
+  struct alignas(64) Stripe {
+    std::atomic<uint32_t> n{0};
+  };
+  std::array<Stripe, kStripes> readers_{};
+  alignas(64) std::atomic<bool> writer_{false};
 };
 
 // Exclusive: one exchange to take, one store to drop (std::mutex's pthread calls were about 110

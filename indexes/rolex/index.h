@@ -570,11 +570,11 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       Found& f = found_;
       if (!find(k, f)) return false;
       if (!x_->opts_.indirect) {
-        load_value(f.leaf.value(f.pos), x_->opts_.value_size, out);
+        load_value(f.leaf->value(f.pos), x_->opts_.value_size, out);
         return true;
       }
       Batch b;  // the KV block: one more round trip
-      kvblock::read_into(b, f.leaf.value(f.pos)[0], block_buf_);
+      kvblock::read_into(b, f.leaf->value(f.pos)[0], block_buf_);
       c_->run(b);
       kvblock::decode(block_buf_, x_->opts_.value_size, out);
       return true;
@@ -595,11 +595,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       for (size_t i = 0; i < rows.size(); ++i)
         kvblock::decode(scan_blocks_[i], x_->opts_.value_size, rows[i].second);
     }
+    // Where find() saw k: a leaf image of this handle's, valid until its next find().
     struct Found {
-      Leaf leaf;
+      const Leaf* leaf = nullptr;
       uint32_t pos = 0;
-      explicit Found(const LeafGeometry& g) : leaf(g) {}
-      Found() : leaf(LeafGeometry{}) {}
     };
 
     // Checks a batch's leaves against the view; refreshes and returns false when it must be redone.
@@ -668,23 +667,24 @@ class Index : public std::enable_shared_from_this<Index<T>> {
               links.insert(links.end(), other.begin(), other.end());
         }
         // Every leaf is read whole below: the images only need to exist (kept from earlier
-        // searches: a search allocates nothing once they do).
+        // searches, never erased: a search allocates nothing once they do). Only the first
+        // links.size() are this search's.
         while (leaves.size() < links.size()) leaves.emplace_back(r.geo);
-        leaves.erase(leaves.begin() + static_cast<ptrdiff_t>(links.size()), leaves.end());
         uint64_t ptr = 0, use = 0;
-        MultiBatch mb;
+        MultiBatch& mb = find_mb_;  // kept: its batches vector allocates once
+        mb.clear();
         reads_.post(mb, r, links, leaves, x.opts_.coalesce_leaf_reads);
         mb.read(v->addr + kSltOffset, &use, 8);  // after the leaves (A14)
         mb.read(r.group_ptr(g), &ptr, 8);
         mb.run(*c_);
         reads_.finish(leaves);
-        links.erase(links.begin() + mine, links.end());
-        leaves.erase(leaves.begin() + mine, leaves.end());
+        links.erase(links.begin() + mine, links.end());  // validate checks the owner chain's
         if (!validate(g, v, links, leaves, ptr, use)) continue;
-        for (auto& l : leaves) {
+        for (size_t i = 0; i < mine; ++i) {
+          const Leaf& l = leaves[i];
           uint32_t p = l.find(k);
           if (p < l.count()) {
-            f.leaf = l;
+            f.leaf = &l;
             f.pos = p;
             return true;
           }
@@ -900,7 +900,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       }
       for (;;) {
         if (x.opts_.fetch_before_lock) {  // paper step 1: fetch as a search
-          Found f(r.geo);
+          Found f;
           bool present = find(k, f);
           if (op == Op::kInsert && present) return false;
           if (op != Op::kInsert && !present) return false;
@@ -1110,6 +1110,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     // find()'s scratch, kept between searches (capacity only; every search refills them).
     std::vector<ChainLink> find_chain_, find_links_, find_other_;
     std::vector<Leaf> find_leaves_;
+    MultiBatch find_mb_;
     Found found_;
   };
 };

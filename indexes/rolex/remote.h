@@ -74,6 +74,8 @@ class MultiBatch {
     batches_.clear();
   }
   bool empty() const { return batches_.empty(); }
+  // Drops verbs posted but not run (a reused MultiBatch whose last run threw).
+  void clear() { batches_.clear(); }
 
  private:
   std::vector<Batch> batches_;
@@ -97,8 +99,14 @@ class LeafReads {
     }
     order_.resize(links.size());
     for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<uint32_t>(i);
-    std::stable_sort(order_.begin(), order_.end(),
-                     [&](uint32_t a, uint32_t b) { return links[a].leaf < links[b].leaf; });
+    // By leaf number, stable; an insertion sort: a few dozen links at most, and no temporary
+    // buffer (std::stable_sort allocates one per call).
+    for (size_t i = 1; i < order_.size(); ++i) {
+      const uint32_t o = order_[i];
+      size_t p = i;
+      for (; p > 0 && links[o].leaf < links[order_[p - 1]].leaf; --p) order_[p] = order_[p - 1];
+      order_[p] = o;
+    }
     words_ = bytes / 8;
     buf_.resize(order_.size() * words_);
     for (size_t p = 0; p < order_.size();) {

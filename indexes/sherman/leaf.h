@@ -172,10 +172,43 @@ struct LeafImage {
     }
     return true;
   }
+  // The first occupied entry holding k, or -1. An integer key compares before the flags (one
+  // word, rarely equal); a byte key only in an occupied slot.
   int find(View k) const {
-    for (uint32_t i = 0; i < g->span(); ++i)
-      if (occupied(i) && key(i) == k) return static_cast<int>(i);
+    const uint64_t* e = entry(0);
+    const size_t ew = g->ew();
+    for (uint32_t i = 0, n = g->span(); i < n; ++i, e += ew) {
+      const bool occ = sealed::meta_of(e).flags & LeafGeometry::kOccupied;
+      if constexpr (K::kBytes) {
+        if (occ && kp.get(e + 1) == k) return static_cast<int>(i);
+      } else {
+        if (kp.get(e + 1) == k && occ) return static_cast<int>(i);
+      }
+    }
     return -1;
+  }
+
+  // A search's verdict on the image: the entry holding k, or one of these.
+  static constexpr int kAbsent = -1, kOutside = -2, kTorn = -3;
+  // A search checks only the objects its answer rests on, as the paper's search checks the node
+  // versions and the found entry's versions: the header (fences, sibling) sealed, and the entry
+  // of k sealed with the header's nv. Both carrying one nv means no node write (which rewrites
+  // every object with nv+1) completed between the READ taking them, so the pair is what
+  // consistent() would accept of them; the other entries do not bear on the answer. Only
+  // "absent" needs every object (an entry torn, or from another node image, could hide k), so it
+  // takes consistent(). With versions, decode() checked every line (torn) and sealed the objects
+  // locally: the same verdicts. kOutside: k is not within the (checked) fences; lo(), hi() and
+  // sibling() may be used. `check` false (fault injection) accepts the image as it is.
+  int search(View k, bool check = true) const {
+    if (check && torn) return kTorn;
+    if (check && !sealed::verify(&w[0], g->header_words() - 1)) return kTorn;
+    if (!covers(k)) return kOutside;
+    const int i = find(k);
+    if (i < 0) return !check || consistent() ? kAbsent : kTorn;
+    if (check &&
+        (!sealed::verify(entry(i), g->kw() + g->vw()) || sealed::meta_of(entry(i)).nv != nv()))
+      return kTorn;
+    return i;
   }
   int free_slot() const {
     for (uint32_t i = 0; i < g->span(); ++i)

@@ -249,15 +249,15 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         GlobalAddress a = loc.leaf;
         bool cached = loc.from_cache;
         for (;;) {
-          read_leaf(a);
-          if (k < img_.lo()) break;  // not reachable with B-link invariants; restart
-          if (!img_.covers(k)) {     // the leaf split after the parent was read: move right
+          const int i = read_for_search(a, k);
+          if (i == Leaf::kOutside) {
+            if (k < img_.lo()) break;  // not reachable with B-link invariants; restart
+            // The leaf split after the parent was read: move right.
             if (cached) t_->core_.cache().invalidate(loc.parent);
             cached = false;
             a = img_.sibling();
             continue;
           }
-          int i = img_.find(k);
           if (i < 0) return false;
           btree::load_value(img_.value(i), t_->geo_.value_size(), out);
           return true;
@@ -266,6 +266,22 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       }
     }
     enum class Op { kInsert, kUpdate, kRemove };
+
+    // One READ of the whole leaf for a search of k, repeated until the objects its answer rests
+    // on are sealed with one node version (LeafImage::search): k's entry, or kAbsent / kOutside.
+    int read_for_search(GlobalAddress a, View k) {
+      for (;;) {
+        Batch b;
+        img_.read_into(b, a);
+        c_->run(b);
+        img_.finish_read();
+        const int i = img_.search(k);
+        if (i != Leaf::kTorn) return i;
+        if (injected(t_->opts_.faults.skip_validation)) return img_.search(k, false);
+        t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
+        c_->pause();
+      }
+    }
 
     // One READ of the whole leaf, repeated until every object is sealed with one node version.
     void read_leaf(GlobalAddress a) {

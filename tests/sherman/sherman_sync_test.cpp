@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
+#include <utility>
+#include <vector>
 
 #include "../common/torn_images.h"
 #include "../runtime/test_cluster.h"
@@ -134,7 +137,7 @@ struct ShermanImages : test::TornImages {
     }
     return b;
   }
-  bool accepts(const std::vector<uint8_t>& mix) const {
+  sherman::LeafImage<> read(const std::vector<uint8_t>& mix) const {
     sherman::LeafImage img(g);
     if (g.versions()) {
       std::copy(mix.begin(), mix.end(), img.enc.begin());
@@ -142,7 +145,14 @@ struct ShermanImages : test::TornImages {
       std::memcpy(img.w.data(), mix.data() + 8, g.image_bytes());
     }
     img.finish_read();
-    return img.consistent();
+    return img;
+  }
+  bool accepts(const std::vector<uint8_t>& mix) const { return read(mix).consistent(); }
+  // A search's verdict on the image (LeafImage::search) and the value it would return.
+  std::pair<int, uint64_t> search(const std::vector<uint8_t>& mix, Key k) const {
+    sherman::LeafImage img = read(mix);
+    const int i = img.search(k);
+    return {i, i >= 0 ? img.value(i)[0] : 0};
   }
 };
 
@@ -164,6 +174,51 @@ TEST(ShermanSync, ChecksumsRejectLineAndWordTornImages) {
   EXPECT_GT(sherman_torn_rejected(false, true, 64), 500u);
   EXPECT_GT(sherman_torn_rejected(false, true, 8), 500u);
   EXPECT_GT(sherman_torn_rejected(false, false, 8), 2u);
+}
+
+// A search checks only the header and its key's entry (LeafImage::search), not every object: on
+// every image made of pieces of `before` and `after`, each key's verdict is a whole image's
+// (the same entry and value, absent or outside the fences only where one of them says so) or
+// torn, and never torn on a whole image. With checksums, torn images whose header and key entry
+// are whole answer without a retry; with versions any torn line is a retry, as before.
+size_t sherman_search_torn_answered(bool versions, bool node_write, size_t grain) {
+  ShermanImages im(versions, node_write);
+  std::vector<Key> keys{99, 105, 119, 125, 139, 140};  // 99, 140: absent; 125: moved by the split
+  for (Key k = 100; k < 140; k += 7) keys.push_back(k);
+  size_t answered = 0;
+  auto check = [&](const std::vector<uint8_t>& m) {
+    const bool whole = m == im.before || m == im.after;
+    for (Key k : keys) {
+      const auto v = im.search(m, k), b = im.search(im.before, k), a = im.search(im.after, k);
+      EXPECT_NE(b.first, sherman::LeafImage<>::kTorn);
+      EXPECT_NE(a.first, sherman::LeafImage<>::kTorn);
+      if (v.first == sherman::LeafImage<>::kTorn) {
+        EXPECT_FALSE(whole) << k;
+        continue;
+      }
+      EXPECT_TRUE(v == b || v == a) << "key " << k << " entry " << v.first << " value " << v.second;
+      answered += !whole;
+    }
+  };
+  const size_t pieces = (im.before.size() + grain - 1) / grain;
+  for (size_t cut = 0; cut <= pieces; ++cut) {
+    check(im.mix(grain, [&](size_t p) { return p >= cut; }));
+    check(im.mix(grain, [&](size_t p) { return p < cut; }));
+  }
+  std::mt19937_64 rng(11);
+  for (int r = 0; r < 300; ++r) {
+    uint64_t bits = rng();
+    check(im.mix(grain, [&](size_t p) { return (bits >> (p % 64)) & 1; }));
+  }
+  return answered;
+}
+
+TEST(ShermanSync, SearchVerdictsOnTornImagesAreAWholeImagesVerdicts) {
+  EXPECT_EQ(sherman_search_torn_answered(true, true, 64), 0u);
+  EXPECT_EQ(sherman_search_torn_answered(true, false, 64), 0u);
+  EXPECT_GT(sherman_search_torn_answered(false, true, 64), 2000u);
+  EXPECT_GT(sherman_search_torn_answered(false, true, 8), 3000u);
+  EXPECT_GT(sherman_search_torn_answered(false, false, 8), 1000u);
 }
 
 // Sherman's bookend scheme (front and rear node versions only): a line from the middle of the

@@ -151,9 +151,16 @@ struct KeyHash {
       f = xxh64(key.data(), key.size(), kFpSeed);
     }
     k.fp = static_cast<uint8_t>(f);
-    uint32_t n = g.main_buckets();
-    k.main[0] = static_cast<uint32_t>((k.h >> max_depth) % n);
-    k.main[1] = static_cast<uint32_t>(h2 % n);
+    const uint64_t n = g.main_buckets();
+    // The same numbers as `% n`; a power-of-two n (every default geometry) takes a mask instead
+    // of two 64-bit divisions, which sat between the hash and the bucket address it feeds.
+    if ((n & (n - 1)) == 0) {
+      k.main[0] = static_cast<uint32_t>((k.h >> max_depth) & (n - 1));
+      k.main[1] = static_cast<uint32_t>(h2 & (n - 1));
+    } else {
+      k.main[0] = static_cast<uint32_t>((k.h >> max_depth) % n);
+      k.main[1] = static_cast<uint32_t>(h2 % n);
+    }
     if (k.main[1] / 2 == k.main[0] / 2)
       k.main[1] = ((k.main[0] / 2 + 1) % g.groups) * 2 + (k.main[1] & 1);
     return k;

@@ -542,15 +542,15 @@ class RaceIndex<T>::Handle {
         batches[nb++].write(*write_blk, block_.data(), static_cast<uint32_t>(block_.size()));
     }
     c_->run(std::span<Batch>(batches, nb));
-    if (!reread_headers)
-      for (unsigned c = 0; c < 2; ++c)
-        for (unsigned j = 0; j < 2; ++j) v.hdr2[c][j] = v.header(c, j);
     v.pending = false;
     bool stale = false;
     for (unsigned c = 0; c < 2; ++c)
       for (unsigned j = 0; j < 2; ++j) {
-        uint64_t h = v.header(c, j);
-        if (h != v.hdr2[c][j]) return false;
+        const uint64_t h = v.header(c, j);
+        if (!reread_headers)
+          v.hdr2[c][j] = h;
+        else if (h != v.hdr2[c][j])
+          return false;
         if (!Header::valid_for(h, kh.h)) stale = true;
         if (Header::pending(h)) v.pending = true;
       }

@@ -299,22 +299,27 @@ TEST(RaceHash, InlinedXxh64MatchesLibxxhash) {
 // three XXH64s as the general path (a byte key of 8 bytes takes the same branch, so compare with
 // libxxhash directly), and the bucket numbers follow from them as documented.
 TEST(RaceHash, KeyHashOfEightBytesIsThreeXxh64s) {
-  Geometry g;
-  g.groups = 1024;
   std::mt19937_64 rng(11);
-  for (int i = 0; i < 1000; ++i) {
-    const uint64_t key = rng();
-    const std::string_view kv(reinterpret_cast<const char*>(&key), 8);
-    const KeyHash kh = KeyHash::of(kv, g, 16);
-    const uint64_t h = XXH64(&key, 8, KeyHash::kSuffixSeed);
-    const uint64_t h2 = XXH64(&key, 8, KeyHash::kSecondSeed);
-    ASSERT_EQ(kh.h, h);
-    ASSERT_EQ(kh.fp, static_cast<uint8_t>(XXH64(&key, 8, KeyHash::kFpSeed)));
-    ASSERT_EQ(kh.main[0], (h >> 16) % g.main_buckets());
-    if ((h2 % g.main_buckets()) / 2 != kh.main[0] / 2) {
-      ASSERT_EQ(kh.main[1], h2 % g.main_buckets());
+  for (uint32_t groups : {1024u, 1000u, 2u, 3u}) {  // power-of-two main buckets take a mask
+    Geometry g;
+    g.groups = groups;
+    for (int i = 0; i < 1000; ++i) {
+      const uint64_t key = rng();
+      const std::string_view kv(reinterpret_cast<const char*>(&key), 8);
+      const KeyHash kh = KeyHash::of(kv, g, 16);
+      const uint64_t h = XXH64(&key, 8, KeyHash::kSuffixSeed);
+      const uint64_t h2 = XXH64(&key, 8, KeyHash::kSecondSeed);
+      ASSERT_EQ(kh.h, h);
+      ASSERT_EQ(kh.fp, static_cast<uint8_t>(XXH64(&key, 8, KeyHash::kFpSeed)));
+      ASSERT_EQ(kh.main[0], (h >> 16) % g.main_buckets());
+      const uint64_t second = h2 % g.main_buckets();
+      if (second / 2 != kh.main[0] / 2) {
+        ASSERT_EQ(kh.main[1], second);
+      } else {
+        ASSERT_EQ(kh.main[1], ((kh.main[0] / 2 + 1) % groups) * 2 + (second & 1));
+      }
+      ASSERT_NE(kh.main[1] / 2, kh.main[0] / 2);
     }
-    ASSERT_NE(kh.main[1] / 2, kh.main[0] / 2);
   }
 }
 

@@ -70,7 +70,7 @@ class RaceIndex {
     if (cfg != idx->config_word())
       throw ConfigError("RACE index at root slot " + std::to_string(idx->opts_.root_slot) +
                         " was created with other groups_per_subtable/max_global_depth/key mode "
-                        "(key_size 8 or not)");
+                        "(key_size 8 or not), or by a build with another KV block checksum");
     return idx;
   }
 
@@ -160,10 +160,12 @@ class RaceIndex {
       throw ConfigError("RACE initial_global_depth exceeds max_global_depth");
   }
   // Byte keys and integer keys hash differently: a client of the other mode must not attach.
+  // Bit 30: KV block checksums over lengths + key + value (2026-11-27); a build that checksums
+  // the padding too would find every block torn and retry for ever, so it must not attach.
   uint64_t config_word() const {
     uint64_t byte_keys = opts_.key_size != kIntegerKeyBytes ? uint64_t{1} << 31 : 0;
     return 0x5241434500000000ull ^ (uint64_t{opts_.max_global_depth} << 32) ^ geo_.groups ^
-           byte_keys;
+           byte_keys ^ (uint64_t{1} << 30);
   }
   template <class F>
   void for_each_table(Client<T>& c, F f) {

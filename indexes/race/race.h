@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -69,7 +70,7 @@ class RaceIndex {
     if (cfg != idx->config_word())
       throw ConfigError("RACE index at root slot " + std::to_string(idx->opts_.root_slot) +
                         " was created with other groups_per_subtable/max_global_depth/key mode "
-                        "(key_size 8 or not)");
+                        "(key_size 8 or not), or by a build with another KV block checksum");
     return idx;
   }
 
@@ -159,10 +160,12 @@ class RaceIndex {
       throw ConfigError("RACE initial_global_depth exceeds max_global_depth");
   }
   // Byte keys and integer keys hash differently: a client of the other mode must not attach.
+  // Bit 30: KV block checksums over lengths + key + value (2026-11-27); a build that checksums
+  // the padding too would find every block torn and retry for ever, so it must not attach.
   uint64_t config_word() const {
     uint64_t byte_keys = opts_.key_size != kIntegerKeyBytes ? uint64_t{1} << 31 : 0;
     return 0x5241434500000000ull ^ (uint64_t{opts_.max_global_depth} << 32) ^ geo_.groups ^
-           byte_keys;
+           byte_keys ^ (uint64_t{1} << 30);
   }
   template <class F>
   void for_each_table(Client<T>& c, F f) {
@@ -475,8 +478,13 @@ class RaceIndex<T>::Handle {
   static constexpr size_t kMaxCands = 4 * kSlotsPerBucket;
   static constexpr size_t kMaxNodeBatches = 4;  // KV blocks on more nodes cost extra trips
   struct Cands {
+    // Only the first n entries are ever read: the arrays are left uninitialised (zeroing the
+    // positions cost a search 33 instructions).
+    Cands() {}
     size_t n = 0;
-    Pos pos[kMaxCands];
+    union {
+      Pos pos[kMaxCands];
+    };
     uint64_t words[kMaxCands];
     uint32_t off[kMaxCands];  // after read_blocks: candidate i's block at blocks_ + off[i]
   };
@@ -536,15 +544,15 @@ class RaceIndex<T>::Handle {
         batches[nb++].write(*write_blk, block_.data(), static_cast<uint32_t>(block_.size()));
     }
     c_->run(std::span<Batch>(batches, nb));
-    if (!reread_headers)
-      for (unsigned c = 0; c < 2; ++c)
-        for (unsigned j = 0; j < 2; ++j) v.hdr2[c][j] = v.header(c, j);
     v.pending = false;
     bool stale = false;
     for (unsigned c = 0; c < 2; ++c)
       for (unsigned j = 0; j < 2; ++j) {
-        uint64_t h = v.header(c, j);
-        if (h != v.hdr2[c][j]) return false;
+        const uint64_t h = v.header(c, j);
+        if (!reread_headers)
+          v.hdr2[c][j] = h;
+        else if (h != v.hdr2[c][j])
+          return false;
         if (!Header::valid_for(h, kh.h)) stale = true;
         if (Header::pending(h)) v.pending = true;
       }
@@ -559,17 +567,23 @@ class RaceIndex<T>::Handle {
   // claims are skipped unless asked for: to every reader a key is absent until its claim is final.
   Cands candidates(const KeyHash& kh, const View& v, bool with_tentative = false) const {
     Cands cs;
-    unsigned order[2] = {0, 1};
-    if (v.first[1] < v.first[0]) std::swap(order[0], order[1]);
-    for (unsigned c : order)
-      for (unsigned j = 0; j < 2; ++j)
-        for (unsigned k = 0; k < kSlotsPerBucket; ++k) {
-          uint64_t w = v.slot(c, j, k);
-          if (Slot::empty(w) || Slot::fp(w) != kh.fp) continue;
-          if (Slot::tentative(w) && !with_tentative) continue;
+    // The slots whose fingerprint matches (fp_matches), then of those the occupied ones; readers
+    // skip tentative claims.
+    const uint64_t skip = with_tentative ? 0 : Slot::kTentative;
+    const unsigned low = v.first[1] < v.first[0] ? 1 : 0;  // the combined bucket first in order
+    for (unsigned o = 0; o < 2; ++o) {
+      const unsigned c = o ^ low;
+      for (unsigned j = 0; j < 2; ++j) {
+        const uint64_t* bucket = &v.w[c][8 * j];
+        for (uint32_t m = fp_matches(bucket, kh.fp); m != 0; m &= m - 1) {
+          const unsigned k = static_cast<unsigned>(std::countr_zero(m));
+          const uint64_t w = bucket[1 + k];
+          if (Slot::empty(w) || (w & skip) != 0) continue;
           cs.pos[cs.n] = {v.first[c] + j, k};
           cs.words[cs.n++] = w;
         }
+      }
+    }
     return cs;
   }
 

@@ -295,5 +295,77 @@ TEST(RaceHash, InlinedXxh64MatchesLibxxhash) {
   EXPECT_EQ(xxh64(&k, 8, 0x52414345ull), XXH64(&k, 8, 0x52414345ull));
 }
 
+// KeyHash::of hashes an integer key's 8 bytes with the three hashes inlined; they are the same
+// three XXH64s as the general path (a byte key of 8 bytes takes the same branch, so compare with
+// libxxhash directly), and the bucket numbers follow from them as documented.
+TEST(RaceHash, KeyHashOfEightBytesIsThreeXxh64s) {
+  std::mt19937_64 rng(11);
+  for (uint32_t groups : {1024u, 1000u, 2u, 3u}) {  // power-of-two main buckets take a mask
+    Geometry g;
+    g.groups = groups;
+    for (int i = 0; i < 1000; ++i) {
+      const uint64_t key = rng();
+      const std::string_view kv(reinterpret_cast<const char*>(&key), 8);
+      const KeyHash kh = KeyHash::of(kv, g, 16);
+      const uint64_t h = XXH64(&key, 8, KeyHash::kSuffixSeed);
+      const uint64_t h2 = XXH64(&key, 8, KeyHash::kSecondSeed);
+      ASSERT_EQ(kh.h, h);
+      ASSERT_EQ(kh.fp, static_cast<uint8_t>(XXH64(&key, 8, KeyHash::kFpSeed)));
+      ASSERT_EQ(kh.main[0], (h >> 16) % g.main_buckets());
+      const uint64_t second = h2 % g.main_buckets();
+      if (second / 2 != kh.main[0] / 2) {
+        ASSERT_EQ(kh.main[1], second);
+      } else {
+        ASSERT_EQ(kh.main[1], ((kh.main[0] / 2 + 1) % groups) * 2 + (second & 1));
+      }
+      ASSERT_NE(kh.main[1] / 2, kh.main[0] / 2);
+    }
+  }
+}
+
+// fp_matches (byte compares over the bucket line) against the slot-by-slot definition, on
+// buckets whose fingerprints collide often, with the header's top byte equal to the fingerprint
+// too (it must not count).
+TEST(RaceLayout, FingerprintMatchesAreTheSlotsWithThatByte) {
+  std::mt19937_64 rng(5);
+  unsigned nonzero = 0;
+  for (int i = 0; i < 20000; ++i) {
+    uint64_t bucket[8];
+    const uint8_t fp = static_cast<uint8_t>(rng() & 3);
+    for (auto& w : bucket) w = (rng() & 0x00ffffffffffffffull) | (uint64_t{rng() & 3} << 56);
+    if (i & 1) bucket[0] = (bucket[0] & 0x00ffffffffffffffull) | (uint64_t{fp} << 56);
+    uint32_t want = 0;
+    for (unsigned k = 0; k < kSlotsPerBucket; ++k)
+      want |= uint32_t{Slot::fp(bucket[1 + k]) == fp} << k;
+    ASSERT_EQ(fp_matches(bucket, fp), want) << "bucket " << i;
+    nonzero += want != 0;
+  }
+  EXPECT_GT(nonzero, 10000u);
+}
+
+// The KV block checksum covers the lengths, key and value, not the padding: a change to any byte
+// a reader uses makes the block torn, a change to the padding does not.
+TEST(RaceLayout, BlockChecksumCoversLengthsKeyAndValue) {
+  const uint64_t key = 42;
+  const std::string_view kv(reinterpret_cast<const char*>(&key), 8);
+  for (const std::string& value :
+       {std::string(8, 'v'), std::string(30, 'w'), std::string(100, 'x')}) {
+    std::string blk;
+    KvBlock::encode(kv, value, blk);
+    const uint32_t bytes = static_cast<uint32_t>(blk.size());
+    ASSERT_TRUE(KvBlock::intact(blk.data(), bytes));
+    EXPECT_EQ(KvBlock::check(blk.data(), bytes, kv), KvBlock::Check::kMatch);
+    const size_t used = KvBlock::kHeaderBytes + 8 + value.size();
+    for (size_t i = 0; i + KvBlock::kChecksumBytes < bytes; ++i) {
+      std::string t = blk;
+      t[i] ^= 0x10;
+      EXPECT_EQ(KvBlock::intact(t.data(), bytes), i >= used) << "byte " << i << " of " << bytes;
+    }
+    std::string t = blk;
+    t[bytes - 1] ^= 1;  // the checksum itself
+    EXPECT_FALSE(KvBlock::intact(t.data(), bytes));
+  }
+}
+
 }  // namespace
 }  // namespace dmrt::race

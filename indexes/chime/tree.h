@@ -22,9 +22,10 @@
 #include "indexes/chime/options.h"
 #include "indexes/common/btree_core.h"
 #include "indexes/common/faults.h"
-#include "indexes/common/kv_block.h"
 #include "indexes/common/keyed_tree.h"
+#include "indexes/common/kv_block.h"
 #include "indexes/common/rdwc.h"
+#include "indexes/common/striped.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
 #include "runtime/key_bytes.h"
@@ -165,8 +166,9 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
   HotspotBuffer hot_;
   Core core_;
   rdwc::Combiner rdwc_;  // this compute node's (one Tree per compute node)
-  std::atomic<uint64_t> leaves_{0}, splits_{0}, spec_hits_{0}, spec_misses_{0}, sibling_moves_{0},
-      read_retries_{0}, lock_retries_{0}, scan_windows_{0}, scan_partial_leaves_{0};
+  // Striped: a hot key's speculative hits on every thread would otherwise bounce one line.
+  btree::StripedCounter leaves_, splits_, spec_hits_, spec_misses_, sibling_moves_, read_retries_,
+      lock_retries_, scan_windows_, scan_partial_leaves_;
 
  public:
   class Handle {

@@ -16,6 +16,7 @@
 #include "indexes/common/faults.h"
 #include "indexes/common/keyed_tree.h"
 #include "indexes/common/rdwc.h"
+#include "indexes/common/striped.h"
 #include "indexes/dmtree/leaf.h"
 #include "indexes/dmtree/options.h"
 #include "runtime/client.h"
@@ -242,9 +243,10 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
   rdwc::Combiner comb_;   // read delegation (rounds of at most batch_limit followers)
   rdwc::Combiner wcomb_;  // write combining (unbounded unless batch_limit_writes)
   GlobalAddress arena_;
-  std::atomic<uint64_t> leaves_{0}, splits_{0}, read_retries_{0}, local_hits_{0}, primary_reads_{0},
-      false_pos_{0}, inconsistent_{0}, version_mismatches_{0}, merges_{0}, merge_aborts_{0},
-      dead_hits_{0}, only_children_{0};
+  std::atomic<uint64_t> leaves_{0}, splits_{0}, merges_{0}, merge_aborts_{0}, only_children_{0};
+  // What searches count, striped: one shared word would bounce between the threads' caches.
+  btree::StripedCounter read_retries_, local_hits_, primary_reads_, false_pos_, inconsistent_,
+      version_mismatches_, dead_hits_;
 
  public:
   // One client's view. Not shared between fibers.

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
+#include "indexes/chime/hotspot.h"
 #include "indexes/chime/prebuilt.h"
 #include "indexes/sherman/prebuilt.h"
 
@@ -28,6 +30,42 @@ chime::Options small(uint32_t span, uint32_t h) {
   o.internal_span = 6;
   o.hotspot_bytes = 1 << 16;
   return o;
+}
+
+// The hotspot buffer's bucket is mix64(key) % buckets without a division: it must be the same
+// remainder for every divisor (the default table's, 1, powers of two, the largest) and numerator.
+TEST(ChimeUnit, HotspotExactModIsTheRemainder) {
+  std::mt19937_64 rng(7);
+  const uint64_t divisors[] = {1,
+                               2,
+                               3,
+                               7,
+                               64,
+                               491'520,  // buckets of the default 30 MB table
+                               (uint64_t{1} << 32) - 1,
+                               uint64_t{1} << 32,
+                               (uint64_t{1} << 32) + 1,
+                               0x9e3779b97f4a7c15ull,
+                               (uint64_t{1} << 63) + 1,
+                               ~uint64_t{0} - 1,
+                               ~uint64_t{0}};
+  for (uint64_t d : divisors) {
+    const chime::ExactMod m(d);
+    for (uint64_t x : {uint64_t{0}, uint64_t{1}, d - 1, d, d + 1, ~uint64_t{0}, ~uint64_t{0} - 1})
+      ASSERT_EQ(m.of(x), x % d) << x << " % " << d;
+    for (int i = 0; i < 200'000; ++i) {
+      const uint64_t x = rng() >> (i % 64);  // numerators of every width
+      ASSERT_EQ(m.of(x), x % d) << x << " % " << d;
+    }
+  }
+  for (int i = 0; i < 2'000; ++i) {  // random divisors of every width
+    const uint64_t d = (rng() >> (i % 64)) | 1;
+    const chime::ExactMod m(d);
+    for (int j = 0; j < 200; ++j) {
+      const uint64_t x = rng();
+      ASSERT_EQ(m.of(x), x % d) << x << " % " << d;
+    }
+  }
 }
 
 TEST(ChimeUnit, DifferentialDefaultGeometry) {

@@ -368,6 +368,11 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       // the handle's ReadRounds, so that a GET allocates nothing once the handle is warm.
       uint64_t cands[kSlotsPerBucket];
       size_t nc = 0;
+      // The grace check below starts on the coarse clock where its tick is small against the
+      // grace period (a precise read was a twentieth of a GET on shm). A coarse start is never
+      // later than the precise one, so the elapsed time measured to a precise end is never short:
+      // a lagging coarse clock can only make a GET redo, never accept a reused record.
+      const bool coarse = c_->coarse_tick_ns() * 8 <= m.grace_ns;
       for (uint32_t attempt = 0;; ++attempt) {
         if (attempt) {
           x.get_retries_.fetch_add(1, std::memory_order_relaxed);
@@ -375,7 +380,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
             throw TransportError("hstore: GET of " + key_text(k, wide) + " never validated");
           c_->pause();
         }
-        const uint64_t t0 = c_->now_ns();
+        const uint64_t t0 = coarse ? c_->coarse_now_ns() : c_->now_ns();
         uint64_t idx = kh.head(m.heads);
         bool redo = false;
         for (uint64_t hop = 0; hop <= m.buckets() && !redo; ++hop) {

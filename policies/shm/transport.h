@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <boost/fiber/operations.hpp>
 #include <chrono>
+#include <ctime>
 #include <memory>
 #include <span>
 #include <string>
@@ -73,6 +74,21 @@ class Endpoint {
     return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                      std::chrono::steady_clock::now().time_since_epoch())
                                      .count());
+  }
+
+  // CLOCK_MONOTONIC_COARSE, the clock steady_clock reads at its last tick (Client::coarse_now_ns).
+  uint64_t coarse_now_ns() const {
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+    return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(t.tv_nsec);
+  }
+  static uint64_t coarse_tick_ns() {
+    static const uint64_t tick = [] {
+      timespec r{};
+      clock_getres(CLOCK_MONOTONIC_COARSE, &r);
+      return static_cast<uint64_t>(r.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(r.tv_nsec);
+    }();
+    return tick;
   }
 
   bool try_send(NodeId node, uint32_t mailbox, const MessageHeader& h,

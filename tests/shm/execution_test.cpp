@@ -1,5 +1,5 @@
 // shm's prefetch execution: the same verbs, results, order and counts as inline execution; the
-// fiber gives up the thread between prefetch and perform.
+// fiber gives up the thread between prefetch and perform. And the endpoint's coarse clock.
 #include "policies/shm/execution.h"
 
 #include <gtest/gtest.h>
@@ -76,6 +76,20 @@ Outcome run_mixed_batch(shm::Execution e, shm::Coherence coherence = shm::Cohere
   c.read(a, o.memory.data(), 128);
   o.counters = c.counters().total;
   return o;
+}
+
+// HStore's GET starts its grace check on the coarse clock and ends it on the precise one: that is
+// only sound if a coarse read is never ahead of a precise read made after it.
+TEST(ShmClock, CoarseReadIsNeverAheadOfALaterPreciseRead) {
+  auto pool = exec_pool(shm::Execution::kInline);
+  ExecClient c(shm::Endpoint(pool, 0, 0));
+  const uint64_t tick = c.coarse_tick_ns();
+  EXPECT_GT(tick, 0u);  // Linux has CLOCK_MONOTONIC_COARSE: a tick of 1-10 ms (HZ)
+  EXPECT_LE(tick, uint64_t{1'000'000'000});
+  for (int i = 0; i < 200'000; ++i) {
+    const uint64_t coarse = c.coarse_now_ns();
+    ASSERT_LE(coarse, c.now_ns()) << "read " << i;
+  }
 }
 
 TEST(ShmExecution, PrefetchGivesTheSameResultsMemoryAndCounts) {

@@ -20,6 +20,24 @@ std::string val(Key k, int v) {
   return "v" + std::to_string(k) + "." + std::to_string(v);
 }
 
+// The list holds exactly the model's pairs, in key order (integer keys as their 8 bytes).
+inline std::string model_key(Key k) {
+  return key_bytes(k);
+}
+inline const std::string& model_key(const std::string& k) {
+  return k;
+}
+template <class Model>
+void expect_list_is(const hstore::SkipList& sl, const Model& model) {
+  auto it = model.begin();
+  for (auto* n = sl.first(); n; n = hstore::SkipList::next(n), ++it) {
+    ASSERT_NE(it, model.end());
+    ASSERT_EQ(n->key(), model_key(it->first));
+    ASSERT_EQ(n->value, it->second);
+  }
+  EXPECT_EQ(it, model.end());
+}
+
 // Integer keys as their 8 big-endian bytes (what the SLS holds at key_size 8): numeric order.
 TEST(HStoreSkipList, MatchesStdMap) {
   hstore::SkipList sl(7);
@@ -121,13 +139,7 @@ TEST(HStoreSkipList, HotCacheUpsertEraseReinsert) {
   EXPECT_EQ(v, reused);
   ASSERT_TRUE(sl.find(a, v));
   EXPECT_EQ(v, 6u);
-  auto it = model.begin();
-  for (auto* n = sl.first(); n; n = hstore::SkipList::next(n), ++it) {
-    ASSERT_NE(it, model.end());
-    EXPECT_EQ(n->key(), key_bytes(it->first));
-    EXPECT_EQ(n->value, it->second);
-  }
-  EXPECT_EQ(it, model.end());
+  expect_list_is(sl, model);
 
   // clear() keeps the nodes' memory (and their bytes) for reuse: no key is found in it after.
   const uint64_t hits = sl.hot_hits();
@@ -169,13 +181,7 @@ TEST(HStoreSkipList, HotCacheGrowsWithTheList) {
     v += 2;
   }
   EXPECT_GE(sl.hot_hits() - hits, model.size());
-  auto it = model.begin();
-  for (auto* n = sl.first(); n; n = hstore::SkipList::next(n), ++it) {
-    ASSERT_NE(it, model.end());
-    ASSERT_EQ(n->key(), key_bytes(it->first));
-    ASSERT_EQ(n->value, it->second);
-  }
-  EXPECT_EQ(it, model.end());
+  expect_list_is(sl, model);
 
   std::vector<std::pair<std::string, uint64_t>> rows;
   for (Key k = 0; k < 10000; ++k) rows.push_back({key_bytes(k), k});
@@ -220,13 +226,7 @@ TEST(HStoreSkipList, HotCacheKeysSharingTheirFirstEightBytes) {
       ASSERT_TRUE(sl.find(k, v));
       EXPECT_EQ(v, model[k]) << slots;
     }
-    auto it = model.begin();
-    for (auto* n = sl.first(); n; n = hstore::SkipList::next(n), ++it) {
-      ASSERT_NE(it, model.end());
-      EXPECT_EQ(n->key(), it->first);
-      EXPECT_EQ(n->value, it->second);
-    }
-    EXPECT_EQ(it, model.end());
+    expect_list_is(sl, model);
   }
 }
 
@@ -282,13 +282,7 @@ TEST(HStoreSkipList, HotCacheMatchesStdMap) {
     }
     ASSERT_EQ(sl.size(), model.size());
   }
-  auto it = model.begin();
-  for (auto* n = sl.first(); n; n = hstore::SkipList::next(n), ++it) {
-    ASSERT_NE(it, model.end());
-    ASSERT_EQ(n->key(), it->first);
-    ASSERT_EQ(n->value, it->second);
-  }
-  EXPECT_EQ(it, model.end());
+  expect_list_is(sl, model);
   EXPECT_GT(sl.hot_hits(), 60000u);  // the second upsert of each pair (11/16 of 100,000 steps)
 }
 

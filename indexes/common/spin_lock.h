@@ -45,8 +45,11 @@ class RwSpinLock {
   void lock() {
     while (writer_.exchange(true, std::memory_order_seq_cst))
       detail::spin_until([&] { return !writer_.load(std::memory_order_relaxed); });
+    // Sequentially consistent like the reader's add and flag load (Dekker: an acquire load after
+    // the exchange is not ordered after it by the language's rules, only by x86's). On x86 the
+    // same plain load either way.
     for (const Stripe& s : readers_)  // drained
-      detail::spin_until([&] { return s.n.load(std::memory_order_acquire) == 0; });
+      detail::spin_until([&] { return s.n.load(std::memory_order_seq_cst) == 0; });
   }
   void unlock() { writer_.store(false, std::memory_order_release); }
 

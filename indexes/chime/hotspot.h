@@ -2,15 +2,13 @@
 // reads.
 #pragma once
 
-#include <sys/mman.h>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <new>
 
 #include "runtime/address.h"
 #include "runtime/hash.h"
+#include "runtime/huge_pages.h"
 
 namespace dmrt::chime {
 
@@ -48,18 +46,9 @@ class HotspotBuffer {
     // A bucket is one cache line, and the table (30 MB by default, probed at H random buckets
     // per search) is on transparent huge pages where the host allows: with 4 KiB pages nearly
     // every probe missed the TLB too, and a 16-byte-aligned array put each bucket across two lines.
-    map_bytes_ = (buckets_.divisor() * sizeof(Bucket) + kHuge - 1) / kHuge * kHuge;
-    void* p = mmap(nullptr, map_bytes_ + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    map_ = p;
-    auto a = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) / kHuge * kHuge;
-    madvise(reinterpret_cast<void*>(a), map_bytes_, MADV_HUGEPAGE);
-    table_ = reinterpret_cast<Bucket*>(a);
+    mem_ = HugePageMemory(buckets_.divisor() * sizeof(Bucket));
+    table_ = reinterpret_cast<Bucket*>(mem_.data());
     std::uninitialized_default_construct_n(table_, buckets_.divisor());
-  }
-  ~HotspotBuffer() {
-    if (map_) munmap(map_, map_bytes_ + kHuge);
   }
   HotspotBuffer(const HotspotBuffer&) = delete;
   HotspotBuffer& operator=(const HotspotBuffer&) = delete;
@@ -104,7 +93,6 @@ class HotspotBuffer {
 
  private:
   static constexpr unsigned kWays = 4;
-  static constexpr size_t kHuge = size_t{2} << 20;
   struct Slot {
     std::atomic<uint64_t> key{0};
     std::atomic<uint64_t> val{0};
@@ -116,8 +104,7 @@ class HotspotBuffer {
 
   size_t n_;
   ExactMod buckets_;
-  void* map_ = nullptr;
-  size_t map_bytes_ = 0;
+  HugePageMemory mem_;
   Bucket* table_ = nullptr;
 };
 

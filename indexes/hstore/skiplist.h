@@ -1,35 +1,31 @@
 // A basic sorted skiplist (one SLS partition): key -> slot word, p = 1/4, private to its server.
 #pragma once
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <new>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "runtime/hash.h"
+#include "runtime/huge_pages.h"
 #include "runtime/key_bytes.h"
 
 namespace dmrt::hstore {
 
-// Where a skiplist's nodes live: 32 MiB chunks of anonymous memory the kernel may back with
-// 2 MiB pages (MADV_HUGEPAGE), carved by a bump pointer, with a free list per tower height. A
-// descent visits about 30 nodes spread over the whole list; on 4 KiB pages nearly every visit
-// missed the TLB (a two-dimensional page walk under a hypervisor), which made one insert of a
-// 1 M-key SLS cost about 10 us on the development VM. Not thread-safe, like the list.
+// Where a skiplist's nodes live: 32 MiB chunks of HugePageMemory, carved by a bump pointer, with a
+// free list per tower height. A descent visits about 30 nodes spread over the whole list; on 4 KiB
+// pages nearly every visit missed the TLB (a two-dimensional page walk under a hypervisor), which
+// made one insert of a 1 M-key SLS cost about 10 us on the development VM. Not thread-safe, like
+// the list.
 class NodeArena {
  public:
   static constexpr size_t kChunkBytes = size_t{32} << 20;
   NodeArena() = default;
   NodeArena(const NodeArena&) = delete;
   NodeArena& operator=(const NodeArena&) = delete;
-  ~NodeArena() {
-    for (void* c : chunks_) ::munmap(c, kChunkBytes);
-  }
   // `bytes` is a multiple of 8; `cls` names its size (a tower height) for the free list.
   void* take(size_t bytes, int cls) {
     if (void* p = free_[cls]) {
@@ -57,70 +53,40 @@ class NodeArena {
  private:
   void grow() {
     if (used_ < chunks_.size()) {
-      next_ = static_cast<std::byte*>(chunks_[used_++]);
+      next_ = chunks_[used_++].data();
       left_ = kChunkBytes;
       return;
     }
-    void* c =
-        ::mmap(nullptr, kChunkBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (c == MAP_FAILED) throw std::bad_alloc();
-    ::madvise(c, kChunkBytes, MADV_HUGEPAGE);  // a hint: without THP, 4 KiB pages as before
-    chunks_.push_back(c);
+    chunks_.emplace_back(kChunkBytes);
     used_ = chunks_.size();
-    next_ = static_cast<std::byte*>(c);
+    next_ = chunks_.back().data();
     left_ = kChunkBytes;
   }
-  std::vector<void*> chunks_;
+  std::vector<HugePageMemory> chunks_;
   size_t used_ = 0;  // chunks handed out since the last reset
   std::byte* next_ = nullptr;
   size_t left_ = 0;
   void* free_[17] = {};
 };
 
-// The slots of a skiplist's hot-node cache (below): zeroed anonymous memory, 2 MiB-aligned and
-// on 2 MiB pages (MADV_HUGEPAGE) once it is that large, since its loads are random: a 256 Ki-slot
-// cache on 4 KiB pages spans 512 pages, and a TLB miss under a hypervisor is a two-dimensional
-// page walk. Starting again (reset) maps fresh zero pages instead of clearing.
+// The slots of a skiplist's hot-node cache (below), in HugePageMemory since its loads are random
+// (a 256 Ki-slot cache on 4 KiB pages spans 512 pages). Starting again (reset) maps fresh zero
+// pages instead of clearing.
 template <class P>
 class HotSlots {
  public:
-  HotSlots() = default;
-  HotSlots(const HotSlots&) = delete;
-  HotSlots& operator=(const HotSlots&) = delete;
-  ~HotSlots() { release(); }
   bool empty() const { return n_ == 0; }
   size_t size() const { return n_; }
   P& operator[](size_t i) { return slots_[i]; }
   // n null slots (0: none).
   void reset(size_t n) {
-    release();
-    if (n == 0) return;
-    constexpr size_t kHuge = size_t{2} << 20;
-    const size_t bytes = n * sizeof(P);
-    map_bytes_ = bytes >= kHuge ? bytes + kHuge : bytes;  // room to align to a huge page
-    map_ = ::mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (map_ == MAP_FAILED) {
-      map_ = nullptr;
-      throw std::bad_alloc();
-    }
-    auto at = reinterpret_cast<uintptr_t>(map_);
-    if (bytes >= kHuge) {
-      at = (at + kHuge - 1) & ~(kHuge - 1);
-      ::madvise(reinterpret_cast<void*>(at), bytes, MADV_HUGEPAGE);  // a hint, as NodeArena's
-    }
-    slots_ = reinterpret_cast<P*>(at);
+    mem_ = HugePageMemory(n * sizeof(P));
+    slots_ = reinterpret_cast<P*>(mem_.data());
     n_ = n;
   }
 
  private:
-  void release() {
-    if (map_) ::munmap(map_, map_bytes_);
-    map_ = nullptr;
-    slots_ = nullptr;
-    n_ = 0;
-  }
-  void* map_ = nullptr;
-  size_t map_bytes_ = 0;
+  HugePageMemory mem_;
   P* slots_ = nullptr;
   size_t n_ = 0;
 };
@@ -316,17 +282,8 @@ class SkipList {
   Node** hot_slot(const Probe& p) {
     if (hot_.empty()) return nullptr;
     uint64_t h = p.pre ^ (uint64_t{p.len} << 57);
-    for (size_t i = 0; i < p.tail.size(); i += 8) {
-      uint64_t w = 0;
-      std::memcpy(&w, p.tail.data() + i, std::min<size_t>(8, p.tail.size() - i));
-      h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-      h ^= h >> 29;
-    }
-    h ^= h >> 30;  // splitmix64's finalizer: every bit of h reaches the low ones
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebull;
-    h ^= h >> 31;
+    if (!p.tail.empty()) h ^= hash_bytes(p.tail);
+    h = mix64(h);  // every bit of h reaches the low ones
     return &hot_[h & (hot_.size() - 1)];
   }
   const Node* lower_bound(const Probe& p) const {

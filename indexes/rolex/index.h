@@ -78,6 +78,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     if (upper_words < 2 || !UpperModels::parse(upper.data(), idx->upper_))
       throw TransportError("rolex: bad upper models object");
     idx->views_.resize(r.meta.groups);
+    idx->view_gens_ = std::make_unique<std::atomic<uint64_t>[]>(r.meta.groups);
     return idx;
   }
 
@@ -344,6 +345,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     uint64_t old = views_[g] ? views_[g]->bytes() : 0;
     cache_bytes_.fetch_add(v->bytes() - old, std::memory_order_relaxed);
     views_[g] = std::move(v);
+    view_gens_[g].fetch_add(1, std::memory_order_release);
   }
   // The group of k: the last whose smallest key is <= k. The upper models bound the search to
   // their error window (a miss falls back to the full search, counted); the ablation searches
@@ -455,6 +457,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   std::vector<Key> group_keys_;  // the groups' smallest keys (the bottom models' first keys)
   UpperModels upper_;
   std::vector<std::shared_ptr<const View>> views_;
+  // Bumped each time a group's view is replaced: a handle's own copy of a view (Handle::view)
+  // stays in use while its group's count is unchanged.
+  std::unique_ptr<std::atomic<uint64_t>[]> view_gens_;
   mutable std::array<std::mutex, 64> stripes_;
   std::atomic<uint64_t> cache_bytes_{0};
   // One combiner per compute node: every compute node's handles may share this Index.
@@ -650,7 +655,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         if (round == 1000000)
           throw TransportError("rolex: search of " + std::to_string(k) +
                                " never validated: " + why_);
-        auto v = x.view(*c_, g);
+        // Only view() below changes what v refers to.
+        const std::shared_ptr<const View>& v = view(g);
         uint64_t lo, hi;
         uint64_t j = x.owner(*v, k, lo, hi);
         if (!walk_chain(v->m.lt[j], v->m.slt.data(), chain)) {
@@ -691,6 +697,23 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         }
         return false;
       }
+    }
+
+    // Group g's view as this handle last took it from the compute node's cache, or the cache's
+    // current one when that was replaced since. A search then copies no shared_ptr and takes no
+    // lock: both threads' searches of a hot group did both on the same two cache lines, the
+    // stripe's mutex and the view's count, which made ROLEX's searches scale below one thread's.
+    // The reference stays valid until this handle's next view(g).
+    const std::shared_ptr<const View>& view(uint64_t g) {
+      Index& x = *x_;
+      if (views_.empty()) views_.resize(x.views_.size());
+      // The count is read first: a view replaced after it is taken again next time.
+      const uint64_t gen = x.view_gens_[g].load(std::memory_order_acquire);
+      Held& h = views_[g];
+      if (h.v && h.gen == gen) return h.v;
+      h.v = x.view(*c_, g);
+      h.gen = gen;
+      return h.v;
     }
 
     // A locked chain: LT entry (as locked), its links, fresh leaf images, and the SLT the links
@@ -1112,6 +1135,11 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     std::vector<Leaf> find_leaves_;
     MultiBatch find_mb_;
     Found found_;
+    struct Held {
+      uint64_t gen = 0;
+      std::shared_ptr<const View> v;
+    };
+    std::vector<Held> views_;  // by group: this handle's copies (view())
   };
 };
 

@@ -1,10 +1,11 @@
 // Compute-side cache of internal nodes under a byte budget, shared by all clients of a process.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -37,16 +38,15 @@ class BasicNodeCache {
   NodePtr find(View k, unsigned min_level = 1) const {
     std::shared_lock lock(mu_);
     for (unsigned lvl = min_level; lvl < levels_.size(); ++lvl) {
-      const auto& m = levels_[lvl];
-      auto it = m.upper_bound(k);
-      if (it == m.begin()) continue;
-      --it;
-      if (it->second.node->covers(k)) {
+      const Level& m = levels_[lvl];
+      size_t i = m.upper(k);
+      if (i == 0) continue;
+      const Slot& s = m.slots[i - 1];
+      if (s.node->covers(k)) {
         // Set only when clear: a hot node's flag stays set, and a store on every hit would pull
         // its line back and forth between the threads that share the cache.
-        if (!it->second.ref->load(std::memory_order_relaxed))
-          it->second.ref->store(true, std::memory_order_relaxed);
-        return it->second.node;
+        if (!s.ref->load(std::memory_order_relaxed)) s.ref->store(true, std::memory_order_relaxed);
+        return s.node;
       }
     }
     return nullptr;
@@ -58,7 +58,7 @@ class BasicNodeCache {
     auto ptr = std::make_shared<const Node>(n);
     std::unique_lock lock(mu_);
     if (levels_.size() <= n.level) levels_.resize(n.level + 1);
-    auto& slot = levels_[n.level][n.lo];
+    Slot& slot = levels_[n.level].slot(n.lo);
     if (slot.node) used_ -= slot.node->cache_cost(kw_);
     slot.node = ptr;
     slot.ref = std::make_shared<std::atomic<bool>>(false);
@@ -72,11 +72,11 @@ class BasicNodeCache {
     if (!n) return;
     std::unique_lock lock(mu_);
     if (n->level >= levels_.size()) return;
-    auto& m = levels_[n->level];
-    auto it = m.find(n->lo);
-    if (it != m.end() && it->second.node->addr == n->addr && it->second.node->nv == n->nv) {
-      used_ -= it->second.node->cache_cost(kw_);
-      m.erase(it);
+    Level& m = levels_[n->level];
+    size_t i = m.at(K::view(n->lo));
+    if (i < m.size() && m.slots[i].node->addr == n->addr && m.slots[i].node->nv == n->nv) {
+      used_ -= m.slots[i].node->cache_cost(kw_);
+      m.erase(i);
       invalidations_.fetch_add(1, std::memory_order_relaxed);
     }
   }
@@ -90,15 +90,48 @@ class BasicNodeCache {
   uint64_t invalidations() const { return invalidations_.load(std::memory_order_relaxed); }
   size_t entries() const {
     std::shared_lock lock(mu_);
-    size_t n = 0;
-    for (auto& m : levels_) n += m.size();
-    return n;
+    return entries_locked();
   }
 
  private:
   struct Slot {
     NodePtr node;
     std::shared_ptr<std::atomic<bool>> ref;
+  };
+  // One level's entries in ascending order of their low fences: a lookup is a binary search over
+  // contiguous keys. A std::map's descent was a chain of dependent loads, one node per step,
+  // and a tenth of a CHIME search's samples on shm; entries change only on put, invalidate and
+  // eviction, which a vector pays for with a move of the entries after the position.
+  struct Level {
+    std::vector<typename K::Key> los;
+    std::vector<Slot> slots;  // slots[i] is the entry whose low fence is los[i]
+
+    size_t size() const { return los.size(); }
+    // Entries with a low fence <= k.
+    size_t upper(View k) const {
+      return static_cast<size_t>(std::upper_bound(los.begin(), los.end(), k, std::less<>()) -
+                                 los.begin());
+    }
+    // The position of the entry with low fence lo, or size() when there is none.
+    size_t at(View lo) const {
+      auto it = std::lower_bound(los.begin(), los.end(), lo, std::less<>());
+      return it != los.end() && !std::less<>()(lo, *it) ? static_cast<size_t>(it - los.begin())
+                                                        : size();
+    }
+    // The entry with low fence lo, made empty when there was none.
+    Slot& slot(const typename K::Key& lo) {
+      auto it = std::lower_bound(los.begin(), los.end(), lo, std::less<>());
+      const auto i = it - los.begin();
+      if (it == los.end() || std::less<>()(lo, *it)) {
+        los.insert(it, lo);
+        slots.insert(slots.begin() + i, Slot{});
+      }
+      return slots[static_cast<size_t>(i)];
+    }
+    void erase(size_t i) {
+      los.erase(los.begin() + static_cast<std::ptrdiff_t>(i));
+      slots.erase(slots.begin() + static_cast<std::ptrdiff_t>(i));
+    }
   };
   struct Ticket {
     unsigned level;
@@ -111,25 +144,25 @@ class BasicNodeCache {
     while (used_ > budget_ && !clock_.empty()) {
       Ticket t = std::move(clock_.front());
       clock_.pop_front();
-      auto& m = levels_[t.level];
-      auto it = m.find(t.lo);
-      if (it == m.end() || it->second.node != t.node) continue;  // superseded or invalidated
-      if (it->second.ref->exchange(false, std::memory_order_relaxed) &&
+      Level& m = levels_[t.level];
+      const size_t i = m.at(K::view(t.lo));
+      if (i == m.size() || m.slots[i].node != t.node) continue;  // superseded or invalidated
+      if (m.slots[i].ref->exchange(false, std::memory_order_relaxed) &&
           spins++ < 2 * m.size() + 8) {
         clock_.push_back(std::move(t));  // second chance
         continue;
       }
-      used_ -= it->second.node->cache_cost(kw_);
-      m.erase(it);
+      used_ -= m.slots[i].node->cache_cost(kw_);
+      m.erase(i);
       evictions_.fetch_add(1, std::memory_order_relaxed);
     }
     // Tickets of superseded nodes accumulate; compact when they outnumber live entries.
     if (clock_.size() > 4 * (entries_locked() + 16)) {
       std::deque<Ticket> live;
       for (auto& t : clock_) {
-        auto& m = levels_[t.level];
-        auto it = m.find(t.lo);
-        if (it != m.end() && it->second.node == t.node) live.push_back(t);
+        const Level& m = levels_[t.level];
+        const size_t i = m.at(K::view(t.lo));
+        if (i < m.size() && m.slots[i].node == t.node) live.push_back(t);
       }
       clock_.swap(live);
     }
@@ -144,7 +177,7 @@ class BasicNodeCache {
   const uint64_t kw_;
   mutable RwSpinLock mu_;
   // Transparent order: a byte-key lookup takes a view, no key is built.
-  std::vector<std::map<typename K::Key, Slot, std::less<>>> levels_;
+  std::vector<Level> levels_;
   std::deque<Ticket> clock_;
   uint64_t used_ = 0;
   std::atomic<uint64_t> evictions_{0};

@@ -123,8 +123,13 @@ class BasicNodeCache {
       auto it = std::lower_bound(los.begin(), los.end(), lo, std::less<>());
       const auto i = it - los.begin();
       if (it == los.end() || std::less<>()(lo, *it)) {
-        los.insert(it, lo);
         slots.insert(slots.begin() + i, Slot{});
+        try {
+          los.insert(it, lo);
+        } catch (...) {
+          slots.erase(slots.begin() + i);  // the two stay the same length
+          throw;
+        }
       }
       return slots[static_cast<size_t>(i)];
     }

@@ -75,6 +75,9 @@ class NodeArena {
 template <class P>
 class HotSlots {
  public:
+  HotSlots() = default;
+  HotSlots(const HotSlots&) = delete;  // and no moves: slots_ points into mem_
+  HotSlots& operator=(const HotSlots&) = delete;
   bool empty() const { return n_ == 0; }
   size_t size() const { return n_; }
   P& operator[](size_t i) { return slots_[i]; }

@@ -701,9 +701,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
 
     // Group g's view as this handle last took it from the compute node's cache, or the cache's
     // current one when that was replaced since. A search then copies no shared_ptr and takes no
-    // lock: both threads' searches of a hot group did both on the same two cache lines, the
-    // stripe's mutex and the view's count, which made ROLEX's searches scale below one thread's.
-    // The reference stays valid until this handle's next view(g).
+    // lock: every search of a hot group wrote the same two cache lines, the stripe's mutex and
+    // the view's reference count, from both threads (README, §3.4 row). The reference stays valid
+    // until this handle's next view(g).
     const std::shared_ptr<const View>& view(uint64_t g) {
       Index& x = *x_;
       if (views_.empty()) views_.resize(x.views_.size());

@@ -80,7 +80,7 @@ struct IdleThread {
   // few) keeps a thread awake through the usual wait for an answer: on a 2-vCPU guest a futex
   // wake-up costs more than that, and HStore's YCSB A (two client threads and the servers' thread
   // on two cores, every write waiting for two server hops) ran 15% faster, median of 8
-  // interleaved runs (1.03 -> 1.18 Mops); the other indexes' YCSB A moved within +-5%.
+  // interleaved runs (1.03 -> 1.18 Mops); no other index's YCSB A was more than 4% slower.
   static constexpr uint32_t kArmAfter = 256, kRecheck = 64;
   static constexpr uint64_t kSleepNs = 100'000;
 

@@ -47,8 +47,7 @@ class HotspotBuffer {
     // per search) is on transparent huge pages where the host allows: with 4 KiB pages nearly
     // every probe missed the TLB too, and a 16-byte-aligned array put each bucket across two lines.
     mem_ = HugePageMemory(buckets_.divisor() * sizeof(Bucket));
-    table_ = reinterpret_cast<Bucket*>(mem_.data());
-    std::uninitialized_default_construct_n(table_, buckets_.divisor());
+    std::uninitialized_default_construct_n(table(), buckets_.divisor());
   }
   HotspotBuffer(const HotspotBuffer&) = delete;
   HotspotBuffer& operator=(const HotspotBuffer&) = delete;
@@ -100,12 +99,12 @@ class HotspotBuffer {
   struct alignas(64) Bucket {
     Slot s[kWays];
   };
-  Slot* bucket(uint64_t key) const { return table_[buckets_.of(mix64(key))].s; }
+  Bucket* table() const { return reinterpret_cast<Bucket*>(mem_.data()); }
+  Slot* bucket(uint64_t key) const { return table()[buckets_.of(mix64(key))].s; }
 
   size_t n_;
   ExactMod buckets_;
   HugePageMemory mem_;
-  Bucket* table_ = nullptr;
 };
 
 }  // namespace dmrt::chime

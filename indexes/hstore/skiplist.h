@@ -75,23 +75,14 @@ class NodeArena {
 template <class P>
 class HotSlots {
  public:
-  HotSlots() = default;
-  HotSlots(const HotSlots&) = delete;  // and no moves: slots_ points into mem_
-  HotSlots& operator=(const HotSlots&) = delete;
-  bool empty() const { return n_ == 0; }
-  size_t size() const { return n_; }
-  P& operator[](size_t i) { return slots_[i]; }
+  bool empty() const { return mem_.size() == 0; }
+  size_t size() const { return mem_.size() / sizeof(P); }
+  P& operator[](size_t i) { return reinterpret_cast<P*>(mem_.data())[i]; }
   // n null slots (0: none).
-  void reset(size_t n) {
-    mem_ = HugePageMemory(n * sizeof(P));
-    slots_ = reinterpret_cast<P*>(mem_.data());
-    n_ = n;
-  }
+  void reset(size_t n) { mem_ = HugePageMemory(n * sizeof(P)); }
 
  private:
   HugePageMemory mem_;
-  P* slots_ = nullptr;
-  size_t n_ = 0;
 };
 
 // Not thread-safe: the SLS guards each partition with its own mutex. Nodes are variable-sized

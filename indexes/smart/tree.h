@@ -679,6 +679,11 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         }
         t_->cas_failures_.fetch_add(1, std::memory_order_relaxed);
         if (Slot{old}.partial() == b) {
+          // Another insert behind, which searches do not see until its inserter raises the
+          // type. Raise it first: this insert would otherwise return true (or, for the same key,
+          // false) for a key no search finds yet.
+          raise_type(kb, g, type_covering(i));
+          if (g.from) t_->cache_.invalidate(kb.view(g.pos), g.from);
           cur = {slot_addr(g.node, i), Slot{old}, g.pos + 1, nullptr};
           return false;
         }

@@ -64,6 +64,7 @@ class Pool {
     kPrefetch = 4,    // set_execution(Execution::kPrefetch)
     kFarMemory = 8,   // some node has a FarMemoryCost (far_memory())
     kCoherence = 16,  // set_coherence(Coherence::kFlush)
+    kJitter = 32,     // set_round_trip_jitter (fault_injection builds)
   };
   uint8_t round_trip_hooks() const { return hooks_; }
   // Inline (the default) or prefetch (policies/shm/execution.h). The bench picks its own default
@@ -108,6 +109,17 @@ class Pool {
   void set_torn_reads(bool on) {
     set_hook(kTornReads, on);
   }
+  // Test-only (fault_injection builds). Before each round trip a client fiber yields 0 to
+  // max_yields times (a sequence per client), so that one thread's operations overlap by uneven
+  // amounts, as round trips of uneven latency make them on a NIC: a fiber between two steps of a
+  // protocol may wait while another completes several operations. 0 turns it off.
+  void set_round_trip_jitter(unsigned max_yields) {
+    jitter_ = max_yields;
+    set_hook(kJitter, max_yields != 0);
+  }
+  unsigned round_trip_jitter() const {
+    return jitter_;
+  }
 #endif
 
  private:
@@ -125,7 +137,8 @@ class Pool {
   bool owner_ = false;
   bool numa_bound_ = false;
   std::string pages_ = "4k";
-  uint8_t hooks_ = 0;  // RoundTripHook bits; present in every build so the layout never varies
+  uint8_t hooks_ = 0;    // RoundTripHook bits; present in every build so the layout never varies
+  unsigned jitter_ = 0;  // set_round_trip_jitter
   std::unique_ptr<FarMemory> far_;
   FlushInstructions flush_;
   std::unique_ptr<CoherenceStats> coherence_stats_ = std::make_unique<CoherenceStats>();

@@ -171,6 +171,10 @@ class Endpoint {
   // fibers of the thread run meanwhile; the verbs take effect when the fiber runs again, at or
   // after that time, in order, exactly as inline.
   void execute_hooked(std::span<Batch> batches, Counters& counters, uint8_t hooks) {
+#ifdef DMRT_FAULT_INJECTION
+    if (hooks & Pool::kJitter)
+      for (uint64_t n = next_random() % (pool_->round_trip_jitter() + 1); n > 0; --n) yield();
+#endif
     uint64_t due = 0;
     if (hooks & Pool::kFarMemory) due = post_far(batches);
     last_due_ns_ = due;
@@ -248,18 +252,22 @@ class Endpoint {
   }
 
 #ifdef DMRT_FAULT_INJECTION
+  // A splitmix64 sequence per client: deterministic for a given schedule.
+  uint64_t next_random() {
+    uint64_t r = (uint64_t{client_} << 32) + ++draws_;
+    r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9ull;
+    r = (r ^ (r >> 27)) * 0x94d049bb133111ebull;
+    return r ^ (r >> 31);
+  }
   // Performs a READ in two pieces split at a word boundary inside it, yielding between them;
   // false (nothing done) when no boundary falls inside it. The split and which piece goes first
-  // come from a splitmix64 sequence per client: deterministic for a given schedule.
+  // come from next_random().
   bool read_torn(const Verb& v) {
     std::byte* src = translate(v.remote, v.length);
     auto start = reinterpret_cast<uintptr_t>(src);
     uintptr_t first = (start | 7) + 1, end = start + v.length;  // first boundary after start
     if (first >= end) return false;
-    uint64_t r = (uint64_t{client_} << 32) + ++tears_;
-    r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9ull;
-    r = (r ^ (r >> 27)) * 0x94d049bb133111ebull;
-    r ^= r >> 31;
+    const uint64_t r = next_random();
     size_t cut = first - start + 8 * ((r >> 1) % ((end - 1 - first) / 8 + 1));
     auto* dst = static_cast<std::byte*>(v.local);
     if (r & 1) {
@@ -298,7 +306,7 @@ class Endpoint {
   size_t nodes_;
   NodeId home_;
   uint32_t client_;
-  uint64_t tears_ = 0;  // torn READs so far (shm::Pool::set_torn_reads)
+  uint64_t draws_ = 0;  // next_random() calls so far (torn reads, jitter)
   uint64_t last_due_ns_ = 0;
   bool yielded_ = false;
 };

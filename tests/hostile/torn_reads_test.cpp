@@ -1,6 +1,7 @@
 // The shm transport's torn-read mode (shm::Pool::set_torn_reads), which the fault proofs rely on:
 // a READ racing a writer fiber sees old words and new words, never a torn word, split at varying
-// boundaries in either order; counts are those of the whole READ.
+// boundaries in either order; counts are those of the whole READ. And its round-trip jitter
+// (set_round_trip_jitter): uneven waits before round trips.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "tests/runtime/test_cluster.h"
 
@@ -111,6 +113,50 @@ TEST(TornReads, OffByDefault) {
   EXPECT_NE(pool->round_trip_hooks() & shm::Pool::kTornReads, 0);
   EXPECT_TRUE(pool->yield_per_round_trip());
   pool->set_torn_reads(false);
+  EXPECT_EQ(pool->round_trip_hooks(), shm::Pool::kYieldPerRoundTrip);
+}
+
+// Before each round trip a client yields 0..max times: the other fiber of the thread runs a
+// varying number of turns (every count in range, none above it) between two round trips, and
+// the same schedule gives the same counts.
+std::vector<int> turns_between_round_trips(unsigned max) {
+  auto pool =
+      shm::Pool::create(ClusterConfig::embedded(1, 1, uint64_t{64} << 20, uint64_t{8} << 20));
+  pool->set_round_trip_jitter(max);
+  auto c = testing::make_client(pool, 1);
+  GlobalAddress a = c.alloc(64);
+  int runs = 0;
+  bool done = false;
+  boost::fibers::fiber other([&] {
+    while (!done) {
+      ++runs;
+      boost::this_fiber::yield();
+    }
+  });
+  std::vector<int> turns;
+  for (int i = 0; i < 300; ++i) {
+    const int before = runs;
+    c.faa(a, 1);
+    turns.push_back(runs - before);
+  }
+  done = true;
+  other.join();
+  EXPECT_EQ(c.read_value<uint64_t>(a), 300u);  // the verbs themselves are unchanged
+  return turns;
+}
+
+TEST(RoundTripJitter, YieldsAnUnevenBoundedNumberOfTimes) {
+  std::vector<int> turns = turns_between_round_trips(5);
+  std::set<int> seen(turns.begin(), turns.end());
+  EXPECT_EQ(seen, (std::set<int>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(turns, turns_between_round_trips(5));
+  std::vector<int> none = turns_between_round_trips(0);
+  EXPECT_EQ(std::set<int>(none.begin(), none.end()), std::set<int>{0});
+  auto pool = testing::small_pool();
+  pool->set_round_trip_jitter(3);
+  EXPECT_EQ(pool->round_trip_jitter(), 3u);
+  EXPECT_NE(pool->round_trip_hooks() & shm::Pool::kJitter, 0);
+  pool->set_round_trip_jitter(0);
   EXPECT_EQ(pool->round_trip_hooks(), shm::Pool::kYieldPerRoundTrip);
 }
 

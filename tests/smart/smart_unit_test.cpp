@@ -138,6 +138,65 @@ TEST(SmartUnit, NodeTypeSwitches) {
   for (size_t i = 1; i < rows.size(); ++i) EXPECT_LT(rows[i - 1].first, rows[i].first);
 }
 
+// An insert behind a full node's type is invisible until its inserter raises the type. Here the
+// inserter stalls between the two (its slot CAS done, the header not yet raised): a second insert
+// whose key has the same byte at that node meets the hidden slot. It must make the slot visible
+// before it hangs its own key below it, or the acknowledged key is one no search finds.
+TEST(SmartUnit, AnInsertThatMeetsAHiddenInsertBehindRaisesTheType) {
+  for (bool cache : {true, false}) {
+    SCOPED_TRACE(cache ? "cache" : "no cache");
+    ShmCluster cl(1);
+    smart::Options o;
+    o.cache = cache;
+    auto t = STree::create(cl.c(0), o);
+    auto h = t->handle(cl.c(0));
+    auto key = [](uint64_t b1, uint64_t b2) { return uint64_t{1} << 56 | b1 << 48 | b2 << 40; };
+    for (uint64_t b1 : {0x10, 0x20, 0x30, 0x40}) ASSERT_TRUE(h.insert(key(b1, 0), "full"));
+    ASSERT_EQ(t->stats()["type_switches"], 0);
+    // The Node4 below the root's slot for byte 0x01, now full.
+    auto& c = cl.c(0);
+    const NodeId mem = c.memory_nodes().front();
+    auto meta =
+        GlobalAddress::from_raw(c.read_value<uint64_t>(layout::root_slot(mem, o.root_slot)));
+    smart::Slot root{c.read_value<uint64_t>(meta + 16)};
+    GlobalAddress node;
+    for (unsigned i = 0; i < smart::kMaxSlots && !node; ++i) {
+      smart::Slot s{c.read_value<uint64_t>(root.addr() + 8 + 8ull * i)};
+      if (!s.empty() && s.partial() == 0x01) node = s.addr();
+    }
+    ASSERT_TRUE(node);
+    smart::Header hdr{c.read_value<uint64_t>(node)};
+    ASSERT_EQ(hdr.type(), 0u);
+    ASSERT_EQ(hdr.pos(), 1u);
+    // The stalled insert behind: key (0x50, 0)'s leaf in slot 4, the header still a Node4.
+    const Key hidden = key(0x50, 0);
+    smart::LeafGeometry g{o.key_size, o.value_size};
+    std::vector<uint64_t> leaf(g.words(), 0);
+    leaf[0] = smart::kPresent;
+    smart::KeyBytes kb(hidden, o.key_size);
+    std::memcpy(&leaf[2], kb.b, o.key_size);
+    std::memcpy(&leaf[2 + g.key_words()], "hidden\0\0", 8);
+    leaf[1] = smart::leaf_checksum(leaf.data(), g.words());
+    GlobalAddress la = c.alloc(g.bytes(), 8);
+    c.write(la, leaf.data(), g.bytes());
+    ASSERT_EQ(c.cas(node + 8 + 8 * 4, 0, smart::Slot::make(0x50, true, 0, la).w), 0u);
+    std::string out;
+    EXPECT_FALSE(h.search(hidden, out));  // not yet inserted, as far as searches know
+    // Same byte 0x50 at the node: this insert splits the hidden leaf.
+    const Key mine = key(0x50, 0x07);
+    ASSERT_TRUE(h.insert(mine, "mine"));
+    EXPECT_EQ(smart::Header{c.read_value<uint64_t>(node)}.type(), 1u);  // raised to Node16
+    auto h2 = t->handle(c);
+    ASSERT_TRUE(h2.search(mine, out));
+    EXPECT_EQ(out.substr(0, 4), "mine");
+    ASSERT_TRUE(h2.search(hidden, out));
+    EXPECT_EQ(out.substr(0, 6), "hidden");
+    std::vector<std::pair<Key, std::string>> rows;
+    h2.scan(0, 10, rows);
+    EXPECT_EQ(rows.size(), 6u);
+  }
+}
+
 // Verbs, round trips and bytes of one operation of the setup client on sim.
 struct Cost {
   uint64_t rts, rd, wr;

@@ -19,7 +19,9 @@
 #include "indexes/common/kv_block.h"
 #include "indexes/common/local_lock_table.h"
 #include "indexes/common/rdwc.h"
+#include "indexes/rolex/bulk_load.h"
 #include "indexes/rolex/layout.h"
+#include "indexes/rolex/model_cache.h"
 #include "indexes/rolex/options.h"
 #include "indexes/rolex/remote.h"
 #include "indexes/rolex/retrain.h"
@@ -31,23 +33,12 @@
 
 namespace dmrt::rolex {
 
-// One compute node's cached copy of a model group: model (segments, boundaries) and its LT/SLT as
-// last read. Immutable; a refresh publishes a new one.
-struct View {
-  GlobalAddress addr;
-  ModelImage m;
-  uint64_t bytes() const {
-    return m.lt.size() * 16 + m.slt.size() * 8 + m.segments.size() * 40 + 64;
-  }
-  uint64_t slot_use() const { return m.slt[0]; }
-};
-
 template <Transport T>
 class Index : public std::enable_shared_from_this<Index<T>> {
  public:
   using Options = rolex::Options;
   class Handle;
-  using ValueFn = std::function<std::string(Key)>;
+  using ValueFn = rolex::ValueFn;
 
   // Creates the index on the first memory node; bulk loads `sorted_initial_keys` (ascending,
   // distinct) with values value_of(key) (default: the key's 8 bytes).
@@ -58,7 +49,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     auto mem = c.memory_nodes();
     if (mem.empty()) throw ConfigError("rolex: the cluster has no memory node");
     NodeId node = mem.front();
-    build(c, node, o, sorted_initial_keys, value_of);
+    bulk_load(c, node, o, sorted_initial_keys, value_of);
     return attach(c, o);
   }
 
@@ -77,16 +68,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     read_words(c, GlobalAddress::from_raw(r.meta.upper), upper);
     if (upper_words < 2 || !UpperModels::parse(upper.data(), idx->upper_))
       throw TransportError("rolex: bad upper models object");
-    idx->views_.resize(r.meta.groups);
-    idx->view_gens_ = std::make_unique<std::atomic<uint64_t>[]>(r.meta.groups);
     return idx;
-  }
-
-  template <class W>
-  static void read_words(Client<T>& c, GlobalAddress a, std::vector<W>& w) {
-    for (size_t off = 0; off < w.size(); off += 1 << 13)
-      c.read(a + off * 8, w.data() + off,
-             static_cast<uint32_t>(std::min<size_t>(1 << 13, w.size() - off) * 8));
   }
 
   Handle handle(Client<T>& c) { return Handle(this->shared_from_this(), c); }
@@ -94,8 +76,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   // Compute-node figures (no verbs).
   [[gnu::noinline]] IndexStats stats() {
     IndexStats s;
-    s["model_refreshes"] = double(model_refreshes_.load());
-    s["table_refreshes"] = double(table_refreshes_.load());
+    s["model_refreshes"] = double(cache_.model_refreshes());
+    s["table_refreshes"] = double(cache_.table_refreshes());
     s["read_retries"] = double(read_retries_.load());
     s["lock_retries"] = double(lock_retries_.load());
     s["model_misses"] = double(model_misses_.load());
@@ -109,8 +91,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     s["upper_models"] = double(upper_.segments());
     s["upper_misses"] = double(upper_misses_.load());
     uint64_t models = 0, cached = 0;
-    for (size_t g = 0; g < views_.size(); ++g)
-      if (auto v = get_view(g)) models += v->m.segments.size(), ++cached;
+    for (size_t g = 0; g < cache_.groups(); ++g)
+      if (auto v = cache_.get(g)) models += v->m.segments.size(), ++cached;
     s["models"] = double(models);  // PLR segments of the cached groups
     s["cached_groups"] = double(cached);
     if (opts_.rdwc) rdwc_.add_stats(s);
@@ -138,8 +120,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     return s;
   }
   uint64_t cache_bytes() const {
-    return cache_bytes_.load(std::memory_order_relaxed) + group_keys_.size() * 8 +
-           (opts_.upper_models ? upper_.bytes() : 0);
+    return cache_.bytes() + group_keys_.size() * 8 + (opts_.upper_models ? upper_.bytes() : 0);
   }
   const Remote& remote() const { return remote_; }
   // The cached upper level: the groups' smallest keys and the models trained over them.
@@ -151,6 +132,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   Index(const Options& o, const Remote& r)
       : opts_(o),
         remote_(r),
+        cache_(r),
         rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit),
         llt_(4096, o.handover_max) {
     if (!o.indirect) opts_.value_size = r.geo.value_size;  // indirect: the leaf holds pointers
@@ -168,185 +150,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     if (o.root_slot >= layout::kRootSlots) throw ConfigError("rolex: root_slot out of range");
   }
 
-  // Bulk load: pack keys into leaves, cut groups (at the PLR's segments, or every group_leaves
-  // leaves), train each group's model and the upper models over the groups' smallest keys.
-  static void build(Client<T>& c, NodeId node, const Options& o, std::span<const Key> keys,
-                    const ValueFn& value_of) {
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (keys[i] == kEmptyKey) throw LimitError("rolex: key 2^64-1 is reserved");
-      if (i && keys[i] <= keys[i - 1])
-        throw ConfigError("rolex: bulk-load keys must be ascending and distinct");
-    }
-    LeafGeometry geo{o.leaf_slots, o.indirect ? 8 : o.value_size};  // indirect: pointer words
-    uint32_t per_leaf =
-        std::max<uint32_t>(1, static_cast<uint32_t>(std::floor(o.leaf_slots * o.fill)));
-    // Leaves with keys; groups of group_leaves leaves (empty create: initial_groups empty groups).
-    std::vector<std::vector<Key>> leaf_keys;
-    for (size_t i = 0; i < keys.size(); i += per_leaf)
-      leaf_keys.emplace_back(keys.begin() + i, keys.begin() + std::min(keys.size(), i + per_leaf));
-    std::vector<Key> group_lo;
-    std::vector<std::pair<size_t, size_t>> group_span;  // [first leaf, end leaf)
-    if (leaf_keys.empty()) {
-      uint32_t n = std::max<uint32_t>(1, o.initial_groups);
-      long double space =
-          o.key_space ? static_cast<long double>(o.key_space) : 18446744073709551616.0L;
-      for (uint32_t gi = 0; gi < n; ++gi) {
-        group_lo.push_back(static_cast<Key>(space * gi / n));
-        leaf_keys.emplace_back();
-        group_span.push_back({gi, gi + 1});
-      }
-    } else if (o.plr_groups) {
-      // The paper's bottom models are the segments of a PLR over the sorted keys (labels: the
-      // positions the packing gives them). A group starts at the leaf holding a segment's first
-      // key; its own model is trained afterwards on its own positions (1..k segments, A11).
-      std::vector<Key> all;
-      std::vector<double> labels;
-      for (size_t l = 0; l < leaf_keys.size(); ++l)
-        for (size_t s = 0; s < leaf_keys[l].size(); ++s) {
-          all.push_back(leaf_keys[l][s]);
-          labels.push_back(double(l) * o.leaf_slots + double(s));
-        }
-      std::vector<size_t> starts{0};
-      for (const Segment& seg : train_plr(all, labels, o.epsilon, o.leaf_slots))
-        if (seg.leaf_lo > starts.back()) starts.push_back(seg.leaf_lo);
-      starts.push_back(leaf_keys.size());
-      for (size_t i = 0; i + 1 < starts.size(); ++i)
-        for (size_t l = starts[i]; l < starts[i + 1]; l += o.max_group_leaves) {
-          group_lo.push_back(group_lo.empty() ? 0 : leaf_keys[l].front());
-          group_span.push_back({l, std::min(starts[i + 1], l + o.max_group_leaves)});
-        }
-    } else {
-      for (size_t l = 0; l < leaf_keys.size(); l += o.group_leaves) {
-        group_lo.push_back(group_lo.empty() ? 0 : leaf_keys[l].front());
-        group_span.push_back({l, std::min(leaf_keys.size(), l + o.group_leaves)});
-      }
-    }
-    uint64_t groups = group_lo.size();
-    uint64_t need = leaf_keys.size();
-    uint64_t total = o.max_leaves;
-    if (total == 0)
-      total = std::max<uint64_t>(
-          {uint64_t{1} << 14, 4 * need, 3 * o.expected_keys / o.leaf_slots + need});
-    if (total < need) throw ConfigError("rolex: max_leaves is below the bulk-loaded leaves");
-    // Leaf region, group tables, CirQ, meta.
-    uint64_t region_bytes = kLeafRegionHeader + total * geo.bytes();
-    GlobalAddress region = c.alloc_on(node, region_bytes, 64);
-    GlobalAddress gkeys = c.alloc_on(node, groups * 8, 64);
-    GlobalAddress gtable = c.alloc_on(node, groups * 8, 64);
-    GlobalAddress cirq = c.alloc_on(node, 64 + 8ull * o.cirq_slots, 64);
-    GlobalAddress meta_addr = c.alloc_on(node, sizeof(Meta), 64);
-    const std::vector<uint64_t> upper = UpperModels::train(group_lo, o.epsilon).serialize();
-    GlobalAddress upper_addr = c.alloc_on(node, upper.size() * 8, 64);
-    write_words(c, upper_addr, upper);
-    uint64_t hdr[2] = {need, total};
-    c.write(region, hdr, 16);
-    std::vector<uint64_t> zeros(64 / 8 + o.cirq_slots, 0);
-    c.write(cirq, zeros.data(), static_cast<uint32_t>(zeros.size() * 8));
-    c.write(gkeys, group_lo.data(), static_cast<uint32_t>(groups * 8));
-    Meta m;
-    m.magic = kMetaMagic;
-    m.groups = groups;
-    m.group_keys = gkeys.raw();
-    m.group_table = gtable.raw();
-    m.leaf_region = region.raw();
-    m.leaf_bytes = geo.bytes();
-    m.cirq = cirq.raw();
-    m.cirq_slots = o.cirq_slots;
-    m.value_size = geo.value_size;
-    m.leaf_slots = o.leaf_slots;
-    m.epsilon = o.epsilon;
-    m.retrain_threshold = o.retrain_threshold;
-    m.upper = upper_addr.raw();
-    // Leaves: numbered in key order, so they are contiguous in the region; written 64 KiB at a
-    // time.
-    Leaf leaf(geo);
-    std::vector<uint64_t> val((geo.vwords()), 0);
-    const size_t per_write = std::max<size_t>(1, (size_t{1} << 16) / geo.bytes());
-    std::vector<uint64_t> run;
-    // Indirect: the keys' KV blocks, packed into 64 KiB arenas, each written before the leaves
-    // that point into it.
-    std::vector<uint8_t> arena, block;
-    GlobalAddress arena_at;
-    auto flush_arena = [&] {
-      if (!arena.empty()) c.write(arena_at, arena.data(), static_cast<uint32_t>(arena.size()));
-      arena.clear();
-    };
-    constexpr size_t kArenaBytes = size_t{1} << 16;
-    for (size_t l = 0; l < leaf_keys.size(); ++l) {
-      leaf.clear();
-      for (Key k : leaf_keys[l]) {
-        std::string v = value_of ? value_of(k) : std::string(reinterpret_cast<const char*>(&k), 8);
-        if (o.indirect) {
-          if (v.size() > o.value_size) v.resize(o.value_size);
-          kvblock::encode(v, block);
-          if (arena.empty() || arena.size() + block.size() > kArenaBytes) {
-            flush_arena();
-            arena_at = c.alloc_on(node, kArenaBytes, 64);
-          }
-          val[0] = kvblock::pack(arena_at + arena.size(), static_cast<uint32_t>(block.size()));
-          arena.insert(arena.end(), block.begin(), block.end());
-          leaf.insert_at(leaf.count(), k, val.data());
-          continue;
-        }
-        store_value(val.data(), v, geo.value_size);
-        leaf.insert_at(leaf.count(), k, val.data());
-      }
-      leaf.seal();
-      run.insert(run.end(), leaf.data(), leaf.data() + geo.words());
-      if ((l + 1) % per_write == 0 || l + 1 == leaf_keys.size()) {
-        const size_t first = l + 1 - run.size() / geo.words();
-        c.write(leaf_address(region, geo.bytes(), first), run.data(),
-                static_cast<uint32_t>(run.size() * 8));
-        run.clear();
-      }
-    }
-    flush_arena();  // before the index is published (below)
-    // Models.
-    std::vector<uint64_t> ptrs(groups);
-    for (uint64_t g = 0; g < groups; ++g) {
-      auto [b, e] = group_span[g];
-      std::vector<std::vector<Key>> gk(leaf_keys.begin() + b, leaf_keys.begin() + e);
-      ModelImage mi;
-      train_group(mi, gk, group_lo[g], o.epsilon, o.leaf_slots);
-      mi.hdr.magic = kModelMagic;
-      mi.hdr.leaves = e - b;
-      mi.hdr.group = g;
-      mi.slt.assign(kSltSlots, 0);
-      mi.slt[0] = 1;
-      for (size_t l = b; l < e; ++l) mi.lt.push_back(entry::make(l, 0));
-      std::vector<uint64_t> w = mi.serialize();
-      GlobalAddress a = c.alloc_on(node, w.size() * 8, 64);
-      write_words(c, a, w);
-      ptrs[g] = a.raw();
-    }
-    // Training is the compute node's CPU (the paper's 0.28 us per key covers training and
-    // placing the data); a transport whose clock needs telling (sim) is told, as for retraining.
-    detail::charge_training(c, leaf_keys, ServiceOptions{}.train_ns_per_key);
-    c.write(gtable, ptrs.data(), static_cast<uint32_t>(groups * 8));
-    c.write(meta_addr, &m, sizeof(m));
-    uint64_t raw = meta_addr.raw();
-    c.write(layout::root_slot(node, o.root_slot), &raw, 8);  // publish last
-  }
-
-  static void write_words(Client<T>& c, GlobalAddress a, const std::vector<uint64_t>& w) {
-    for (size_t off = 0; off < w.size(); off += 1 << 13)
-      c.write(a + off * 8, w.data() + off,
-              static_cast<uint32_t>(std::min<size_t>(1 << 13, w.size() - off) * 8));
-  }
-
-  // ---- per-compute-node model cache ----------------------------------------------------------
-  std::mutex& stripe(uint64_t g) const { return stripes_[g % stripes_.size()]; }
-  std::shared_ptr<const View> get_view(uint64_t g) const {
-    std::lock_guard<std::mutex> l(stripe(g));
-    return views_[g];
-  }
-  void put_view(uint64_t g, std::shared_ptr<const View> v) {
-    std::lock_guard<std::mutex> l(stripe(g));
-    uint64_t old = views_[g] ? views_[g]->bytes() : 0;
-    cache_bytes_.fetch_add(v->bytes() - old, std::memory_order_relaxed);
-    views_[g] = std::move(v);
-    view_gens_[g].fetch_add(1, std::memory_order_release);
-  }
+  // ---- where a key lives: upper models, then the group's model -------------------------------
   // The group of k: the last whose smallest key is <= k. The upper models bound the search to
   // their error window (a miss falls back to the full search, counted); the ablation searches
   // all group keys.
@@ -398,77 +202,17 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     return o == 0 ? 0 : o - 1;
   }
 
-  template <class C>
-  std::shared_ptr<const View> load_model(C& c, uint64_t g) {
-    for (;;) {
-      GlobalAddress a =
-          GlobalAddress::from_raw(c.template read_value<uint64_t>(remote_.group_ptr(g)));
-      auto v = std::make_shared<View>();
-      v->addr = a;
-      if (!detail::read_model(c, a, v->m)) throw TransportError("rolex: bad model object");
-      if (!tables_consistent(v->m)) {
-        c.pause();
-        continue;
-      }
-      model_refreshes_.fetch_add(1, std::memory_order_relaxed);
-      put_view(g, v);
-      return v;
-    }
-  }
-  // Every chain walks through written entries.
-  static bool tables_consistent(const ModelImage& m) {
-    std::vector<ChainLink> chain;
-    for (uint64_t e : m.lt)
-      if (!walk_chain(e, m.slt.data(), chain)) return false;
-    return true;
-  }
-  // Re-reads model pointer and the current model's SLT+LT (one round trip); a new model if swapped.
-  template <class C>
-  std::shared_ptr<const View> refresh(C& c, uint64_t g, const std::shared_ptr<const View>& v) {
-    for (int tries = 0;; ++tries) {
-      auto nv = std::make_shared<View>(*v);
-      uint64_t ptr = 0;
-      size_t n = v->m.lt.size();
-      std::vector<uint64_t> w(kSltSlots + n);
-      Batch b;
-      b.read(v->addr + kSltOffset, w.data(), static_cast<uint32_t>(w.size() * 8))
-          .read(remote_.group_ptr(g), &ptr, 8);
-      c.run(b);
-      if (ptr != v->addr.raw()) return load_model(c, g);
-      std::copy(w.begin(), w.begin() + kSltSlots, nv->m.slt.begin());
-      std::copy(w.begin() + kSltSlots, w.end(), nv->m.lt.begin());
-      if (!tables_consistent(nv->m)) {
-        c.pause();
-        continue;
-      }
-      table_refreshes_.fetch_add(1, std::memory_order_relaxed);
-      put_view(g, nv);
-      return nv;
-    }
-  }
-  template <class C>
-  std::shared_ptr<const View> view(C& c, uint64_t g) {
-    auto v = get_view(g);
-    return v ? v : load_model(c, g);
-  }
-
   Options opts_;
   Remote remote_;
   std::vector<Key> group_keys_;  // the groups' smallest keys (the bottom models' first keys)
   UpperModels upper_;
-  std::vector<std::shared_ptr<const View>> views_;
-  // Bumped each time a group's view is replaced: a handle's own copy of a view (Handle::view)
-  // stays in use while its group's count is unchanged.
-  std::unique_ptr<std::atomic<uint64_t>[]> view_gens_;
-  mutable std::array<std::mutex, 64> stripes_;
-  std::atomic<uint64_t> cache_bytes_{0};
+  ModelCache cache_;  // this compute node's views of the groups
   // One combiner per compute node: every compute node's handles may share this Index.
   rdwc::PerNode rdwc_;
   // One local lock table per compute node (lock_sharing), for the same reason.
   btree::PerNodeLockTables llt_;
-  std::atomic<uint64_t> model_refreshes_{0}, table_refreshes_{0}, read_retries_{0},
-      lock_retries_{0}, model_misses_{0}, full_slt_waits_{0}, compute_retrains_{0},
-      unlinked_leaves_{0}, upper_misses_{0}, locked_table_reads_{0};
+  std::atomic<uint64_t> read_retries_{0}, lock_retries_{0}, model_misses_{0}, full_slt_waits_{0},
+      compute_retrains_{0}, unlinked_leaves_{0}, upper_misses_{0}, locked_table_reads_{0};
 
  public:
   // Per-client handle: one fiber's operations. All verbs are one-sided.
@@ -514,7 +258,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       std::vector<ChainLink> chain, links;
       std::vector<Leaf> leaves;
       while (rows.size() < count && g < r.meta.groups) {
-        auto v = x.view(*c_, g);
+        auto v = x.cache_.view(*c_, g);
         uint64_t lo, hi;
         uint64_t j = x.owner(*v, cur, lo, hi);
         // Chains j..m: enough leaves for what is missing, plus one.
@@ -534,7 +278,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           }
         }
         if (torn) {
-          x.refresh(*c_, g, v);
+          x.cache_.refresh(*c_, g, v);
           continue;
         }
         // Every leaf is read whole below: the images only need to exist (kept from earlier
@@ -613,7 +357,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       Index& x = *x_;
       if (ptr != v->addr.raw()) {
         why_ = "model pointer";
-        x.load_model(*c_, g);
+        x.cache_.load(*c_, g);
         return false;
       }
       bool stale = !injected(x.opts_.faults.skip_slot_use_check) && use != v->slot_use();
@@ -631,7 +375,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         for (size_t i = 0; i < links.size(); ++i)
           why_ += " [" + std::to_string(links[i].leaf) + " next " +
                   std::to_string(leaves[i].next()) + "/" + std::to_string(links[i].next) + "]";
-        x.refresh(*c_, g, v);
+        x.cache_.refresh(*c_, g, v);
         return false;
       }
       if (torn) {
@@ -660,7 +404,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         uint64_t lo, hi;
         uint64_t j = x.owner(*v, k, lo, hi);
         if (!walk_chain(v->m.lt[j], v->m.slt.data(), chain)) {
-          x.refresh(*c_, g, v);
+          x.cache_.refresh(*c_, g, v);
           continue;
         }
         links = chain;
@@ -706,12 +450,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     // until this handle's next view(g).
     const std::shared_ptr<const View>& view(uint64_t g) {
       Index& x = *x_;
-      if (views_.empty()) views_.resize(x.views_.size());
+      if (views_.empty()) views_.resize(x.cache_.groups());
       // The count is read first: a view replaced after it is taken again next time.
-      const uint64_t gen = x.view_gens_[g].load(std::memory_order_acquire);
+      const uint64_t gen = x.cache_.generation(g);
       Held& h = views_[g];
       if (h.v && h.gen == gen) return h.v;
-      h.v = x.view(*c_, g);
+      h.v = x.cache_.view(*c_, g);
       h.gen = gen;
       return h.v;
     }
@@ -744,12 +488,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       L.g = x.group_of(k);
       std::vector<ChainLink> cached;
       for (;;) {
-        auto v = x.view(*c_, L.g);
+        auto v = x.cache_.view(*c_, L.g);
         uint64_t lo, hi;
         L.j = x.owner(*v, k, lo, hi);
         L.v = v;
         if (!walk_chain(v->m.lt[L.j], v->m.slt.data(), cached)) {
-          x.refresh(*c_, L.g, v);
+          x.cache_.refresh(*c_, L.g, v);
           continue;
         }
         uint64_t expect = entry::unlocked(v->m.lt[L.j]);
@@ -794,7 +538,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         }
         if (!got) {
           if (llt_) llt_->release(lt_addr, false);
-          x.load_model(*c_, L.g);
+          x.cache_.load(*c_, L.g);
           continue;
         }
         L.lt = expect;
@@ -1081,7 +825,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       Index& x = *x_;
       if (retrain_group(*c_, x.remote_, g, ServiceOptions{}.train_ns_per_key).done)
         x.compute_retrains_.fetch_add(1, std::memory_order_relaxed);
-      x.load_model(*c_, g);
+      x.cache_.load(*c_, g);
     }
 
     // CirQ append (A10): FAA the tail, then claim the entry; a full queue drops the request
@@ -1102,13 +846,13 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       for (;;) {
         uint64_t ptr = c_->template read_value<uint64_t>(x.remote_.group_ptr(g));
         if (ptr != v->addr.raw()) {
-          x.load_model(*c_, g);
+          x.cache_.load(*c_, g);
           return;
         }
         if (x.opts_.compute_retrain_fallback) {
           if (retrain_group(*c_, x.remote_, g).done)
             x.compute_retrains_.fetch_add(1, std::memory_order_relaxed);
-          x.load_model(*c_, g);
+          x.cache_.load(*c_, g);
           return;
         }
         if (c_->now_ns() - start > x.opts_.full_slt_wait_ns)

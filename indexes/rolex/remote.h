@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -54,6 +55,26 @@ struct Remote {
     return true;
   }
 };
+
+// Objects of many words (a group's model, the upper models, the group keys) move in pieces of
+// 64 KiB, one round trip each, so that no round trip outgrows a verbs staging slot (64 KiB by
+// default; a larger one registers its buffer on demand).
+inline constexpr size_t kWordsPerRoundTrip = size_t{1} << 13;
+
+template <Transport T, class W>
+void read_words(Client<T>& c, GlobalAddress a, std::vector<W>& w) {
+  static_assert(sizeof(W) == 8);
+  for (size_t off = 0; off < w.size(); off += kWordsPerRoundTrip)
+    c.read(a + off * 8, w.data() + off,
+           static_cast<uint32_t>(std::min(kWordsPerRoundTrip, w.size() - off) * 8));
+}
+
+template <Transport T>
+void write_words(Client<T>& c, GlobalAddress a, const std::vector<uint64_t>& w) {
+  for (size_t off = 0; off < w.size(); off += kWordsPerRoundTrip)
+    c.write(a + off * 8, w.data() + off,
+            static_cast<uint32_t>(std::min(kWordsPerRoundTrip, w.size() - off) * 8));
+}
 
 // Several batches to one node posted together: one round trip (Client::run(span)), order kept.
 class MultiBatch {

@@ -217,9 +217,7 @@ RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
     mb.write(r.leaf(links2[i].leaf), leaves2[i].data(), r.geo.bytes());
   }
   mb.run(c);
-  for (size_t off = 0; off < words.size(); off += 1 << 13)
-    c.write(naddr + off * 8, words.data() + off,
-            static_cast<uint32_t>(std::min<size_t>(1 << 13, words.size() - off) * 8));
+  write_words(c, naddr, words);
   uint64_t raw = naddr.raw();
   Batch b;
   b.write(r.group_ptr(g), &raw, 8).faa(r.counter(kMetaRetrainings), 1);

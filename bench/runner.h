@@ -301,6 +301,7 @@ class Bench {
       slot->watch = &watch_[id.index];
       slot->client =
           std::make_unique<Client<T>>(env_.endpoint(compute_[id.index % compute_.size()], client));
+      slot->watch->progress.store(&slot->client->progress(), std::memory_order_release);
       slot->handle = index_->handle(*slot->client);
       slot->rng = Rng(opt_.seed * 0x9e3779b97f4a7c15ull + client + 1);
       slot->value.reserve(opt_.value_size);

@@ -13,6 +13,7 @@
 #include "runtime/error.h"
 #include "runtime/kv.h"
 #include "runtime/scheduler.h"
+#include "runtime/stats.h"
 
 namespace dmrt::bench {
 
@@ -25,8 +26,11 @@ namespace dmrt::bench {
 //  - a worker failed and the others have not finished `stall_seconds` later (they stop only at
 //    their next operation, so one stuck inside an operation, waiting for the failed worker's lock
 //    say, would hide the failure for ever).
-// Either way it prints the first failure, if any, and each busy worker's operation and key: a
-// hang in CI becomes a diagnosis. _Exit, because the stuck fibers can be neither joined nor
+// Either way it prints the first failure, if any, and each busy worker's operation and key, with
+// the round trips and pauses its client made since the operation was first seen: none means it is
+// blocked inside one round trip or wait (a lost completion, a server that never answers), many
+// that it is retrying (a lock never released, a condition that never clears). A hang in CI becomes
+// a diagnosis. _Exit, because the stuck fibers can be neither joined nor
 // unwound. stall_seconds 0 = off.
 class Watchdog {
  public:
@@ -35,6 +39,8 @@ class Watchdog {
     std::atomic<bool> busy{false};
     std::atomic<uint8_t> kind{0};
     std::atomic<uint64_t> key{0};
+    // The worker's client, once it has one (set by the worker, read by the watchdog's thread).
+    std::atomic<const ClientProgress*> progress{nullptr};
 
     void begin(OpKind k, Key key_) {
       kind.store(static_cast<uint8_t>(k), std::memory_order_relaxed);
@@ -63,10 +69,31 @@ class Watchdog {
  private:
   using Clock = std::chrono::steady_clock;
 
+  struct Counts {
+    uint64_t round_trips = 0, pauses = 0;
+    bool known = false;  // the worker had a client
+  };
+  static Counts counts(const Slot& s) {
+    const ClientProgress* p = s.progress.load(std::memory_order_acquire);
+    if (!p) return {};
+    return {p->round_trips.load(std::memory_order_relaxed),
+            p->pauses.load(std::memory_order_relaxed), true};
+  }
+  // " (12 round trips, 3 pauses in that time)": what the worker's client did while the
+  // operation ran, as far as the watchdog saw it.
+  static std::string moved(const Slot& s, const Counts& then) {
+    const Counts now = counts(s);
+    if (!now.known || !then.known) return "";
+    return " (" + std::to_string(now.round_trips - then.round_trips) + " round trips, " +
+           std::to_string(now.pauses - then.pauses) + " pauses in that time)";
+  }
+
   void watch(Clock::duration limit) {
     // Per worker: the operation seen busy at the last sample, and since when.
     std::unique_ptr<uint64_t[]> seen(new uint64_t[workers_]());
     std::unique_ptr<Clock::time_point[]> since(new Clock::time_point[workers_]);
+    // And its client's round trips and pauses at that sample.
+    std::unique_ptr<Counts[]> at(new Counts[workers_]());
     Clock::time_point failed_at{};
     while (!done_.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -79,10 +106,11 @@ class Watchdog {
         if (seq != seen[w]) {
           seen[w] = seq;
           since[w] = now;
+          at[w] = counts(s);
         } else if (seq && now - since[w] >= limit) {
           fail("worker " + std::to_string(w) + "'s " + describe(s) + " has been running for " +
                    seconds(now - since[w]) + " s",
-               seen.get(), since.get(), now);
+               seen.get(), since.get(), at.get(), now);
         }
       }
       if (sched_.stop_requested()) {
@@ -90,13 +118,13 @@ class Watchdog {
         if (now - failed_at >= limit)
           fail("a worker failed " + seconds(now - failed_at) +
                    " s ago and the others have not stopped",
-               seen.get(), since.get(), now);
+               seen.get(), since.get(), at.get(), now);
       }
     }
   }
 
   [[noreturn]] void fail(const std::string& why, const uint64_t* seen,
-                         const Clock::time_point* since, Clock::time_point now) {
+                         const Clock::time_point* since, const Counts* at, Clock::time_point now) {
     std::string msg =
         "dmrt-bench: no progress in the " + phase_ + " phase: " + why + " (--stall-seconds)\n";
     std::string first = sched_.failure();
@@ -104,7 +132,7 @@ class Watchdog {
     for (unsigned w = 0; w < workers_; ++w)
       if (seen[w])
         msg += "  worker " + std::to_string(w) + ": " + describe(slots_[w]) + " for " +
-               seconds(now - since[w]) + " s\n";
+               seconds(now - since[w]) + " s" + moved(slots_[w], at[w]) + "\n";
     std::fputs(msg.c_str(), stderr);
     std::fflush(stderr);
     std::fflush(stdout);

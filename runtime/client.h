@@ -127,7 +127,7 @@ class Client {
     }
     if (!any && !local) return;
     if (any) {
-      ++counters_.total.round_trips;
+      progress_.set_round_trips(++counters_.total.round_trips);
       for (size_t r = 0; r < 2; ++r)
         if (role_touched[r]) ++counters_.by_role[r].round_trips;
     }
@@ -189,7 +189,7 @@ class Client {
         return "mailbox " + std::to_string(mailbox) + " of node " + std::to_string(node) +
                " stayed full";
       });
-      ep_.pause();
+      pause();
     }
   }
   // Request/response: sends with this client's reply mailbox and waits for the matching answer.
@@ -206,7 +206,7 @@ class Client {
       check_timeout(start, [&] {
         return "no reply from node " + std::to_string(node) + " (tag " + std::to_string(tag) + ")";
       });
-      ep_.pause();
+      pause();
     }
   }
   // Answers a request received on a service mailbox.
@@ -217,7 +217,7 @@ class Client {
   // Waits for a message on `mailbox` of this client's node.
   Message receive(uint32_t mailbox) {
     Message m;
-    while (!ep_.try_receive(mailbox, m)) ep_.pause();
+    while (!ep_.try_receive(mailbox, m)) pause();
     return m;
   }
   // Mailbox on this client's home node where its replies land (0 is the node's service inbox).
@@ -233,7 +233,12 @@ class Client {
 
   // --- scheduling, identity, stats
   // ----------------------------------------------------------------
-  void pause() { ep_.pause(); }
+  void pause() {
+    progress_.count_pause();
+    ep_.pause();
+  }
+  // Round trips and pauses so far, for a watchdog on another thread (ClientProgress).
+  const ClientProgress& progress() const { return progress_; }
   uint64_t now_ns() { return ep_.now_ns(); }
   // The transport clock at a coarser grain, to start measuring a span of milliseconds on a hot
   // path: the endpoint's coarse clock where it has one (shm: CLOCK_MONOTONIC_COARSE, a sixth of
@@ -301,6 +306,7 @@ class Client {
   EndpointType ep_;
   ClientOptions opts_;
   Counters counters_;
+  ClientProgress progress_;
   RemoteAllocator allocator_;
   uint64_t next_request_ = 0;
 };

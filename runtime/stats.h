@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <utility>
@@ -47,6 +48,21 @@ struct Counters {
   VerbCounters& role(NodeRole r) { return by_role[static_cast<size_t>(r)]; }
   const VerbCounters& role(NodeRole r) const { return by_role[static_cast<size_t>(r)]; }
   Counters& operator+=(const Counters& o);
+};
+
+// How far one client has got, readable from another thread (a stall watchdog): round trips
+// posted and waits (pauses, including those for a full mailbox or an answer) so far. Written
+// only by the client's own fiber, with relaxed stores, so reading costs it nothing. A client
+// blocked inside one round trip moves neither; one retrying a lock that is never released moves
+// both.
+struct ClientProgress {
+  std::atomic<uint64_t> round_trips{0};
+  std::atomic<uint64_t> pauses{0};
+
+  void set_round_trips(uint64_t n) { round_trips.store(n, std::memory_order_relaxed); }
+  void count_pause() {
+    pauses.store(pauses.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 };
 
 // Log-linear latency histogram (values in nanoseconds): exact below 64, then 32 sub-buckets per

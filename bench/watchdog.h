@@ -29,9 +29,9 @@ namespace dmrt::bench {
 // Either way it prints the first failure, if any, and each busy worker's operation and key, with
 // the round trips and pauses its client made since the operation was first seen: none means it is
 // blocked inside one round trip or wait (a lost completion, a server that never answers), many
-// that it is retrying (a lock never released, a condition that never clears). A hang in CI becomes
-// a diagnosis. _Exit, because the stuck fibers can be neither joined nor
-// unwound. stall_seconds 0 = off.
+// that it is retrying (a lock never released, a condition that never clears). A hang in CI
+// becomes a diagnosis. _Exit, because the stuck fibers can be neither joined nor unwound.
+// stall_seconds 0 = off.
 class Watchdog {
  public:
   struct alignas(64) Slot {

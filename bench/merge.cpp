@@ -71,7 +71,8 @@ struct KindSum {
 
 json merge_phase(const std::vector<json>& lines, const std::vector<std::string>& from) {
   json out = lines.front();
-  uint64_t start = ~0ull, end = 0, ops = 0, failed = 0, cache = 0, clients = 0, emulated = 0;
+  uint64_t start = ~0ull, end = 0, ops = 0, failed = 0, cache = 0, clients = 0, emulated = 0,
+           releases = 0;
   size_t last = 0;
   KindSum all;
   std::map<std::string, KindSum> kinds;
@@ -92,6 +93,7 @@ json merge_phase(const std::vector<json>& lines, const std::vector<std::string>&
     cache += l.at("cache_bytes").get<uint64_t>();
     clients += l.at("clients").get<uint64_t>();
     emulated += l.at("emulated_masked_cas").get<uint64_t>();
+    releases += l.value("atomic_releases", uint64_t{0});
     all.add(l.at("per_op"), n, l.at("failed_ops").get<uint64_t>(), l.at("latency_histogram"));
     for (const auto& [k, v] : l.at("per_kind").items()) {
       json per_op = v;
@@ -120,6 +122,7 @@ json merge_phase(const std::vector<json>& lines, const std::vector<std::string>&
   out["clients"] = clients;
   out["cache_bytes"] = cache;
   out["emulated_masked_cas"] = emulated;
+  out["atomic_releases"] = releases;
   out["pool_bytes_used"] = lines[last].at("pool_bytes_used");
   out["index_stats"] = lines[last].at("index_stats");
   out["seconds"] = seconds;

@@ -39,6 +39,7 @@ nlohmann::json per_op_json(const KindResult& k) {
           {"local_accesses", per(k.total.local_accesses, n)},
           {"emulated_masked_cas", per(k.total.emulated_masked_cas, n)},
           {"masked_cas_retries", per(k.total.emulation_retries, n)},
+          {"atomic_releases", per(k.total.atomic_releases, n)},
           {"messages", per(k.total.messages, n)}};
 }
 
@@ -148,6 +149,7 @@ nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
   j["cache_bytes"] = r.cache_bytes;
   j["pool_bytes_used"] = r.pool_bytes_used;
   j["emulated_masked_cas"] = r.all.total.emulated_masked_cas;
+  j["atomic_releases"] = r.all.total.atomic_releases;
   nlohmann::json stats = nlohmann::json::object();
   for (const auto& [k, v] : r.index_stats) stats[k] = v;
   j["index_stats"] = stats;
@@ -202,6 +204,8 @@ void print_phase(const RunInfo& info, const PhaseResult& r) {
   out += fmt::format("pool used {:.1f} MiB  cache {:.1f} KiB  emulated masked CAS {}",
                      static_cast<double>(r.pool_bytes_used) / (1 << 20),
                      static_cast<double>(r.cache_bytes) / 1024, r.all.total.emulated_masked_cas);
+  if (r.all.total.atomic_releases)  // verbs on a software device (Batch::release)
+    out += fmt::format("  atomic lock releases {}", r.all.total.atomic_releases);
   if (!r.index_stats.empty()) {
     out += "\nindex:";
     for (const auto& [k, v] : r.index_stats) out += " " + k + "=" + stat_text(k, v);

@@ -50,6 +50,12 @@ class Client {
     b.write(dst, src, len);
     run(b);
   }
+  // A WRITE whose last (or first) word releases a lock (Batch::release).
+  void release(GlobalAddress dst, const void* src, uint32_t len, LockWord at = LockWord::kLast) {
+    Batch b;
+    b.release(dst, src, len, at);
+    run(b);
+  }
   template <class V>
   V read_value(GlobalAddress src) {
     V v;

@@ -9,6 +9,7 @@ VerbCounters& VerbCounters::operator+=(const VerbCounters& o) {
   for (size_t i = 0; i < verbs.size(); ++i) verbs[i] += o.verbs[i];
   emulated_masked_cas += o.emulated_masked_cas;
   emulation_retries += o.emulation_retries;
+  atomic_releases += o.atomic_releases;
   bytes_read += o.bytes_read;
   bytes_written += o.bytes_written;
   round_trips += o.round_trips;
@@ -22,6 +23,7 @@ VerbCounters& VerbCounters::operator-=(const VerbCounters& o) {
   for (size_t i = 0; i < verbs.size(); ++i) verbs[i] -= o.verbs[i];
   emulated_masked_cas -= o.emulated_masked_cas;
   emulation_retries -= o.emulation_retries;
+  atomic_releases -= o.atomic_releases;
   bytes_read -= o.bytes_read;
   bytes_written -= o.bytes_written;
   round_trips -= o.round_trips;

@@ -20,6 +20,7 @@ struct VerbCounters {
   std::array<uint64_t, kVerbKinds> verbs{};
   uint64_t emulated_masked_cas = 0;  // masked CAS served by a CAS loop (no native support)
   uint64_t emulation_retries = 0;    // extra CAS attempts those loops took
+  uint64_t atomic_releases = 0;      // lock releases whose word was stored by a CAS loop
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
   uint64_t round_trips = 0;

@@ -30,11 +30,15 @@ constexpr std::string_view verb_name(VerbKind k) {
   return "?";
 }
 
+// Which word of a lock-releasing WRITE (Batch::release) is the lock: none for a plain WRITE.
+enum class LockWord : uint8_t { kNone, kLast, kFirst };
+
 // One work request. Atomics act on one naturally aligned 8-byte word and return the prior value
 // through `result` (may be null when the caller does not need it).
 struct Verb {
   VerbKind kind = VerbKind::kRead;
-  uint32_t length = 0;  // bytes moved (8 for atomics)
+  LockWord lock = LockWord::kNone;  // WRITE: the word that releases a lock (Batch::release)
+  uint32_t length = 0;              // bytes moved (8 for atomics)
   GlobalAddress remote;
   void* local = nullptr;          // READ destination, WRITE source
   uint64_t* result = nullptr;     // atomics: value found at `remote` before the verb
@@ -68,28 +72,40 @@ class Batch {
 
   // Builders return *this so that a batch reads as the verb list it posts.
   Batch& read(GlobalAddress src, void* dst, uint32_t len) {
-    return add({VerbKind::kRead, len, src, dst, nullptr});
+    return add({VerbKind::kRead, LockWord::kNone, len, src, dst, nullptr});
   }
   Batch& write(GlobalAddress dst, const void* src, uint32_t len) {
-    return add({VerbKind::kWrite, len, dst, const_cast<void*>(src), nullptr});
+    return add({VerbKind::kWrite, LockWord::kNone, len, dst, const_cast<void*>(src), nullptr});
+  }
+  // A WRITE whose last (or first) 8-byte word releases, or hands on, a lock that other clients
+  // take with CAS: the other bytes land first, and the lock word lands atomically with respect
+  // to concurrent atomics on it. Counted as a WRITE. Where a transport's WRITEs are so (shm, sim,
+  // a NIC: the papers' assumption), it is an ordinary WRITE. Verbs on a software device (rxe,
+  // siw), whose failing CAS writes the old word back unguarded, and a CPU store to a word that
+  // NIC atomics target (a local batch) store the word with an atomic instead
+  // (docs/rdma-cluster.md, "Lock releases on Soft-RoCE"). `len` is a multiple of 8, at least 8,
+  // and the lock word is naturally aligned.
+  Batch& release(GlobalAddress dst, const void* src, uint32_t len, LockWord at = LockWord::kLast) {
+    return add({VerbKind::kWrite, at, len, dst, const_cast<void*>(src), nullptr});
   }
   Batch& cas(GlobalAddress word, uint64_t expected, uint64_t desired, uint64_t* old = nullptr) {
-    return add({VerbKind::kCas, 8, word, nullptr, old, expected, desired});
+    return add({VerbKind::kCas, LockWord::kNone, 8, word, nullptr, old, expected, desired});
   }
   Batch& masked_cas(GlobalAddress word, uint64_t compare, uint64_t compare_mask, uint64_t swap,
                     uint64_t swap_mask, uint64_t* old = nullptr) {
-    return add(
-        {VerbKind::kMaskedCas, 8, word, nullptr, old, compare, swap, compare_mask, swap_mask});
+    return add({VerbKind::kMaskedCas, LockWord::kNone, 8, word, nullptr, old, compare, swap,
+                compare_mask, swap_mask});
   }
   Batch& faa(GlobalAddress word, uint64_t add_value, uint64_t* old = nullptr) {
-    return add({VerbKind::kFaa, 8, word, nullptr, old, 0, add_value});
+    return add({VerbKind::kFaa, LockWord::kNone, 8, word, nullptr, old, 0, add_value});
   }
 
   // Inlined into every builder: the checks are two compares, their messages out of line.
   Batch& add(const Verb& v) {
     const NodeId n = v.remote.node();
     if (size_ == kMaxVerbs || (size_ > 0 && n != node_) ||
-        (v.is_atomic() && (v.remote.offset() & 7) != 0)) [[unlikely]]
+        ((v.is_atomic() || v.lock != LockWord::kNone) &&
+         (((v.remote.offset() | v.length) & 7) != 0 || v.length < 8))) [[unlikely]]
       refuse(v);
     node_ = n;
     verbs_[size_++] = v;
@@ -124,6 +140,9 @@ class Batch {
     if (size_ > 0 && v.remote.node() != node_)
       throw AddressError("a Batch targets one node; verb to node " +
                          std::to_string(v.remote.node()) + " after node " + std::to_string(node_));
+    if (v.lock != LockWord::kNone)
+      throw AddressError("lock release of " + std::to_string(v.length) + " bytes at " +
+                         v.remote.to_string() + ": its lock word must be whole and aligned");
     throw AddressError("atomic verb on unaligned address " + v.remote.to_string());
   }
 

@@ -345,14 +345,20 @@ struct LeafImage {
   }
   // Adds to `b` the WRITE of segment `s`. With versions, an entry write increments the entry-level
   // version of every entry it writes; a node write (`node_write`) carries the image's nv alone.
+  // A segment that ends with the lock word releases it (or rewrites it held): Batch::release.
   void write_into(Batch& b, GlobalAddress a, Segment s, bool node_write) {
     auto [from, to] = g->remote_range(s);
-    if (!g->versions()) {
-      b.write(a + from, &w[s.from], static_cast<uint32_t>(to - from));
-      return;
+    const bool lock = s.to > g->node_words();
+    const void* src = &w[s.from];
+    if (g->versions()) {
+      encode(s, !node_write);
+      src = &enc[from];
     }
-    encode(s, !node_write);
-    b.write(a + from, &enc[from], static_cast<uint32_t>(to - from));
+    const auto len = static_cast<uint32_t>(to - from);
+    if (lock)
+      b.release(a + from, src, len);
+    else
+      b.write(a + from, src, len);
   }
   // The objects lying whole inside `s`. Group by group (a replica, then its H entries: entry
   // r*H + j is at word replica_word(r) + rw + j*ew), skipping the groups that end before `s`:

@@ -729,7 +729,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     void unlock(GlobalAddress a, uint64_t word) {
       held_ = GlobalAddress{};
       uint64_t w = word & ~Geometry::kLock;
-      c_->write(lock_addr(a), &w, 8);
+      c_->release(lock_addr(a), &w, 8);
     }
     // Writes entry ranges and the new lock word (unlock) in one batch: one round trip.
     void write_back_and_unlock(GlobalAddress a, const Segments& segs, uint64_t word) {
@@ -737,7 +737,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       Batch b;
       for (auto s : segs) img_.write_into(b, a, s, false);
       img_.w[g().lock_word()] = word & ~Geometry::kLock;
-      b.write(lock_addr(a), &img_.w[g().lock_word()], 8);
+      b.release(lock_addr(a), &img_.w[g().lock_word()], 8);
       c_->run(b);
     }
 

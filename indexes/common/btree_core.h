@@ -417,7 +417,7 @@ class BTreeCore {
   void finish(Client<T>& c, GlobalAddress a, Batch& b) {
     bool hand = llt_ && llt_->should_hand_over(a);
     static const uint64_t kZero = 0;
-    if (!hand) b.write(a, &kZero, 8);
+    if (!hand) b.release(a, &kZero, 8);
     if (!b.empty()) c.run(b);
     if (llt_) llt_->release(a, hand);
   }

@@ -98,7 +98,7 @@ uint64_t lock_root(Client<T>& c, GlobalAddress dir) {
 template <Transport T>
 void unlock_root(Client<T>& c, GlobalAddress dir, uint32_t gd) {
   uint64_t v = gd;
-  c.write(dir + Dir::kRootOffset, &v, 8);
+  c.release(dir + Dir::kRootOffset, &v, 8);
 }
 
 }  // namespace dmrt::race

@@ -57,7 +57,7 @@ class Splitter {
     if (Dir::table(e) != s_table || Dir::ld(e) != l) return false;
     if (c_.cas(canon, e, e | Dir::kLock) != e) return false;
     if (l + 1 > max_depth_) {
-      c_.write(canon, &e, 8);
+      c_.release(canon, &e, 8);
       throw LimitError("RACE directory is full: a subtable at local depth " + std::to_string(l) +
                        " needs a split beyond max_global_depth " + std::to_string(max_depth_) +
                        " (raise max_global_depth or groups_per_subtable)");
@@ -85,7 +85,7 @@ class Splitter {
     gd = Dir::gd(lock_root(c_, dir_));
     write_entries(gd, l + 1, s, Dir::make_entry(s_table, l + 1), ~0u);
     uint64_t n_entry = Dir::make_entry(n_table, l + 1);
-    c_.write(Dir::entry_addr(dir_, n_suffix), &n_entry, 8);
+    c_.release(Dir::entry_addr(dir_, n_suffix), &n_entry, 8);
     unlock_root(c_, dir_, gd);
     c_.faa(dir_ + Dir::kResizesOffset, 1);
     return true;
@@ -108,7 +108,7 @@ class Splitter {
   // client, so the original error is the one worth reporting.
   void release_quietly(GlobalAddress word, uint64_t value) noexcept {
     try {
-      c_.write(word, &value, 8);
+      c_.release(word, &value, 8);
     } catch (...) {
     }
   }
@@ -122,7 +122,7 @@ class Splitter {
     for (auto& x : e) x &= ~Dir::kLock;
     c_.write(Dir::entry_addr(dir_, n), e.data(), static_cast<uint32_t>(8 * n));
     uint64_t root = (gd + 1) | Dir::kLock;
-    c_.write(dir_ + Dir::kRootOffset, &root, 8);
+    c_.release(dir_ + Dir::kRootOffset, &root, 8);  // held: rewritten, not released
     return gd + 1;
   }
 
@@ -138,7 +138,7 @@ class Splitter {
         c_.run(b);
         b.clear();
       }
-      b.write(Dir::entry_addr(dir_, j), j == locked_idx ? &locked : &value, 8);
+      b.release(Dir::entry_addr(dir_, j), j == locked_idx ? &locked : &value, 8);
     }
     if (!b.empty()) c_.run(b);
   }

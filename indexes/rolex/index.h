@@ -627,7 +627,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     void release(const Locked& L, Batch& b, uint64_t lt, bool share = true) {
       const bool hand = share && llt_ && llt_->should_hand_over(L.lock);
       uint64_t e = hand ? lt | entry::kLock : lt;
-      if (!hand || lt != L.lt) b.write(L.lock, &e, 8);
+      if (!hand || lt != L.lt) b.release(L.lock, &e, 8);
       try {
         if (!b.empty()) c_->run(b);
       } catch (...) {

@@ -85,6 +85,7 @@ class MultiBatch {
   }
   void read(GlobalAddress a, void* dst, uint32_t len) { next().read(a, dst, len); }
   void write(GlobalAddress a, const void* src, uint32_t len) { next().write(a, src, len); }
+  void release(GlobalAddress a, const void* src, uint32_t len) { next().release(a, src, len); }
   void faa(GlobalAddress a, uint64_t add, uint64_t* old) { next().faa(a, add, old); }
   void cas(GlobalAddress a, uint64_t exp, uint64_t des, uint64_t* old) {
     next().cas(a, exp, des, old);

@@ -200,10 +200,10 @@ RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
   } catch (...) {
     try {
       MultiBatch thaw;
-      for (size_t j = 0; j < cur.size(); ++j) thaw.write(lt_addr + 8 * j, &cur[j], 8);
+      for (size_t j = 0; j < cur.size(); ++j) thaw.release(lt_addr + 8 * j, &cur[j], 8);
       thaw.run(c);
       uint64_t free_word = 0;
-      c.write(addr + kRetrainLockOffset, &free_word, 8);
+      c.release(addr + kRetrainLockOffset, &free_word, 8);
     } catch (...) {  // the transport failed: the original error is the one to report
     }
     throw;

@@ -331,7 +331,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       held_ = GlobalAddress{};
       static const uint64_t kZero = 0;
       try {
-        c_->write(lock, &kZero, 8);
+        c_->release(lock, &kZero, 8);
       } catch (...) {  // the transport failed: the original error is the one to report
       }
       if (t_->opts_.local_lock_table) t_->llt_.release(lock, false);
@@ -345,11 +345,11 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       static const uint64_t kZero = 0;
       if (!hand) {
         if (t_->opts_.write_combining || b.empty()) {
-          b.write(lock, &kZero, 8);
+          b.release(lock, &kZero, 8);
         } else {
           c_->run(b);
           b.clear();
-          b.write(lock, &kZero, 8);
+          b.release(lock, &kZero, 8);
         }
       }
       if (!b.empty()) c_->run(b);

@@ -509,7 +509,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         image_[0] = (st & kLenMask) | (op == Op::kRemove ? 0 : kPresent);  // unlocked
         if (op != Op::kRemove) fill_value(image_.data(), v);
         image_[1] = leaf_checksum(image_.data(), g_.words());
-        c_->write(a, image_.data(), g_.bytes());
+        c_->release(a, image_.data(), g_.bytes(), LockWord::kFirst);  // status word: unlocked
         return 1;
       }
     }
@@ -558,7 +558,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           return 1;
         }
         uint64_t back = st;  // not replaced: the old leaf is current again
-        c_->write(a, &back, 8);
+        c_->release(a, &back, 8);
         spare_leaves_.push_back(na);
         t_->cas_failures_.fetch_add(1, std::memory_order_relaxed);
         return -1;

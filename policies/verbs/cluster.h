@@ -115,13 +115,20 @@ class Cluster {
   bool native_masked_cas() const { return native_masked_; }
   // A NIC's DMA reads and writes whole 64-byte lines (the CHIME and Sherman papers' assumption,
   // runtime/transport.h); a software device (rxe, siw) copies with memcpy and does not.
-  bool line_atomic() const {
-    const std::string& n = device().name();
-    return n.rfind("rxe", 0) != 0 && n.rfind("siw", 0) != 0;
-  }
+  bool line_atomic() const { return !software_device(); }
+  // A software device's atomic reads the word, compares and writes it back, even when the compare
+  // fails, serialised only against other atomics: a WRITE of the word that lands in between is
+  // lost (seen on rxe in Linux 6.1, docs/rdma-cluster.md). Lock releases (Batch::release) then
+  // store their word with an atomic.
+  bool writes_race_atomics() const { return software_device(); }
   // The NIC returns the old word of a native masked CAS byte-swapped (probed, device-specific).
   bool masked_reply_big_endian() const { return masked_reply_be_; }
   uint64_t ondemand_registrations() const { return ondemand_regs_.load(); }
+  // rxe or siw: verbs served by the kernel's CPU, not by a NIC.
+  bool software_device() const {
+    const std::string& n = device().name();
+    return n.rfind("rxe", 0) == 0 || n.rfind("siw", 0) == 0;
+  }
 
   // Other nodes' Clusters served by this same process (dmrt-bench's one-process mode): a
   // memory-node service must run on its node's own Cluster, and this is how code holding only a

@@ -1,5 +1,6 @@
 // The verbs data path: posting batches of one-sided verbs on the calling thread's QPs, retiring
-// completions, and the counted READ + CAS loop that stands in for native masked CAS.
+// completions, and the counted READ + CAS loop that stands in for native masked CAS and stores
+// lock words where a WRITE would race the device's atomics.
 #include <chrono>
 #include <cstring>
 #include <sstream>
@@ -339,6 +340,54 @@ void run_batches(Cluster& cl, ThreadState& ts, std::span<Batch> batches,
   }
 }
 
+// A masked CAS without native support, or an atomic word store (compare mask 0): a READ of the
+// word posted after the verbs in `seg` (one batch, in order), then CAS attempts until the masked
+// compare fails or a CAS wins. Only atomics write the word, so the CAS that wins is atomic with
+// every other atomic on it, even where a WRITE would not be (a software device). Returns the
+// word's prior value; `attempts` counts the CASes posted. Leaves `seg` empty.
+template <class Ensure>
+uint64_t cas_loop(Cluster& cl, ThreadState& ts, std::atomic<uint64_t>& ondemand, Batch& seg,
+                  const Verb& v, Ensure& ensure, uint64_t& attempts) {
+  uint64_t cur = 0;
+  seg.read(v.remote, &cur, 8);
+  run_batches(cl, ts, std::span<Batch>(&seg, 1), ondemand, ensure);
+  seg.clear();
+  attempts = 0;
+  for (;;) {
+    if (!masked_cas_matches(cur, v.compare, v.compare_mask)) return cur;
+    uint64_t desired = masked_cas_result(cur, v.swap, v.swap_mask);
+    if (desired == cur) return cur;  // matches and changes nothing: done at the read
+    ++attempts;
+    uint64_t got = 0;
+    Batch c;
+    c.cas(v.remote, cur, desired, &got);
+    run_batches(cl, ts, std::span<Batch>(&c, 1), ondemand, ensure);
+    if (got == cur) return cur;
+    cur = got;
+  }
+}
+
+// Where a lock release's word is (Batch::release), and the range of the other bytes.
+uint32_t lock_offset(const Verb& v) {
+  return v.lock == LockWord::kFirst ? 0 : v.length - 8;
+}
+uint32_t rest_offset(const Verb& v) {
+  return v.lock == LockWord::kFirst ? 8 : 0;
+}
+
+// A lock release's word as an atomic store: a masked CAS that always matches and replaces the
+// whole word.
+Verb release_store(const Verb& v) {
+  Verb s;
+  s.kind = VerbKind::kMaskedCas;
+  s.length = 8;
+  s.remote = v.remote + lock_offset(v);
+  std::memcpy(&s.swap, static_cast<const std::byte*>(v.local) + lock_offset(v), 8);
+  s.compare_mask = 0;
+  s.swap_mask = ~uint64_t{0};
+  return s;
+}
+
 }  // namespace
 
 void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
@@ -353,8 +402,15 @@ void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
     }
     if (!c.qp || c.broken) cl.open_connections(n, {&ts});
   };
+  auto count = [&](NodeId n, auto&& add) {
+    for (VerbCounters* vc : {&counters.total, &counters.by_node.at(n), &counters.role(role(n))})
+      add(*vc);
+  };
   // Local accesses: this node's own registered region, with the CPU's loads and stores. The
-  // region is in this process (Endpoints are homed on the Cluster's own node).
+  // region is in this process (Endpoints are homed on the Cluster's own node). A lock release's
+  // lock word is not a CPU store: the device's atomics are atomic only among themselves
+  // (atomic_cap HCA), so a store between a remote CAS's read and its write would be lost. That
+  // word goes through the device, with an atomic, after the release's other bytes.
   for (size_t bi = 0; bi < batches.size(); ++bi) {
     if (!batches[bi].local()) continue;
     for (const Verb& v : batches[bi].verbs()) {
@@ -365,65 +421,61 @@ void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
                            std::to_string(cl.local_region_bytes()) + " bytes");
       std::byte* mem = cl.local_region() + v.remote.offset();
       if (v.length == 0) continue;
-      if (v.kind == VerbKind::kRead)
+      if (v.kind == VerbKind::kRead) {
         std::memcpy(v.local, mem, v.length);
-      else
+      } else if (v.lock == LockWord::kNone) {
         std::memcpy(mem, v.local, v.length);
+      } else {
+        std::memcpy(mem + rest_offset(v), static_cast<const std::byte*>(v.local) + rest_offset(v),
+                    v.length - 8);
+        Batch seg;
+        uint64_t attempts = 0;
+        cas_loop(cl, ts, cl.ondemand_regs_, seg, release_store(v), ensure, attempts);
+        count(v.remote.node(), [&](VerbCounters& c) { ++c.atomic_releases; });
+      }
     }
   }
-  bool emulate = false;
-  if (!cl.native_masked_cas())
-    for (Batch& b : batches)
-      for (const Verb& v : b.verbs())
-        if (v.kind == VerbKind::kMaskedCas) emulate = true;
-  if (!emulate) {
+  const bool soft = cl.writes_race_atomics();
+  auto segmented = [&](const Verb& v) {
+    return (v.kind == VerbKind::kMaskedCas && !cl.native_masked_cas()) ||
+           (v.lock != LockWord::kNone && soft);
+  };
+  bool any = false;
+  for (Batch& b : batches)
+    if (!b.local())
+      for (const Verb& v : b.verbs()) any = any || segmented(v);
+  if (!any) {
     run_batches(cl, ts, batches, cl.ondemand_regs_, ensure);
     return;
   }
-  // Masked CAS without native support: each batch runs in segments; the verbs before a masked
-  // CAS are posted together with a READ of its word (RC ordering keeps the batch's order), then
-  // CAS attempts follow until the masked compare fails or the CAS wins.
+  // Each batch runs in segments: the verbs before an emulated masked CAS are posted together
+  // with a READ of its word (RC ordering keeps the batch's order), then CAS attempts follow until
+  // the masked compare fails or the CAS wins. A lock release on a software device is its other
+  // bytes as a WRITE, then its lock word stored the same way.
   for (size_t bi = 0; bi < batches.size(); ++bi) {
     Batch& b = batches[bi];
     if (b.empty() || b.local()) continue;
     Batch seg;
     for (const Verb& v : b.verbs()) {
-      if (v.kind != VerbKind::kMaskedCas) {
+      if (!segmented(v)) {
         seg.add(v);
         continue;
       }
-      uint64_t cur = 0;
-      seg.read(v.remote, &cur, 8);
-      run_batches(cl, ts, std::span<Batch>(&seg, 1), cl.ondemand_regs_, ensure);
-      seg.clear();
-      uint64_t attempts = 0;
-      uint64_t old;
-      for (;;) {
-        if (!masked_cas_matches(cur, v.compare, v.compare_mask)) {
-          old = cur;
-          break;
-        }
-        uint64_t desired = masked_cas_result(cur, v.swap, v.swap_mask);
-        if (desired == cur) {  // matches and changes nothing: done at the read
-          old = cur;
-          break;
-        }
-        ++attempts;
-        uint64_t got = 0;
-        Batch c;
-        c.cas(v.remote, cur, desired, &got);
-        run_batches(cl, ts, std::span<Batch>(&c, 1), cl.ondemand_regs_, ensure);
-        if (got == cur) {
-          old = cur;
-          break;
-        }
-        cur = got;
-      }
       NodeId n = v.remote.node();
-      for (VerbCounters* vc : {&counters.total, &counters.by_node.at(n), &counters.role(role(n))}) {
-        ++vc->emulated_masked_cas;
-        if (attempts > 1) vc->emulation_retries += attempts - 1;
+      uint64_t attempts = 0;
+      if (v.lock != LockWord::kNone) {
+        if (v.length > 8)
+          seg.write(v.remote + rest_offset(v),
+                    static_cast<const std::byte*>(v.local) + rest_offset(v), v.length - 8);
+        cas_loop(cl, ts, cl.ondemand_regs_, seg, release_store(v), ensure, attempts);
+        count(n, [&](VerbCounters& c) { ++c.atomic_releases; });
+        continue;
       }
+      uint64_t old = cas_loop(cl, ts, cl.ondemand_regs_, seg, v, ensure, attempts);
+      count(n, [&](VerbCounters& c) {
+        ++c.emulated_masked_cas;
+        if (attempts > 1) c.emulation_retries += attempts - 1;
+      });
       if (v.result) *v.result = old;
     }
     if (!seg.empty()) run_batches(cl, ts, std::span<Batch>(&seg, 1), cl.ondemand_regs_, ensure);

@@ -362,12 +362,12 @@ class Service {
                     uint8_t flags) {
     seal_table(img, payload_, version, static_cast<uint8_t>(flags | kValid | kPrimary));
     img[table_words_ - 1] = 0;
-    c.write(table_addr(o, id), img, table_bytes_);
+    c.release(table_addr(o, id), img, table_bytes_);
   }
   // Releases the lock alone (the payload did not change).
   void unlock(Client<T>& c, NodeId o, uint64_t id) {
     static const uint64_t kZero = 0;
-    c.write(lock_addr(o, id), &kZero, 8);
+    c.release(lock_addr(o, id), &kZero, 8);
   }
   // A table nobody can reach yet: written as primary, lock word untouched.
   void write_new(Client<T>& c, uint64_t id, uint64_t* img, uint32_t version, uint8_t flags) {
@@ -552,7 +552,7 @@ class Service {
       NodeId now = owner(id);
       if (now != o) {
         uint64_t moved = kMoved | now;  // we hold this copy's lock: a plain write hands it on
-        c.write(lock_addr(o, id), &moved, 8);
+        c.release(lock_addr(o, id), &moved, 8);
         return false;
       }
       for (NodeId p : previous_owners(id, o)) fence(c, p, id, o);

@@ -155,6 +155,32 @@ TEST_F(Verbs, BatchRejectsMixedNodesUnalignedAtomicsAndOverflow) {
   EXPECT_THROW(full.read(GlobalAddress(0, 4096), &x, 8), LimitError);
 }
 
+// Batch::release on shm: an ordinary WRITE (CPU stores are atomic with the CPU's CAS), counted
+// as one, with either end as the lock word; a lock word that is not whole and aligned is refused.
+TEST_F(Verbs, LockReleaseIsAWriteHereAndItsWordMustBeWhole) {
+  GlobalAddress a = c.alloc(64);
+  uint64_t held = 0x4000000100000001ull;
+  c.write(a + 24, &held, 8);
+  c.write(a + 32, &held, 8);
+  const VerbCounters before = c.counters().total;
+  uint64_t img[4] = {1, 2, 3, 0}, img2[4] = {0, 5, 6, 7}, back[8] = {};
+  Batch b;
+  b.release(a, img, 32).release(a + 32, img2, 32, LockWord::kFirst).read(a, back, 64);
+  c.run(b);
+  const uint64_t want[8] = {1, 2, 3, 0, 0, 5, 6, 7};
+  EXPECT_EQ(0, std::memcmp(back, want, sizeof want));
+  VerbCounters d = c.counters().total - before;
+  EXPECT_EQ(d.count(VerbKind::kWrite), 2u);
+  EXPECT_EQ(d.atomic_releases, 0u);
+  EXPECT_EQ(d.round_trips, 1u);
+  Batch bad;
+  uint64_t x = 0;
+  EXPECT_THROW(bad.release(a + 4, &x, 8), AddressError);  // word not aligned
+  EXPECT_THROW(bad.release(a, &x, 4), AddressError);      // no whole word
+  EXPECT_THROW(bad.release(a, img, 12), AddressError);    // the last word would be unaligned
+  EXPECT_TRUE(bad.empty());
+}
+
 TEST_F(Verbs, OutOfRegionAccessIsAnErrorNotACrash) {
   uint64_t x = 0;
   uint64_t size = pool->region(0).bytes;

@@ -1,7 +1,7 @@
 // Compute side of the two-process verbs test: joins a cluster served by dmrt-node over the TCP
 // bootstrap, runs threads x fibers of verbs with exactly known results, and checks them.
 //   verbs_remote_check --cluster FILE --node N [--threads T] [--fibers F] [--ops K]
-//                      [--timeout-exp E] [--stop]
+//                      [--timeout-exp E] [--release-ops R] [--stop]
 //   verbs_remote_check --probe        exit 77 (skip) when there is no RDMA device
 #include <atomic>
 #include <cstdio>
@@ -20,7 +20,7 @@ using namespace dmrt;
 int main(int argc, char** argv) {
   std::string file;
   long node = -1;
-  unsigned threads = 2, fibers = 4, ops = 200;
+  unsigned threads = 2, fibers = 4, ops = 200, release_ops = 20000;
   uint8_t ack_timeout = 0;  // 0: the transport's default
   bool stop = false;
   for (int i = 1; i < argc; ++i) {
@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
       fibers = static_cast<unsigned>(std::stoul(v));
     else if (a == "--ops")
       ops = static_cast<unsigned>(std::stoul(v));
+    else if (a == "--release-ops")
+      release_ops = static_cast<unsigned>(std::stoul(v));
     else if (a == "--timeout-exp")
       ack_timeout = static_cast<uint8_t>(std::stoul(v));
     else {
@@ -147,6 +149,53 @@ int main(int argc, char** argv) {
                                     std::to_string(data_ok.load()) + "/" + std::to_string(workers));
       check(echo_ok == workers, "echo request/response via mailboxes: " +
                                     std::to_string(echo_ok.load()) + "/" + std::to_string(workers));
+    }
+    // Lock releases against failing CAS on the same word (Batch::release): worker 0 stores a new
+    // odd value and reads it back, R times with plain WRITEs, then R times as releases, while the
+    // first worker of the other thread (another QP) CASes the word from 0, which never matches.
+    // A software device's failing CAS writes the old word back without excluding WRITEs, so a
+    // plain WRITE can be lost (reported, not checked: it is the device's behaviour); a release
+    // must never be.
+    if (threads > 1 && release_ops > 0) {
+      GlobalAddress word = layout::root_slot(mem, 63);
+      std::atomic<unsigned> phase{0};
+      std::atomic<uint64_t> lost_plain{0}, lost_release{0}, failed_cas{0}, releases{0};
+      Scheduler r({threads, 1});
+      r.run(
+          [&](const WorkerId& w) {
+            Client<VerbsTransport> c(cluster.endpoint(static_cast<NodeId>(node), w.index));
+            if (w.index == 1) {
+              while (phase.load() < 2) failed_cas += c.cas(word, 0, 2) != 0;
+              return;
+            }
+            if (w.index != 0) return;
+            uint64_t v = 1;
+            for (bool release : {false, true}) {
+              for (unsigned i = 0; i < release_ops; ++i) {
+                v += 2;
+                uint64_t got = 0;
+                Batch b;
+                if (release)
+                  b.release(word, &v, 8);
+                else
+                  b.write(word, &v, 8);
+                c.run(b.read(word, &got, 8));
+                if (got != v) ++(release ? lost_release : lost_plain);
+              }
+              ++phase;
+            }
+            releases += c.counters().total.atomic_releases;
+          },
+          cluster.thread_hooks());
+      std::cout << "lock word raced by " << failed_cas.load()
+                << " failing CAS: " << lost_plain.load() << " of " << release_ops
+                << " plain WRITEs lost ("
+                << (cluster.writes_race_atomics() ? "a software device: expected"
+                                                  : "a NIC: none expected")
+                << "), " << releases.load() << " releases stored by an atomic" << std::endl;
+      check(lost_release == 0,
+            "lock releases lost to a failing CAS: " + std::to_string(lost_release.load()) + " of " +
+                std::to_string(release_ops));
     }
     if (stop) verbs::Cluster::stop_node(config.nodes[mem].address, 10000, &config);
   } catch (const std::exception& e) {

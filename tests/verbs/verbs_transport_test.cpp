@@ -135,6 +135,38 @@ TEST_F(Verbs, EveryVerb) {
   EXPECT_EQ(c.counters().by_node[0].emulated_masked_cas, 2u);
 }
 
+// Batch::release: the bytes around the lock word, then the word. The word is stored by a READ +
+// CAS loop where a WRITE would race the device's CAS (a software device: its failing CAS writes
+// the word back) and in the client's own region (a CPU store is not atomic with the NIC's
+// atomics); on a NIC's remote memory it is the plain WRITE. Either way it is counted as a WRITE.
+TEST_F(Verbs, LockReleasesLandWholeWithTheWordStoredByAnAtomicWhereNeeded) {
+  verbs::Cluster::ThreadBinding bind(*compute_, 0);
+  VClient c(compute_->endpoint(2, 0));
+  const bool soft = compute_->writes_race_atomics();
+  for (NodeId n : {NodeId{0}, NodeId{2}}) {
+    SCOPED_TRACE("node " + std::to_string(n));
+    GlobalAddress a = scratch(n, 64);
+    uint64_t held = 0x4000000100000001ull;
+    c.write(a + 24, &held, 8);
+    c.write(a + 32, &held, 8);
+    const VerbCounters before = c.counters().total;
+    uint64_t img[4] = {1, 2, 3, 0}, img2[4] = {0, 5, 6, 7}, back[8] = {};
+    Batch b;
+    b.release(a, img, 32).release(a + 32, img2, 32, LockWord::kFirst);
+    c.run(b);
+    VerbCounters d = c.counters().total - before;
+    c.read(a, back, 64);
+    const uint64_t want[8] = {1, 2, 3, 0, 0, 5, 6, 7};
+    EXPECT_EQ(0, std::memcmp(back, want, sizeof want));
+    EXPECT_EQ(d.count(VerbKind::kWrite), 2u);
+    EXPECT_EQ(d.atomic_releases, soft || n == 2 ? 2u : 0u);
+    // A lone lock word, released to a value that is not 0 (a hand-on).
+    uint64_t moved = 0x8000000000000002ull;
+    c.release(a + 24, &moved, 8);
+    EXPECT_EQ(c.read_value<uint64_t>(a + 24), moved);
+  }
+}
+
 // Data to the client's own node is copied from its registered region (a local access, no round
 // trip); atomics there loop back through the NIC, and they and the local copies see each other.
 TEST_F(Verbs, OwnNodeDataIsALocalAccessAndAtomicsLoopBack) {

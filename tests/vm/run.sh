@@ -98,13 +98,11 @@ fi
 # Two NUMA nodes (VM_NUMA=1, with at least 2 vCPUs): half the vCPUs and half the memory each, so
 # that NUMA placement is tested for real (the multi-process shm test binds its memory node process
 # to node 1 and its compute processes to node 0). The suite boots such a VM on its own for that
-# test (--numa-stage) and runs the verbs suite with one node, because of a stall not understood:
-# in one fresh-clone run (2026-11-26, the host loaded by benchmark runs), in a two-node VM, the
-# one-process CHIME and DMTree runs over Soft-RoCE (the only ones using the emulated masked CAS)
-# made no progress at all, all 8 workers on their first insert for 60 s, while the tests before,
-# between and after them passed (rxe duplicate_request 17). 11 later runs of the same two in a
-# two-node VM (the guest's numa_balancing on; 3 of them beside two CPU hogs in the guest) all
-# passed, and so did 3 in a one-node VM with a 1 ms ACK timeout that made rxe replay 288 requests.
+# test (--numa-stage) and runs the verbs suite with one node, as it did when a stall of CHIME and
+# DMTree was seen there once (2026-11-26): all 8 workers on their first insert for 60 s. That
+# stall, and DMTree's twice since in the one-node VM, were lock releases lost to rxe's failing CAS,
+# which writes the word back over a concurrent WRITE (docs/rdma-cluster.md, "Lock releases on
+# Soft-RoCE"); releases now store the lock word with an atomic on software devices.
 SMP=${VM_SMP:-2}
 MEM=${VM_MEM:-2G}
 NUMA=()
@@ -135,10 +133,10 @@ elif [ "$DEFAULT" = 1 ]; then
     echo "  meson setup build-verbs -Dtransports=shm,sim,verbs -Dbench=false && ninja -C build-verbs" >&2
     exit 1; }
   # The VM emulates its CPUs (TCG): a verb costs ~10-50 us and an ACK can come after more than
-  # the usual 67 ms ACK timeout (exponent 14). Retransmitted atomics then go through Soft-RoCE's
-  # replay path, after which ROLEX runs were seen spinning for ever on a lock word (3 of 8 runs,
-  # rxe's duplicate_request counter climbing; with exponent 20, 8 of 8 passed with no duplicate).
-  # So every program here gets a 4.3 s ACK timeout; the counters are printed at the end.
+  # the usual 67 ms ACK timeout (exponent 14), and the requester retransmits. ROLEX runs were seen
+  # spinning for ever on a lock word then (3 of 8 runs; with exponent 20, 8 of 8 passed), most
+  # likely the lost release of docs/rdma-cluster.md that a slow responder makes likelier. Every
+  # program here gets a 4.3 s ACK timeout anyway; the counters are printed at the end.
   VERBS_ARGS="--timeout-exp ${VM_TIMEOUT_EXP:-20}"
   DEFAULT_CMDS=("$BUILD/tests/verbs/verbs_tests --only=verbs_transport_test.cpp --gtest_color=no"
         "VERBS_ARGS='$VERBS_ARGS' $ROOT/tests/verbs/two_process.sh $NODE $BUILD/tests/verbs/verbs_remote_check")

@@ -157,9 +157,18 @@ std::vector<WorkerLog> stress_run(const StressConfig& cfg, MakeHandle make) {
         ++log.scans;
         log.scan_rows += rows.size();
         for (size_t j = 0; j < rows.size(); ++j) {
-          if (rows[j].first < k || (j && rows[j].first <= rows[j - 1].first) ||
-              !value_belongs(rows[j].first, rows[j].second))
-            throw std::runtime_error("bad scan row for key " + std::to_string(rows[j].first));
+          const char* why = rows[j].first < k                         ? "below the scan's start"
+                            : j && rows[j].first <= rows[j - 1].first ? "not after the row before"
+                            : !value_belongs(rows[j].first, rows[j].second)
+                                ? "a value never written for it"
+                                : nullptr;
+          if (why)
+            throw std::runtime_error("bad scan row " + std::to_string(j) + " of " +
+                                     std::to_string(rows.size()) + " from " + std::to_string(k) +
+                                     ": key " + std::to_string(rows[j].first) + ", " + why +
+                                     (j ? " (row before: key " + std::to_string(rows[j - 1].first) +
+                                              ")"
+                                        : std::string()));
         }
         if (rows.size() > 20) throw std::runtime_error("scan returned too many rows");
       } else {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 
 #include "indexes/common/root_slots.h"
@@ -41,6 +42,13 @@ struct Options {
   // leaf's lock (§4.2), deletes and inserts in place either way.
   bool rcu = false;
   unsigned root_slot = root_slots::kSmart;  // root word on the first memory node
+  // Test-only faults; compiled out without DMRT_FAULT_INJECTION (indexes/common/faults.h). Never
+  // set them elsewhere.
+  struct Faults {
+    // Runs between an insert's look for its key byte in a cached node and its copy of that node's
+    // slots: where another client of the compute node may learn a slot (tests/smart).
+    std::function<void()> between_cached_look_and_copy;
+  } faults;
 
   static constexpr auto fields();
 };

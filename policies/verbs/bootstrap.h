@@ -2,7 +2,8 @@
 // memory per connection bounded by what arrived), the in-process path to the same handling, and
 // the client call. Every connection starts with a hello carrying a fresh nonce; with a cluster key
 // each request and reply is followed by its HMAC. A CONNECT's connection stays open as the peer's
-// session: its QPs are destroyed when the peer disconnects or fails.
+// session: its QPs are destroyed when the peer disconnects or fails. A CLOCK's connection takes
+// the next CLOCK request (each with its own MAC and sequence number), up to kMaxClockRequests.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -93,6 +94,7 @@ class BootstrapServer {
   void sweep();
   void answer_barriers();
   Arrival arrive(wire::Reader& r, uint64_t& id, std::string& why);
+  std::vector<uint8_t> answer_clock(const wire::ClockRequest& q, uint32_t seq, std::string& why);
   void release(std::vector<ibv_qp*>& qps, const std::vector<uint32_t>& qpns);
   static std::vector<uint8_t> error_frame(const std::string& what);
 
@@ -131,9 +133,28 @@ struct BootstrapCall {
   wire::Socket socket;
   std::vector<uint8_t> reply;
   uint64_t generation = 0;
+  Nonce server_nonce{};  // from the hello: every request of the connection is MACed with it
+  std::string address;
+  std::string what;
 };
 BootstrapCall bootstrap_call(const std::string& address,
                              const std::function<std::vector<uint8_t>(uint64_t)>& request,
                              const ClusterKey* key, uint32_t timeout_ms, const std::string& what);
+
+// bootstrap_call in two steps, for a connection that carries several requests (CLOCK):
+// bootstrap_open connects and reads the hello; each bootstrap_request sends one request (and its
+// MAC, with a fresh client nonce) and returns the verified reply, also left in `call.reply`.
+// `timing`, when given, receives the steady-clock ns just before the request's first byte is sent
+// (its MAC is computed before) and just after the reply frame arrived (its MAC is checked after).
+struct BootstrapTiming {
+  uint64_t sent_ns = 0;
+  uint64_t received_ns = 0;
+};
+BootstrapCall bootstrap_open(const std::string& address, const ClusterKey* key, uint32_t timeout_ms,
+                             const std::string& what);
+const std::vector<uint8_t>& bootstrap_request(BootstrapCall& call,
+                                              const std::vector<uint8_t>& request,
+                                              const ClusterKey* key, uint32_t timeout_ms,
+                                              BootstrapTiming* timing = nullptr);
 
 }  // namespace dmrt::verbs

@@ -56,7 +56,8 @@ struct BootstrapServer::Conn {
   BootstrapClock::time_point deadline;
   std::vector<ibv_qp*> qps;  // a session's QPs, destroyed with it
   NodeId from = 0;
-  uint64_t barrier = 0;  // parked at this barrier id
+  uint64_t barrier = 0;    // parked at this barrier id
+  uint32_t clock_seq = 0;  // CLOCK requests answered on this connection
   bool counted_pending = true;
 };
 

@@ -1,7 +1,10 @@
 // The bootstrap server's requests: authentication of a request, CONNECT (sessions), barriers
-// with run generations, STOP, and the in-process path to the same handling.
+// with run generations, CLOCK (several on one connection), STOP, and the in-process path to the
+// same handling.
 #include <sys/eventfd.h>
 #include <unistd.h>
+
+#include <time.h>
 
 #include <algorithm>
 
@@ -116,6 +119,26 @@ void BootstrapServer::dispatch(Conn& c) {
         }
         return;
       }
+      case wire::Type::kClock: {
+        std::string why;
+        std::vector<uint8_t> answer = answer_clock(wire::parse_clock(r), c.clock_seq, why);
+        if (answer.empty()) {
+          reply(c, error_frame(why), true);
+          return;
+        }
+        // The connection takes the next CLOCK request, with its own MAC (a fresh client nonce,
+        // the next sequence number), under the same frame deadline and pending cap as a new
+        // connection's request.
+        const bool more = ++c.clock_seq < wire::kMaxClockRequests;
+        if (more) {
+          c.state = Conn::State::kRequest;
+          c.counted_pending = true;
+          ++pending_;
+          c.deadline = Clock::now() + std::chrono::milliseconds(limits_.frame_timeout_ms);
+        }
+        reply(c, answer, !more);
+        return;
+      }
       case wire::Type::kStop:
         r.expect_end();
         hooks_.stop();  // before the answer: whoever reads STOP_OK finds the node stopping
@@ -133,6 +156,35 @@ void BootstrapServer::dispatch(Conn& c) {
     }
     reply(c, error_frame(e.what()), true);
   }
+}
+
+// A CLOCK request that must be the `seq`-th of its connection: the answer frame (this node's steady
+// clock, read last), or empty with `why` when refused (another run, or a sequence number out of
+// order: a replayed or reordered request).
+std::vector<uint8_t> BootstrapServer::answer_clock(const wire::ClockRequest& q, uint32_t seq,
+                                                   std::string& why) {
+  if (q.generation != generation_) {
+    why = "clock request from node " + std::to_string(q.from) + " names another run of " + name_ +
+          " (generation mismatch: restart every process)";
+    return {};
+  }
+  if (q.seq != seq) {
+    why = "clock request " + std::to_string(q.seq) + " from node " + std::to_string(q.from) +
+          " out of order: " + name_ + " expected request " + std::to_string(seq) +
+          " of this connection (a replay?)";
+    return {};
+  }
+  wire::ClockAnswer a;
+  a.seq = q.seq;
+  timespec res{};
+  clock_getres(CLOCK_MONOTONIC, &res);
+  a.resolution_ns = uint64_t(res.tv_sec) * 1'000'000'000u + uint64_t(res.tv_nsec);
+  a.now_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now().time_since_epoch())
+                                       .count());
+  wire::Writer w(wire::Type::kClockOk);
+  wire::write(w, a);
+  return w.data();
 }
 
 // Queues one reply frame (and its MAC when authenticated) and sends what the socket takes now.
@@ -255,6 +307,12 @@ std::vector<uint8_t> BootstrapServer::handle_local(const std::vector<uint8_t>& r
                                " timed out (a peer never arrived)");
         }
         return wire::Writer(wire::Type::kBarrierOk).data();
+      }
+      case wire::Type::kClock: {
+        std::string why;
+        wire::ClockRequest q = wire::parse_clock(r);
+        std::vector<uint8_t> answer = answer_clock(q, q.seq, why);  // no connection to order
+        return answer.empty() ? error_frame(why) : answer;
       }
       case wire::Type::kStop:
         hooks_.stop();

@@ -2,6 +2,7 @@
 
 #include <infiniband/verbs.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -323,6 +324,53 @@ void Cluster::barrier(unsigned parties) {
   if (r.type() == wire::Type::kError) throw TransportError(r.str());
   if (r.type() != wire::Type::kBarrierOk)
     throw TransportError("malformed barrier answer from node " + std::to_string(rendezvous));
+}
+
+ClockOffset Cluster::clock_offset(NodeId ref, unsigned samples) {
+  if (ref >= config_.size())
+    throw ConfigError("clock reference node " + std::to_string(ref) + " is not in the cluster (" +
+                      std::to_string(config_.size()) + " nodes)");
+  if (colocated(ref)) return {};  // one process, one clock
+  const std::string& addr = config_.nodes[ref].address;
+  const std::string what = "node " + std::to_string(ref);
+  if (addr.empty())
+    throw ConfigError(what + " (" + role_name(config_.nodes[ref].role) +
+                      ") has no address in the cluster config, so its clock cannot be read");
+  samples = std::clamp<unsigned>(samples, 1, wire::kMaxClockRequests);
+  const ClusterKey* key = key_ ? &*key_ : nullptr;
+  const uint32_t timeout_ms = opts_.connect_timeout_ms;  // answered at once: no barrier wait
+  timespec res{};
+  clock_getres(CLOCK_MONOTONIC, &res);
+  const uint64_t local_res = uint64_t(res.tv_sec) * 1'000'000'000u + uint64_t(res.tv_nsec);
+  std::vector<ClockSample> taken;
+  try {
+    BootstrapCall call = bootstrap_open(addr, key, timeout_ms, what);
+    for (unsigned i = 0; i < samples; ++i) {
+      wire::ClockRequest q;
+      q.generation = call.generation;
+      q.seq = i;
+      q.from = self_;
+      wire::Writer w(wire::Type::kClock);
+      wire::write(w, q);
+      BootstrapTiming t;
+      bootstrap_request(call, w.data(), key, timeout_ms, &t);
+      wire::Reader r(call.reply, what + " at " + addr);
+      if (r.type() == wire::Type::kError)
+        throw TransportError(what + " at " + addr + " refused the clock request: " + r.str());
+      if (r.type() != wire::Type::kClockOk)
+        throw TransportError("malformed clock answer from " + what + " at " + addr);
+      wire::ClockAnswer a = wire::parse_clock_answer(r);
+      if (a.seq != i)
+        throw TransportError(what + " at " + addr + " answered clock request " +
+                             std::to_string(a.seq) + " to request " + std::to_string(i));
+      taken.push_back({t.sent_ns, a.now_ns, t.received_ns, a.resolution_ns + local_res});
+    }
+  } catch (const TransportError& e) {
+    const std::string m = e.what();
+    throw TransportError(
+        m.find(what) == std::string::npos ? "measuring the clock of " + what + ": " + m : m);
+  }
+  return best_clock_offset(taken);
 }
 
 Endpoint Cluster::endpoint(NodeId home, uint32_t client_id) {

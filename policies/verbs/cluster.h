@@ -19,6 +19,7 @@
 #include "policies/verbs/bootstrap.h"
 #include "policies/verbs/device.h"
 #include "policies/verbs/mlx5_masked.h"
+#include "runtime/clock_offset.h"
 #include "runtime/cluster.h"
 #include "runtime/scheduler.h"
 
@@ -60,6 +61,12 @@ class Cluster {
   // Waits until `parties` processes (default: the cluster's compute nodes) have arrived at the
   // same barrier, rendezvousing at the first memory node. Barriers are numbered by call order.
   void barrier(unsigned parties = 0);
+  // How this process's steady clock (Endpoint::now_ns()) relates to node `ref`'s: `samples`
+  // CLOCK exchanges over one bootstrap connection (at most wire::kMaxClockRequests), the one with
+  // the shortest round trip kept (runtime/clock_offset.h). {0, 0} when `ref` is served in this
+  // process (self() or colocated): one clock. Throws TransportError naming the node when it cannot
+  // be reached, refuses, or answers out of turn.
+  ClockOffset clock_offset(NodeId ref, unsigned samples = 16);
 
   // The Endpoint for a client homed on `home` (must be this node). It uses the QPs and CQ of the
   // OS thread that calls it, which must be bound (thread_hooks() or bind_thread()).

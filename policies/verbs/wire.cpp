@@ -219,6 +219,30 @@ void write(Writer& w, const BarrierRequest& b) {
   w.u64(b.generation).u64(b.id).u32(b.parties).u16(b.from);
 }
 
+ClockRequest parse_clock(Reader& r) {
+  ClockRequest c;
+  c.generation = r.u64();
+  c.seq = r.u32();
+  c.from = r.u16();
+  r.expect_end();
+  return c;
+}
+void write(Writer& w, const ClockRequest& c) {
+  w.u64(c.generation).u32(c.seq).u16(c.from);
+}
+
+ClockAnswer parse_clock_answer(Reader& r) {
+  ClockAnswer a;
+  a.seq = r.u32();
+  a.now_ns = r.u64();
+  a.resolution_ns = r.u64();
+  r.expect_end();
+  return a;
+}
+void write(Writer& w, const ClockAnswer& a) {
+  w.u32(a.seq).u64(a.now_ns).u64(a.resolution_ns);
+}
+
 Socket& Socket::operator=(Socket&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0) ::close(fd_);

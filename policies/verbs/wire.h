@@ -8,8 +8,8 @@
 namespace dmrt::verbs::wire {
 
 inline constexpr uint32_t kMagic = 0x56524d44;  // "DMRV"
-inline constexpr uint16_t kVersion =
-    3;  // 2: hello, authentication, sessions, generations; 3: device memory
+// 2: hello, authentication, sessions, generations; 3: device memory; 4: CLOCK
+inline constexpr uint16_t kVersion = 4;
 inline constexpr uint32_t kMaxFrame = 1 << 20;
 // QPs one CONNECT may ask for (one per client thread of the sender); 31 bytes each on the wire.
 inline constexpr size_t kMaxQpsPerConnect = 1024;
@@ -21,10 +21,17 @@ enum class Type : uint16_t {
   kBarrierOk = 4,
   kStop = 5,  // ask a dmrt-node to exit
   kStopOk = 6,
-  kError = 7,  // server -> client: a sentence saying what was wrong
-  kHello = 8,  // server -> client on accept: auth required?, server nonce, run generation
-  kAuth = 9,   // after a request or a reply: client nonce and the HMAC (auth.h)
+  kError = 7,     // server -> client: a sentence saying what was wrong
+  kHello = 8,     // server -> client on accept: auth required?, server nonce, run generation
+  kAuth = 9,      // after a request or a reply: client nonce and the HMAC (auth.h)
+  kClock = 10,    // client -> server: read your steady clock now (request k of the connection)
+  kClockOk = 11,  // server -> client: its steady clock in ns, the clock's resolution; the
+                  // connection then takes the next CLOCK request (kMaxClockRequests in all)
 };
+
+// CLOCK requests one connection may carry (a clock measurement's samples share one connection,
+// so that each costs one round trip and no TCP handshake).
+inline constexpr uint32_t kMaxClockRequests = 64;
 
 // Endpoint of one RC QP as the peer needs it.
 struct QpInfo {
@@ -96,6 +103,16 @@ struct BarrierRequest {  // kBarrier
   uint32_t parties = 0;
   uint16_t from = 0;
 };
+struct ClockRequest {  // kClock
+  uint64_t generation = 0;
+  uint32_t seq = 0;  // 0 for the connection's first CLOCK request, then 1, 2, ...
+  uint16_t from = 0;
+};
+struct ClockAnswer {           // kClockOk
+  uint32_t seq = 0;            // the request's
+  uint64_t now_ns = 0;         // the server's steady clock, ns since its epoch
+  uint64_t resolution_ns = 0;  // that clock's resolution (clock_getres)
+};
 Hello parse_hello(Reader& r);
 void write(Writer& w, const Hello& h);
 // At most `max_qps` QPs or replaced QPNs are accepted (the count is checked before any is read).
@@ -103,6 +120,10 @@ ConnectRequest parse_connect(Reader& r, size_t max_qps);
 void write(Writer& w, const ConnectRequest& c);
 BarrierRequest parse_barrier(Reader& r);
 void write(Writer& w, const BarrierRequest& b);
+ClockRequest parse_clock(Reader& r);
+void write(Writer& w, const ClockRequest& c);
+ClockAnswer parse_clock_answer(Reader& r);
+void write(Writer& w, const ClockAnswer& a);
 
 // "host:port" -> pieces; throws ConfigError on a malformed address.
 void split_address(const std::string& address, std::string& host, uint16_t& port);

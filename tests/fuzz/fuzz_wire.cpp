@@ -1,9 +1,9 @@
 // Fuzz target for the verbs bootstrap's wire parser (policies/verbs/wire.h): any byte string is
 // either parsed or refused with TransportError, never read out of bounds, and what parses
-// re-encodes to the same bytes. The first input byte picks the mode: 0-3, the rest is a message
-// body behind a valid header (so the parsers are reached); 4-63, the rest seeds a well-formed
-// message that must parse back and whose prefixes must be refused; always, the raw bytes are
-// also tried as a whole frame, header included.
+// re-encodes to the same bytes. The first input byte picks the mode: 0-3 and 64-65, the rest is a
+// message body behind a valid header (so the parsers are reached); 4-63, the rest seeds a
+// well-formed message that must parse back and whose prefixes must be refused; always, the raw
+// bytes are also tried as a whole frame, header included.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -56,7 +56,9 @@ struct Bytes {
 // A well-formed message built from the input: it parses back to the same fields, and every strict
 // prefix of it is refused (the layouts are self-delimiting).
 void structured(uint8_t pick, Bytes in) {
-  Type t = pick % 3 == 0 ? Type::kHello : pick % 3 == 1 ? Type::kConnect : Type::kBarrier;
+  static const Type kinds[] = {Type::kHello, Type::kConnect, Type::kBarrier, Type::kClock,
+                               Type::kClockOk};
+  Type t = kinds[pick % 5];
   Writer w(t);
   if (t == Type::kHello) {
     Hello h;
@@ -85,6 +87,18 @@ void structured(uint8_t pick, Bytes in) {
     for (uint64_t i = in.take(1) % 4; i > 0; --i)
       c.replaced.push_back(static_cast<uint32_t>(in.take(4)));
     write(w, c);
+  } else if (t == Type::kClock) {
+    ClockRequest c;
+    c.generation = in.take(8);
+    c.seq = static_cast<uint32_t>(in.take(4));
+    c.from = static_cast<uint16_t>(in.take(2));
+    write(w, c);
+  } else if (t == Type::kClockOk) {
+    ClockAnswer a;
+    a.seq = static_cast<uint32_t>(in.take(4));
+    a.now_ns = in.take(8);
+    a.resolution_ns = in.take(8);
+    write(w, a);
   } else {
     BarrierRequest b;
     b.generation = in.take(8);
@@ -100,6 +114,10 @@ void structured(uint8_t pick, Bytes in) {
       Type::kConnect, full, [](Reader& r) { return parse_connect(r, 64); }, true);
   round_trip<BarrierRequest>(
       Type::kBarrier, full, [](Reader& r) { return parse_barrier(r); }, true);
+  round_trip<ClockRequest>(
+      Type::kClock, full, [](Reader& r) { return parse_clock(r); }, true);
+  round_trip<ClockAnswer>(
+      Type::kClockOk, full, [](Reader& r) { return parse_clock_answer(r); }, true);
   for (size_t cut = 8; cut < full.size(); cut += 1 + full.size() / 16) {
     std::vector<uint8_t> prefix(full.begin(), full.begin() + static_cast<long>(cut));
     try {
@@ -107,6 +125,8 @@ void structured(uint8_t pick, Bytes in) {
       if (t == Type::kHello) (void)parse_hello(r);
       if (t == Type::kConnect) (void)parse_connect(r, 64);
       if (t == Type::kBarrier) (void)parse_barrier(r);
+      if (t == Type::kClock) (void)parse_clock(r);
+      if (t == Type::kClockOk) (void)parse_clock_answer(r);
       fail("a truncated message parsed");
     } catch (const dmrt::TransportError&) {
     }
@@ -120,14 +140,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t pick = data[0];
   if (pick >= 4 && pick < 64) structured(pick, Bytes{data + 1, size - 1});
   std::vector<uint8_t> frame;
-  if (pick < 4) {
-    static const Type types[] = {Type::kHello, Type::kConnect, Type::kBarrier, Type::kError};
-    frame = Writer(types[pick]).data();
+  if (pick < 4 || (pick >= 64 && pick < 66)) {  // 64, 65: CLOCK, CLOCK_OK
+    static const Type types[] = {Type::kHello, Type::kConnect, Type::kBarrier,
+                                 Type::kError, Type::kClock,   Type::kClockOk};
+    frame = Writer(types[pick < 4 ? pick : pick - 60]).data();
   }
   frame.insert(frame.end(), data + 1, data + size);
   round_trip<Hello>(Type::kHello, frame, [](Reader& r) { return parse_hello(r); });
   round_trip<ConnectRequest>(Type::kConnect, frame, [](Reader& r) { return parse_connect(r, 64); });
   round_trip<BarrierRequest>(Type::kBarrier, frame, [](Reader& r) { return parse_barrier(r); });
+  round_trip<ClockRequest>(Type::kClock, frame, [](Reader& r) { return parse_clock(r); });
+  round_trip<ClockAnswer>(Type::kClockOk, frame, [](Reader& r) { return parse_clock_answer(r); });
   try {  // the generic accessors: a string or QP read past the end is an error, not a read
     Reader r(frame, "fuzz");
     (void)r.str();

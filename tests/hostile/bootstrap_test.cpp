@@ -1,6 +1,6 @@
 // Hostile-input tests of the verbs node bootstrap, run against the fake RDMA device
 // (tests/fakeverbs, preloaded): connection floods, half-open connections, unauthenticated and
-// wrongly authenticated requests, replayed barriers, and a departed peer's QPs.
+// wrongly authenticated requests, replayed barriers and clock requests, and a departed peer's QPs.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -319,6 +319,115 @@ TEST_F(Bootstrap, RefusesReplayedBarrier) {
   verbs::wire::Reader late = arrive(gen, 1, 1);
   ASSERT_EQ(late.type(), verbs::wire::Type::kError);
   EXPECT_NE(late.str().find("already passed"), std::string::npos);
+}
+
+// CLOCK: several authenticated requests on one connection are answered; one with a bad MAC, one
+// without a MAC, and one replayed or out of turn on its connection are refused.
+TEST_F(Bootstrap, ClockRequestsAreAnsweredOnlyWhenAuthenticatedAndInTurn) {
+  verbs::ClusterKey key = verbs::ClusterKey::from_secret(kSecret);
+  auto clock_request = [](uint64_t gen, uint32_t seq) {
+    verbs::wire::ClockRequest q;
+    q.generation = gen;
+    q.seq = seq;
+    q.from = 1;
+    verbs::wire::Writer w(verbs::wire::Type::kClock);
+    verbs::wire::write(w, q);
+    return w.data();
+  };
+  // The Cluster's own measurement (a compute node measuring memory node 0): eight samples over
+  // one connection.
+  {
+    verbs::Cluster client(config_, 1, {});
+    const uint64_t accepted0 = server_->bootstrap_stats().accepted;
+    ClockOffset c = client.clock_offset(0, 8);
+    EXPECT_EQ(server_->bootstrap_stats().accepted, accepted0 + 1);
+    EXPECT_LE(static_cast<uint64_t>(c.offset_ns < 0 ? -c.offset_ns : c.offset_ns), c.bound_ns);
+    EXPECT_LT(c.bound_ns, 50'000'000u);
+  }
+  // By hand: three requests on one connection, each answered in turn with a clock that does not
+  // run backwards.
+  verbs::BootstrapCall call = verbs::bootstrap_open(address_, &key, 3000, "node 0");
+  uint64_t last = 0;
+  for (uint32_t i = 0; i < 3; ++i) {
+    verbs::BootstrapTiming t;
+    verbs::bootstrap_request(call, clock_request(call.generation, i), &key, 3000, &t);
+    verbs::wire::Reader r(call.reply, "node 0");
+    ASSERT_EQ(r.type(), verbs::wire::Type::kClockOk);
+    verbs::wire::ClockAnswer a = verbs::wire::parse_clock_answer(r);
+    EXPECT_EQ(a.seq, i);
+    EXPECT_GE(a.now_ns, last);
+    EXPECT_GE(a.now_ns, t.sent_ns);  // one host, one clock: read between sending and receiving
+    EXPECT_LE(a.now_ns, t.received_ns);
+    last = a.now_ns;
+  }
+  // The same request again on that connection (a replay, correctly MACed): refused, closed.
+  try {
+    verbs::bootstrap_request(call, clock_request(call.generation, 2), &key, 3000);
+    verbs::wire::Reader r(call.reply, "node 0");
+    ASSERT_EQ(r.type(), verbs::wire::Type::kError);
+    EXPECT_NE(r.str().find("out of order"), std::string::npos);
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("out of order"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(call.socket.receive_frame(1000), TransportError);  // the server closed it
+
+  const uint64_t failures0 = server_->bootstrap_stats().auth_failures;
+  auto raw_clock = [&](bool sign_with_wrong_key) {
+    verbs::wire::Socket s = verbs::wire::Socket::connect(address_, 3000, "node 0");
+    verbs::wire::Reader hello = s.receive(3000);
+    hello.u8();
+    verbs::Nonce server{};
+    hello.bytes(server.data(), server.size());
+    std::vector<uint8_t> req = clock_request(hello.u64(), 0);
+    s.send_frame(req);
+    if (sign_with_wrong_key) {
+      verbs::ClusterKey wrong = verbs::ClusterKey::from_secret("not-the-cluster-secret-at-all");
+      verbs::Nonce client = verbs::random_nonce();
+      verbs::Mac mac = wrong.mac(verbs::kRequestLabel, server, client, req);
+      verbs::wire::Writer aw(verbs::wire::Type::kAuth);
+      aw.bytes(client.data(), client.size()).bytes(mac.data(), mac.size());
+      s.send_frame(aw.data());
+    } else {
+      s.send_frame(verbs::wire::Writer(verbs::wire::Type::kAuth).data());  // no nonce, no MAC
+    }
+    return s.receive(3000);
+  };
+  for (bool wrong : {true, false}) {
+    verbs::wire::Reader r = raw_clock(wrong);
+    ASSERT_EQ(r.type(), verbs::wire::Type::kError);
+    EXPECT_NE(r.str().find("authentication failed"), std::string::npos);
+  }
+  EXPECT_EQ(server_->bootstrap_stats().auth_failures, failures0 + 2);
+  // A client holding a wrong secret is told so and measures nothing.
+  verbs::ClusterKey wrong = verbs::ClusterKey::from_secret("not-the-cluster-secret-at-all");
+  try {
+    verbs::BootstrapCall c = verbs::bootstrap_open(address_, &wrong, 3000, "node 0");
+    verbs::bootstrap_request(c, clock_request(c.generation, 0), &wrong, 3000);
+    FAIL() << "CLOCK with a wrong secret was answered";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("authentication failed"), std::string::npos) << e.what();
+  }
+  // Another run's generation, or a truncated request, correctly MACed: refused with the reason.
+  {
+    verbs::BootstrapCall c = verbs::bootstrap_open(address_, &key, 3000, "node 0");
+    verbs::bootstrap_request(c, clock_request(c.generation + 2, 0), &key, 3000);
+    verbs::wire::Reader r(c.reply, "node 0");
+    ASSERT_EQ(r.type(), verbs::wire::Type::kError);
+    EXPECT_NE(r.str().find("generation mismatch"), std::string::npos);
+  }
+  {
+    verbs::BootstrapCall c = verbs::bootstrap_open(address_, &key, 3000, "node 0");
+    std::vector<uint8_t> cut = clock_request(c.generation, 0);
+    cut.resize(cut.size() - 1);
+    verbs::bootstrap_request(c, cut, &key, 3000);
+    verbs::wire::Reader r(c.reply, "node 0");
+    ASSERT_EQ(r.type(), verbs::wire::Type::kError);
+    EXPECT_NE(r.str().find("truncated"), std::string::npos);
+  }
+  // Still serving, and nothing was left open or pending.
+  EXPECT_TRUE(eventually([&] { return server_->bootstrap_stats().open == 0; }, 5s));
+  verbs::Cluster::stop_node(address_, 3000, &config_);
+  EXPECT_TRUE(server_->stop_requested());
 }
 
 TEST_F(Bootstrap, ReleasesDepartedPeersQps) {

@@ -385,6 +385,43 @@ TEST_F(Verbs, BarrierAndClearBootstrapErrors) {
   EXPECT_THROW(verbs::Cluster(config_, 2, bad), ConfigError);
 }
 
+// Two Clusters of one process share one steady clock: the measured offset must cover 0, within a
+// bound a loopback round trip keeps small. Colocated nodes and the node itself need no exchange.
+TEST_F(Verbs, ClockOffsetToAnotherNodeCoversTheTruth) {
+  for (NodeId ref : {NodeId{0}, NodeId{1}}) {
+    ClockOffset c = compute_->clock_offset(ref);
+    EXPECT_LE(static_cast<uint64_t>(c.offset_ns < 0 ? -c.offset_ns : c.offset_ns), c.bound_ns)
+        << "node " << ref << ": offset " << c.offset_ns << " +- " << c.bound_ns;
+    EXPECT_GT(c.bound_ns, 0u);
+    EXPECT_LT(c.bound_ns, 50'000'000u) << "node " << ref;
+    std::printf("clock of node %u: offset %lld ns +- %llu ns\n", unsigned(ref),
+                static_cast<long long>(c.offset_ns), static_cast<unsigned long long>(c.bound_ns));
+  }
+  ClockOffset one = compute_->clock_offset(0, 1);  // one sample is enough to be sound
+  EXPECT_LE(static_cast<uint64_t>(one.offset_ns < 0 ? -one.offset_ns : one.offset_ns),
+            one.bound_ns);
+  ClockOffset many = compute_->clock_offset(0, 1000);  // clamped to what one connection carries
+  EXPECT_LE(static_cast<uint64_t>(many.offset_ns < 0 ? -many.offset_ns : many.offset_ns),
+            many.bound_ns);
+  ClockOffset self = compute_->clock_offset(2);
+  EXPECT_EQ(self.offset_ns, 0);
+  EXPECT_EQ(self.bound_ns, 0u);
+  EXPECT_THROW(compute_->clock_offset(7), ConfigError);
+  // A node nobody serves: a TransportError naming it.
+  ClusterConfig lonely = config_;
+  lonely.nodes[0].address = "127.0.0.1:" + std::to_string(free_port());
+  lonely.nodes[2].address = "";
+  verbs::Options o;
+  o.connect_timeout_ms = 200;
+  verbs::Cluster c(lonely, 2, o);
+  try {
+    c.clock_offset(0);
+    FAIL() << "measured the clock of nobody";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Verbs, UnboundThreadIsAClearError) {
   VClient c(compute_->endpoint(2, 0));
   uint64_t v;

@@ -6,6 +6,43 @@
 
 namespace dmrt {
 
+void widen_by_clock_bound(History& h) {
+  if (h.clock_bound_ns == 0) return;
+  for (Operation& op : h.ops) widen_operation(op, h.clock_bound_ns);
+  h.clock_bound_ns = 0;
+}
+
+void to_reference_clock(std::span<Operation> ops, ClockOffset c) {
+  for (Operation& op : ops) {
+    op.invoke_ns = to_reference_ns(op.invoke_ns, c);
+    if (!op.pending())
+      op.response_ns = std::min(to_reference_ns(op.response_ns, c), kNoResponse - 1);
+  }
+}
+
+void to_reference_clock(History& h, ClockOffset c) {
+  to_reference_clock(std::span<Operation>(h.ops), c);
+  h.clock_bound_ns = clock_detail::sat_add(h.clock_bound_ns, c.bound_ns);
+}
+
+void append_history(History& into, History&& part) {
+  widen_by_clock_bound(into);
+  widen_by_clock_bound(part);
+  const size_t base = into.scan_rows.size();
+  into.scan_rows.insert(into.scan_rows.end(), part.scan_rows.begin(), part.scan_rows.end());
+  into.ops.reserve(into.ops.size() + part.ops.size());
+  for (Operation op : part.ops) {
+    if (op.kind == OpKind::kScan) op.out += base;
+    into.ops.push_back(op);
+  }
+  for (auto& [hash, v] : part.values) {
+    auto [it, fresh] = into.values.try_emplace(hash, std::move(v));  // moves only if inserted
+    if (!fresh && it->second != v) ++into.hash_collisions;
+  }
+  into.hash_collisions += part.hash_collisions;
+  part = History{};
+}
+
 std::string History::render_value(uint64_t hash) const {
   char buf[32];
   std::snprintf(buf, sizeof buf, "#%016llx", static_cast<unsigned long long>(hash));

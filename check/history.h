@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/clock_offset.h"
 #include "runtime/kv.h"
 
 namespace dmrt {
@@ -72,6 +73,12 @@ struct History {
   std::vector<ScanRow> scan_rows;
   std::unordered_map<uint64_t, std::string> values;  // kFull only
   uint64_t hash_collisions = 0;                      // kFull only: distinct values, equal hash
+  // How far every timestamp may be from the reference clock's reading at that instant: nonzero
+  // for a part of a multi-host run whose times were moved onto the reference node's clock
+  // (to_reference_clock; docs/correctness.md, "Histories across hosts"). check_history() widens
+  // every operation by it; parts with different bounds are widened before they are joined
+  // (append_history).
+  uint64_t clock_bound_ns = 0;
 
   size_t size() const { return ops.size(); }
   // Moves a recorder's records in (scan row indices are rebased).
@@ -210,6 +217,33 @@ inline void History::append(HistoryRecorder&& r) {
   append(static_cast<const HistoryRecorder&>(r));
   r.clear();
 }
+
+// Widens one operation by `bound_ns` on both sides: its invocation earlier (saturating at 0),
+// its response, when it returned, later (saturating below kNoResponse). If every timestamp is
+// within bound_ns of the true time, the widened interval contains the true one.
+inline void widen_operation(Operation& op, uint64_t bound_ns) {
+  op.invoke_ns = op.invoke_ns > bound_ns ? op.invoke_ns - bound_ns : 0;
+  if (!op.pending())
+    op.response_ns =
+        op.response_ns < kNoResponse - 1 - bound_ns ? op.response_ns + bound_ns : kNoResponse - 1;
+}
+
+// Widens every operation by h.clock_bound_ns, then sets it to 0: the history then claims no
+// precedence its clock bound does not support, and can be joined with other parts.
+void widen_by_clock_bound(History& h);
+
+// Moves timestamps taken on this process's steady clock onto the reference clock
+// (runtime/clock_offset.h): t -> t + c.offset_ns. Responses of pending operations stay pending.
+// The span form is for a phase of the history measured on its own; the caller then sets
+// clock_bound_ns to the largest bound used. The History form converts all and adds c.bound_ns to
+// clock_bound_ns (errors of successive conversions add up).
+void to_reference_clock(std::span<Operation> ops, ClockOffset c);
+void to_reference_clock(History& h, ClockOffset c);
+
+// The union of two parts of one run (`part` moved in, scan rows rebased, value tables merged).
+// A part with a nonzero clock bound is widened first, `into` too when it has one: the union's
+// operations then all carry their own part's uncertainty and the result's clock_bound_ns is 0.
+void append_history(History& into, History&& part);
 
 // Merges per-client recorders into one History.
 inline History merge_histories(std::span<HistoryRecorder> recorders) {

@@ -3,13 +3,16 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <istream>
+#include <map>
 #include <ostream>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -22,7 +25,8 @@ namespace {
 
 constexpr std::string_view kHeader = "# dmrt history 2";
 constexpr std::string_view kHeaderV1 = "# dmrt history 1";
-constexpr std::string_view kEnd = "# end ";  // "# end N operations"
+constexpr std::string_view kEnd = "# end ";     // "# end N operations"
+constexpr std::string_view kClock = "# clock";  // "# clock bound_ns N"
 
 // Lines of a stream, each at most max_line_bytes, at most max_bytes in all. next() is false at
 // the end; complete() says whether the input's last line ended with a newline.
@@ -112,6 +116,7 @@ std::vector<std::string_view> split(std::string_view line) {
 
 void save_history(const History& h, std::ostream& out) {
   out << kHeader << "\n";
+  if (h.clock_bound_ns) out << kClock << " bound_ns " << h.clock_bound_ns << "\n";
   out << "# kind client key arg out ok invoke_ns response_ns [row_key:row_value ...]\n";
   char buf[256];
   for (const Operation& o : h.ops) {
@@ -151,7 +156,7 @@ History load_history(std::istream& in, const HistoryLimits& limits) {
   History h;
   LineReader reader(in, limits);
   std::string line;
-  bool header = false, v2 = false, ended = false;
+  bool header = false, v2 = false, ended = false, clock = false;
   uint64_t announced = 0;
   while (reader.next(line)) {
     const size_t lineno = reader.lineno() + (reader.complete() ? 0 : 1);
@@ -182,6 +187,16 @@ History load_history(std::istream& in, const HistoryLimits& limits) {
         throw bad("the end line announces " + std::to_string(announced) + " operations, " +
                   std::to_string(h.ops.size()) + " precede it");
       ended = true;
+      continue;
+    }
+    if (v2 && line.starts_with(kClock) &&
+        (line.size() == kClock.size() || line[kClock.size()] == ' ')) {
+      auto f = split(std::string_view(line).substr(kClock.size()));
+      if (clock) throw bad("a second clock line");
+      if (!h.ops.empty()) throw bad("the clock line must precede the operations");
+      if (f.size() != 2 || f[0] != "bound_ns" || !parse_num(f[1], h.clock_bound_ns))
+        throw bad("malformed clock line (expected \"# clock bound_ns N\")");
+      clock = true;
       continue;
     }
     if (line.empty() || line[0] == '#') continue;
@@ -246,6 +261,52 @@ History load_history(const std::string& path, const HistoryLimits& limits) {
   } catch (const HistoryFormatError& e) {
     throw HistoryFormatError(path + ": " + e.what());
   }
+}
+
+History load_history_union(const std::vector<std::string>& files, const HistoryLimits& limits,
+                           std::vector<ClockWidening>* widened) {
+  History h;
+  std::map<uint32_t, const std::string*> client_file;  // each client's operations in one file
+  for (const std::string& file : files) {
+    History part = load_history(file, limits);
+    std::set<uint32_t> seen;
+    for (const Operation& op : part.ops) {
+      if (!seen.insert(op.client).second) continue;
+      auto [it, fresh] = client_file.try_emplace(op.client, &file);
+      if (!fresh)
+        throw HistoryFormatError("client " + std::to_string(op.client) + " has operations in " +
+                                 *it->second + " and in " + file +
+                                 ": the parts of one run must come from different clients (is "
+                                 "one file given twice?)");
+    }
+    if (widened && part.clock_bound_ns) widened->push_back({file, part.clock_bound_ns});
+    append_history(h, std::move(part));
+  }
+  return h;
+}
+
+std::string clock_widening_line(const std::vector<ClockWidening>& widened) {
+  if (widened.empty()) return "";
+  auto ms = [](uint64_t ns) {  // "0.812 ms", "31.5 us", "250 ns"
+    char buf[48];
+    if (ns >= 1'000'000)
+      std::snprintf(buf, sizeof buf, "%.3f ms", static_cast<double>(ns) / 1e6);
+    else if (ns >= 1000)
+      std::snprintf(buf, sizeof buf, "%.1f us", static_cast<double>(ns) / 1e3);
+    else
+      std::snprintf(buf, sizeof buf, "%llu ns", static_cast<unsigned long long>(ns));
+    return std::string(buf);
+  };
+  uint64_t most = 0;
+  std::string parts;
+  for (size_t i = 0; i < widened.size(); ++i) {
+    most = std::max(most, widened[i].bound_ns);
+    if (i < 8) parts += (i ? ", " : "") + widened[i].file + " by " + ms(widened[i].bound_ns);
+  }
+  if (widened.size() > 8) parts += " and " + std::to_string(widened.size() - 8) + " more";
+  return "clock: " + std::to_string(widened.size()) + " part" + (widened.size() == 1 ? "" : "s") +
+         " widened by up to " + ms(most) + " (" + parts +
+         "; cross-host timestamps, docs/correctness.md)";
 }
 
 }  // namespace dmrt

@@ -8,13 +8,16 @@
 // rows after the fixed fields (its `out` field is not written: rows follow inline). Lines starting
 // with '#' are comments; the first line is "# dmrt history 2" and the last "# end N operations":
 // a file cut anywhere (even at a line boundary) is reported as truncated, never read as a shorter
-// history. Version 1 files (no end line) are still read, without that protection.
+// history. Version 1 files (no end line) are still read, without that protection. A part of a
+// multi-host run has, right after the first line, "# clock bound_ns N": its History's
+// clock_bound_ns (absent = 0; older readers take it for a comment).
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "check/history.h"
 
@@ -46,5 +49,21 @@ void save_history(const History& history, const std::string& path);  // throws o
 // cut file, and HistoryFormatError naming the limit when the input passes one.
 History load_history(std::istream& in, const HistoryLimits& limits = {});
 History load_history(const std::string& path, const HistoryLimits& limits = {});
+
+// A part widened by load_history_union: its file and clock bound.
+struct ClockWidening {
+  std::string file;
+  uint64_t bound_ns = 0;
+};
+
+// The union of the parts of one run, saved by its processes: each part is widened by its own
+// clock bound before it joins (append_history), so the result has clock_bound_ns 0. Throws
+// HistoryFormatError as load_history, and when one client has operations in two files.
+// `widened` (when given) receives the parts that had a nonzero bound.
+History load_history_union(const std::vector<std::string>& files, const HistoryLimits& limits = {},
+                           std::vector<ClockWidening>* widened = nullptr);
+// "clock: 2 parts widened by up to 0.812 ms (a by 0.812 ms, b by 31.5 us; cross-host timestamps,
+// docs/correctness.md)", or "" when none was.
+std::string clock_widening_line(const std::vector<ClockWidening>& widened);
 
 }  // namespace dmrt

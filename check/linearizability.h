@@ -63,7 +63,8 @@ struct CheckResult {
   std::string explain() const;
 };
 
-// Checks a whole history. The history is not modified.
+// Checks a whole history. The history is not modified; with a nonzero clock_bound_ns every
+// operation is checked widened by it (widen_operation), and a witness shows the widened times.
 CheckResult check_history(const History& history, const CheckOptions& options = {});
 
 // --- lower level, for tests and tools -----------------------------------------------------------

@@ -1,13 +1,13 @@
 // dmrt-check: checks a history saved by `dmrt-bench --verify --history FILE` (or written by any
 // program through check/history_io.h) again, offline: with a larger budget, on one key, or after
 // a change to the checker. Several files are checked as one history, their union: the parts that
-// the processes of a multi-process run saved (dmrt-bench --attach), whose timestamps come from
-// one clock all processes of the host share.
+// the processes of a multi-process run saved (dmrt-bench --attach). On one host their timestamps
+// come from one clock; parts from other hosts carry a clock bound ("# clock bound_ns N") and are
+// widened by it before they join (docs/correctness.md, "Histories across hosts").
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <exception>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -54,35 +54,11 @@ int main(int argc, char** argv) {
   budget.apply(opts);
 
   dmrt::History h;
-  std::map<uint32_t, std::string> client_file;  // each client's operations come from one file
+  std::vector<dmrt::ClockWidening> widened;
   try {
     dmrt::HistoryLimits limits;
     limits.max_bytes = max_history_mb << 20;
-    for (const std::string& file : files) {
-      dmrt::History part = dmrt::load_history(file, limits);
-      std::map<uint32_t, bool> seen;
-      for (const dmrt::Operation& op : part.ops) {
-        if (seen[op.client]) continue;
-        seen[op.client] = true;
-        auto [it, fresh] = client_file.try_emplace(op.client, file);
-        if (!fresh) {
-          std::fprintf(stderr,
-                       "dmrt-check: client %u has operations in %s and in %s: the parts of one "
-                       "run must come from different clients (is one file given twice?)\n",
-                       op.client, it->second.c_str(), file.c_str());
-          return 2;
-        }
-      }
-      // The union: rows of scans are rebased past the rows already in.
-      const size_t base = h.scan_rows.size();
-      h.scan_rows.insert(h.scan_rows.end(), part.scan_rows.begin(), part.scan_rows.end());
-      for (dmrt::Operation op : part.ops) {
-        if (op.kind == dmrt::OpKind::kScan) op.out += base;
-        h.ops.push_back(op);
-      }
-      for (auto& [hash, v] : part.values) h.values.try_emplace(hash, v);
-      h.hash_collisions += part.hash_collisions;
-    }
+    h = dmrt::load_history_union(files, limits, &widened);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dmrt-check: %s\n", e.what());
     return 2;
@@ -96,5 +72,6 @@ int main(int argc, char** argv) {
   std::string names;
   for (const std::string& f : files) names += (names.empty() ? "" : ", ") + f;
   std::printf("history: %zu operations from %s\n", h.ops.size(), names.c_str());
+  if (!widened.empty()) std::printf("%s\n", dmrt::clock_widening_line(widened).c_str());
   return dmrt::report_check(dmrt::check_history(h, opts));
 }

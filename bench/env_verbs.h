@@ -7,16 +7,25 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
+#include <functional>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "bench/group.h"
 #include "bench/options.h"
 #include "bench/report.h"
 #include "policies/verbs/transport.h"
 #include "runtime/client.h"
+#include "runtime/clock_offset.h"
 #include "runtime/cluster.h"
 #include "runtime/error.h"
 #include "runtime/layout.h"
@@ -29,28 +38,35 @@ struct Env;
 
 // Two ways to run:
 //  * --cluster FILE / --nodes LIST: the memory nodes are dmrt-node processes (possibly on other
-//    machines); this process is compute node --node (default: the cluster's only compute node).
+//    machines) and every compute node of the cluster is one dmrt-bench process; this one is
+//    compute node --node (or its launcher's rank; default: the cluster's only compute node). The
+//    compute processes run as one experiment (bench/group.h): the first creates and loads the
+//    index, the others attach, every phase starts at a barrier.
 //  * neither: a one-machine cluster of --memory-nodes memory nodes and one compute node, every
 //    node served by this process on 127.0.0.1 over the RDMA device (Soft-RoCE works).
-// One dmrt-bench process is one compute node, so the cluster lists exactly one compute node.
 template <>
 struct Env<VerbsTransport> {
   Env(const Options& opt, const ClusterConfig& given) {
     verbs::Options vo = opt.verbs;
     vo.threads = opt.threads;
     ClusterConfig config = given;
-    std::vector<NodeId> compute = config.compute_nodes();
-    if (compute.size() != 1)
-      throw ConfigError(
-          "--transport verbs: one dmrt-bench process is one compute node, but the "
-          "cluster lists " +
-          std::to_string(compute.size()) +
-          " (start one dmrt-bench per compute node with its own cluster file)");
-    NodeId self = opt.node >= 0 ? static_cast<NodeId>(opt.node) : compute.front();
-    if (self != compute.front())
-      throw ConfigError("--node " + std::to_string(opt.node) +
-                        " is not the cluster's compute node " + std::to_string(compute.front()));
+    const std::vector<NodeId> compute = config.compute_nodes();
     embedded_ = opt.cluster.empty() && opt.nodes.empty();
+    if (compute.empty()) throw ConfigError("--transport verbs: the cluster lists no compute node");
+    if (embedded_ && compute.size() != 1)
+      throw ConfigError(
+          "--transport verbs without --cluster or --nodes runs one compute node in this process; "
+          "for several, start dmrt-node and one dmrt-bench per compute node "
+          "(docs/rdma-cluster.md)");
+    if (opt.node < 0 && compute.size() != 1)
+      throw ConfigError("the cluster lists " + std::to_string(compute.size()) +
+                        " compute nodes, one dmrt-bench each: give this process's --node, or "
+                        "start it under mpirun or srun (its rank is its node id)");
+    const NodeId self = opt.node >= 0 ? static_cast<NodeId>(opt.node) : compute.front();
+    const auto it = std::find(compute.begin(), compute.end(), self);
+    if (it == compute.end())
+      throw ConfigError("--node " + std::to_string(self) + " is not a compute node of the cluster" +
+                        " (compute nodes: " + list(compute) + ")");
     if (embedded_) {
       for (NodeSpec& n : config.nodes) n.address = "127.0.0.1:" + std::to_string(free_port());
       config.validate();
@@ -60,16 +76,37 @@ struct Env<VerbsTransport> {
       mo.threads = kServiceSlots;
       for (NodeId m : config.memory_nodes())
         servers_.push_back(std::make_unique<verbs::Cluster>(config, m, mo));
+    } else {
+      vo.threads = opt.threads + 1;  // the last slot serves the group's words (GroupPort)
     }
     cluster_ = std::make_unique<verbs::Cluster>(config, self, vo);
     for (auto& s : servers_) cluster_->add_colocated(*s);
     std::fprintf(stderr, "%s\n", cluster_->report().c_str());
     cluster_->connect();
     cluster_->barrier();
+    if (!embedded_) {
+      GroupSpec g;
+      g.compute = compute;
+      g.rank = static_cast<unsigned>(it - compute.begin());
+      g.memory = config.memory_nodes();
+      g.wait_seconds = opt.attach_wait_seconds;
+      g.peer_timeout = opt.peer_timeout_seconds;
+      g.label = "memory node " + std::to_string(config.memory_nodes().front());
+      attached = std::make_unique<AttachedRun>();
+      attached->group = std::make_unique<RunGroup>(
+          std::make_unique<GroupPort>(*cluster_, opt.threads, config.memory_nodes().front()),
+          std::move(g), [self](const std::string& s) {
+            std::fprintf(stderr, "dmrt-bench node %u: %s\n", static_cast<unsigned>(self),
+                         s.c_str());
+          });
+    }
     stop_nodes_ = opt.stop_nodes && !embedded_;
   }
   ~Env() {
-    if (!stop_nodes_) return;
+    // Only the creator stops the memory nodes, once every compute process is done with them.
+    if (!stop_nodes_ || (attached && !attached->creator())) return;
+    if (attached) attached->group->await_all_done();
+    attached.reset();
     for (NodeId m : cluster_->config().memory_nodes()) {
       try {
         verbs::Cluster::stop_node(cluster_->config().nodes.at(m).address, 10000,
@@ -84,6 +121,12 @@ struct Env<VerbsTransport> {
     return cluster_->endpoint(home, client_id);
   }
   ThreadHooks hooks() { return cluster_->thread_hooks(); }
+  // This host's steady clock against the group's memory node's (the histories' reference clock
+  // across hosts; docs/correctness.md, "Histories across hosts").
+  ClockOffset clock_offset() {
+    if (embedded_) return {};
+    return cluster_->clock_offset(cluster_->config().memory_nodes().front());
+  }
   // Completions wake fibers through the poller, so clients interleave without help.
   template <class C>
   void between_ops(C&) {}
@@ -117,6 +160,94 @@ struct Env<VerbsTransport> {
 
  private:
   static constexpr uint32_t kProbeClient = 0x3ffffff0u;  // never a worker's id
+
+  // The group's words through one-sided verbs. Verbs need a thread bound to a client-thread slot
+  // with its poller fiber, so one thread owns slot `slot` and runs every call, whichever thread
+  // makes it (the driver between phases, the group's heartbeat thread).
+  class GroupPort final : public GroupWords {
+   public:
+    GroupPort(verbs::Cluster& c, unsigned slot, NodeId home) : c_(c), slot_(slot), home_(home) {
+      thread_ = std::thread([this] { serve(); });
+    }
+    ~GroupPort() override {
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        stop_ = true;
+      }
+      cv_.notify_all();
+      thread_.join();
+    }
+    uint64_t load(unsigned i) override {
+      return call([&](Client<VerbsTransport>& c) { return c.read_value<uint64_t>(word(i)); });
+    }
+    void store(unsigned i, uint64_t v) override {
+      call([&](Client<VerbsTransport>& c) {
+        c.write(word(i), &v, 8);
+        return uint64_t{0};
+      });
+    }
+    uint64_t cas(unsigned i, uint64_t expected, uint64_t desired) override {
+      return call([&](Client<VerbsTransport>& c) { return c.cas(word(i), expected, desired); });
+    }
+    uint64_t faa(unsigned i, uint64_t add) override {
+      return call([&](Client<VerbsTransport>& c) { return c.faa(word(i), add); });
+    }
+    void load_range(unsigned first, unsigned n, uint64_t* out) override {
+      call([&](Client<VerbsTransport>& c) {
+        c.read(word(first), out, 8 * n);
+        return uint64_t{0};
+      });
+    }
+    uint64_t node_heartbeat(NodeId m) override {
+      return call([&](Client<VerbsTransport>& c) {
+        return c.read_value<uint64_t>(GlobalAddress{m, layout::kHeartbeatOffset});
+      });
+    }
+
+   private:
+    using Task = std::function<uint64_t(Client<VerbsTransport>&)>;
+    GlobalAddress word(unsigned i) const { return {home_, layout::kGroupOffset + 8ull * i}; }
+    template <class F>
+    uint64_t call(F&& f) {
+      std::packaged_task<uint64_t(Client<VerbsTransport>&)> task(std::forward<F>(f));
+      std::future<uint64_t> done = task.get_future();
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        tasks_.push_back(std::move(task));
+      }
+      cv_.notify_all();
+      return done.get();  // rethrows what the verb threw (a lost node)
+    }
+    void serve() {
+      verbs::Cluster::ThreadBinding bind(c_, slot_);
+      Client<VerbsTransport> client(c_.endpoint(c_.self(), kGroupClient));
+      std::unique_lock<std::mutex> lk(mu_);
+      for (;;) {
+        cv_.wait(lk, [&] { return stop_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        auto task = std::move(tasks_.front());
+        tasks_.pop_front();
+        lk.unlock();
+        task(client);
+        lk.lock();
+      }
+    }
+    static constexpr uint32_t kGroupClient = 0x3ffffff1u;  // never a worker's id
+    verbs::Cluster& c_;
+    unsigned slot_;
+    NodeId home_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<std::packaged_task<uint64_t(Client<VerbsTransport>&)>> tasks_;
+    bool stop_ = false;
+    std::thread thread_;
+  };
+
+  static std::string list(const std::vector<NodeId>& v) {
+    std::string s;
+    for (NodeId n : v) s += (s.empty() ? "" : ", ") + std::to_string(n);
+    return s;
+  }
   static constexpr unsigned kServiceSlots = 2;
 
   static uint16_t free_port() {
@@ -139,6 +270,9 @@ struct Env<VerbsTransport> {
   bool stop_nodes_ = false;
   std::vector<std::unique_ptr<verbs::Cluster>> servers_;  // embedded memory nodes
   std::unique_ptr<verbs::Cluster> cluster_;               // this compute node
+
+ public:
+  std::unique_ptr<AttachedRun> attached;  // with a cluster: this process's part of the experiment
 };
 
 }  // namespace dmrt::bench

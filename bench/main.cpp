@@ -29,6 +29,7 @@
 #include "policies/verbs/cli.h"
 #include "policies/verbs/cluster.h"
 #endif
+#include "bench/group.h"
 #include "runtime/error.h"
 #include "runtime/launcher_rank.h"
 #include "runtime/placement.h"
@@ -153,7 +154,9 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::IsMember({"ycsb", "uniform", "normal", "lognormal", "seqgaps"}))
       ->capture_default_str();
   app.add_option("--json", opt.json,
-                 "Append one JSON object per phase (JSON Lines) to FILE; - = stdout");
+                 "Append one JSON object per phase (JSON Lines) to FILE; - = stdout; {node} in "
+                 "FILE is replaced by this process's node id (one command line for every "
+                 "compute process of a cluster)");
   auto* cluster = app.add_option("--cluster", opt.cluster, "TOML cluster file (default: embedded)")
                       ->check(CLI::ExistingFile);
   app.add_option("--memory-nodes", opt.memory_nodes, "Memory nodes of the embedded cluster")
@@ -185,11 +188,11 @@ int main_impl(int argc, char** argv) {
                  "verbs: the cluster inline, role:size@host:port,... (instead of --cluster)")
       ->excludes(cluster)
       ->group(vg);
-  app.add_flag("--stop-nodes", opt.stop_nodes,
-               "verbs: stop the memory nodes (dmrt-node) when the run ends")
-      ->group(vg);
   verbs::add_cli_flags(app, opt.verbs, vg);
 #endif
+  app.add_flag("--stop-nodes", opt.stop_nodes,
+               "verbs, shm --attach: stop the memory nodes (dmrt-node) once every compute process "
+               "is done (the first compute node asks them)");
   app.add_option("--node", opt.node,
                  "verbs, shm --attach: this process's node id in the cluster (verbs default: "
                  "with --cluster or --nodes, the rank a launcher gives, OMPI_COMM_WORLD_RANK, "
@@ -212,19 +215,25 @@ int main_impl(int argc, char** argv) {
                "shm: every client fiber yields after each round trip, as while a NIC serves it, so "
                "the fibers of a thread interleave inside operations (for --verify)");
   const std::string shm_group = "shm (--transport shm)";
-  auto* attach =
-      app.add_option("--attach", opt.attach,
-                     "shm: run as compute node --node of the named pool that a memory node process "
-                     "created (dmrt-node --transport shm --create --pool NAME); one process per "
-                     "compute node of the pool, the first creates and loads the index, all start "
-                     "the run phase together")
-          ->group(shm_group);
-  app.add_option("--attach-wait-seconds", opt.attach_wait_seconds,
-                 "shm --attach: seconds to wait for the index and for the other compute processes")
-      ->check(CLI::Range(0.1, 1e6))
-      ->capture_default_str()
-      ->needs(attach)
+  app.add_option("--attach", opt.attach,
+                 "shm: run as compute node --node of the named pool that a memory node process "
+                 "created (dmrt-node --transport shm --create --pool NAME); one process per "
+                 "compute node of the pool, the first creates and loads the index, all start "
+                 "the run phase together")
       ->group(shm_group);
+  app.add_option("--attach-wait-seconds", opt.attach_wait_seconds,
+                 "Several compute processes (shm --attach, verbs with a cluster): seconds to wait "
+                 "for the index and for the other compute processes at each barrier")
+      ->check(CLI::Range(0.1, 1e6))
+      ->capture_default_str();
+  app.add_option("--peer-timeout-seconds", opt.peer_timeout_seconds,
+                 "Several compute processes: a peer whose heartbeat stops this long is lost; the "
+                 "others end with an error naming it")
+      ->check(CLI::Range(0.5, 1e6))
+      ->capture_default_str();
+  app.add_option("--merged-json", opt.merged_json,
+                 "Several compute processes: the first compute node, once all are done, merges "
+                 "every node's --json part (a FILE with {node}) into this file");
   auto* shm_mode =
       app.add_option("--shm-mode", opt.shm_mode,
                      "shm: how a round trip executes: inline (perform the verbs at once, stalling "
@@ -388,8 +397,11 @@ int main_impl(int argc, char** argv) {
 #else
   (void)memory_mb;
 #endif
-  // Output files are opened before the run, so a bad path costs nothing.
-  if (std::string err = check_writable(opt); !err.empty()) return usage_error(err);
+  // Output files are opened before the run, so a bad path costs nothing (paths with {node}: once
+  // the node is known, below).
+  if (opt.json.find("{node}") == std::string::npos &&
+      opt.history.find("{node}") == std::string::npos)
+    if (std::string err = check_writable(opt); !err.empty()) return usage_error(err);
 
   if (compare_opt->count() > 0) {
     for (const char* f : {"--index", "--config", "--attach", "--history"})
@@ -417,13 +429,24 @@ int main_impl(int argc, char** argv) {
           ? verbs::parse_cluster_arg(opt.nodes)
 #endif
           : ClusterConfig::embedded(opt.memory_nodes, opt.compute_nodes, opt.memory_bytes);
-  if (opt.transport != "verbs" && (!opt.nodes.empty() || opt.stop_nodes))
-    return usage_error("--nodes and --stop-nodes are flags of --transport verbs");
+  if (opt.transport != "verbs" && !opt.nodes.empty())
+    return usage_error("--nodes is a flag of --transport verbs");
+  if (opt.stop_nodes && opt.transport != "verbs" && opt.attach.empty())
+    return usage_error("--stop-nodes is a flag of --transport verbs, or of shm with --attach");
   if (opt.node >= 0 && opt.transport != "verbs" && opt.attach.empty())
     return usage_error(
         "--node is a flag of --transport verbs, or of --transport shm with --attach");
-  // A cluster started by srun / mpirun: this process's rank is its node id, which must be the
-  // cluster's compute node (the memory nodes' ranks run dmrt-node).
+  // A cluster started by srun / mpirun: this process's rank is its node id, which must be one of
+  // the cluster's compute nodes (the memory nodes' ranks run dmrt-node). On shm, --attach's pool
+  // has the nodes; its first compute node's rank is checked when the pool is attached.
+  if (opt.transport == "shm" && opt.node < 0 && !opt.attach.empty()) {
+    if (auto rank = launcher_rank()) {
+      opt.node = static_cast<int>(rank->rank);
+      opt.node_from = rank->variable;
+      std::fprintf(stderr, "dmrt-bench: node %u from %s (no --node)\n", rank->rank,
+                   rank->variable.c_str());
+    }
+  }
   if (opt.transport == "verbs" && opt.node < 0 && (!opt.cluster.empty() || !opt.nodes.empty())) {
     if (auto rank = launcher_rank()) {
       if (rank->rank >= config.size() || config.role(rank->rank) != NodeRole::kCompute)
@@ -448,11 +471,28 @@ int main_impl(int argc, char** argv) {
         return usage_error(o->get_name() +
                            " cannot be combined with --attach: the pool's nodes are those its "
                            "creator made (dmrt-node --create)");
-    if (opt.verify && opt.history.empty())
-      return usage_error(
-          "--verify with --attach needs --history FILE: each process saves its part of the "
-          "history, and dmrt-check FILE1 FILE2 ... checks their union");
   }
+  // Several compute processes: each saves its part of the history, and the union is checked
+  // (by the first compute node when the parts are files it can read: {node} in the path).
+  const bool several =
+      !opt.attach.empty() || (opt.transport == "verbs" && config.compute_nodes().size() > 1);
+  if (several && opt.verify && opt.history.empty())
+    return usage_error(
+        "--verify with several compute processes needs --history FILE (with {node}: each "
+        "process saves its part, and the first compute node checks their union; else check it "
+        "with dmrt-check FILE1 FILE2 ...)");
+  if (!opt.merged_json.empty() && opt.json.find("{node}") == std::string::npos)
+    return usage_error("--merged-json needs --json FILE with {node}: one part per compute node");
+  opt.json_template = opt.json;
+  opt.history_template = opt.history;
+  if (opt.node >= 0) {
+    opt.json = expand_node(opt.json, static_cast<NodeId>(opt.node));
+    opt.history = expand_node(opt.history, static_cast<NodeId>(opt.node));
+  }
+  if (opt.history == opt.json && !opt.json.empty())
+    return usage_error("--json and --history name the same file " + opt.json);
+  // Output files are opened before the run, so a bad path costs nothing.
+  if (std::string err = check_writable(opt); !err.empty()) return usage_error(err);
   // Where this process runs, before any thread or memory of the run exists.
   if (opt.numa_node >= 0) placement::bind_numa(opt.numa_node);
   if (!opt.cpus.empty()) placement::bind_thread(placement::parse_cpu_list(opt.cpus));

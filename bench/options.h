@@ -59,15 +59,18 @@ struct Options {
   int node = -1;  // verbs, shm --attach: this process's node id (-1: the cluster's compute node)
   std::string node_from;            // verbs: the launcher variable --node came from ("" = the flag)
   std::string attach;               // shm: run as compute node `node` of this named pool
-  double attach_wait_seconds = 60;  // shm --attach: how long to wait for the other processes
-  std::string cpus;                 // bind this process's threads to these CPUs ("" = no)
-  int numa_node = -1;               // run this process on this NUMA node (-1 = no)
-  bool stop_nodes = false;          // verbs: ask the memory nodes (dmrt-node) to exit at the end
+  double attach_wait_seconds = 60;  // several compute processes: how long to wait for the others
+  double peer_timeout_seconds = 10;  // several compute processes: a heartbeat this old is lost
+  std::string merged_json;           // the creator of a multi-process run merges --json parts here
+  std::string cpus;                  // bind this process's threads to these CPUs ("" = no)
+  int numa_node = -1;                // run this process on this NUMA node (-1 = no)
+  bool stop_nodes = false;           // verbs: ask the memory nodes (dmrt-node) to exit at the end
   bool verify = false;
   uint64_t verify_max_ops = ~uint64_t{0};  // --verify --seconds: the run phase ends here
-  std::string history;       // --verify: also save the recorded history here (check/history_io.h)
-  CheckBudget check_budget;  // --verify: deadline and memory of the check
-  bool quiet = false;        // no table on stdout
+  std::string history;  // --verify: also save the recorded history here (check/history_io.h)
+  std::string json_template, history_template;  // --json, --history as given, before {node}
+  CheckBudget check_budget;                     // --verify: deadline and memory of the check
+  bool quiet = false;                           // no table on stdout
   std::string progress = "auto";  // tty, lines or off once main.cpp resolved auto (runner.h)
   double stall_seconds = 60;  // an operation running this long (wall clock) ends the run: exit 1
 

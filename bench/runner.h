@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "bench/bench_index.h"
+#include "bench/group.h"
 #include "bench/key_codec.h"
+#include "bench/merge.h"
 #include "bench/options.h"
 #include "bench/report.h"
 #include "bench/transports.h"
@@ -31,6 +33,7 @@
 #include "check/history_io.h"
 #include "indexes/common/faults.h"
 #include "runtime/client.h"
+#include "runtime/clock_offset.h"
 #include "runtime/placement.h"
 #include "runtime/scheduler.h"
 
@@ -109,7 +112,7 @@ class Bench {
         throw ConfigError("index " + std::string(maker.name()) +
                           " is a local peer in one process's memory: processes cannot share it "
                           "(--attach)");
-      compute_ = {attached_->node};  // every client of this process lives there
+      compute_ = {attached_->node()};  // every client of this process lives there
     }
     if (!opt.cpus.empty()) cpus_ = placement::parse_cpu_list(opt.cpus);
     workers_.resize(static_cast<size_t>(opt.threads) * opt.fibers);
@@ -159,7 +162,7 @@ class Bench {
     else
       io.key_space = opt_.order() == KeyOrder::kOrdered ? io.expected_keys + 1 : 0;
     io.clients = static_cast<unsigned>(workers_.size());
-    io.compute_nodes = attached_ ? attached_->members : static_cast<unsigned>(compute_.size());
+    io.compute_nodes = attached_ ? attached_->members() : static_cast<unsigned>(compute_.size());
     io.seed = opt_.seed;
 
     info_.index_options = maker_.describe(io);
@@ -167,12 +170,30 @@ class Bench {
     // Client ids are unique across the processes of a multi-process run: value stamps, histories
     // and lock owners depend on it. This process's clients, then its setup client.
     const auto clients = static_cast<uint32_t>(workers_.size());
-    if (attached_) id_base_ = attached_->group->take_client_ids(clients + 1);
+    if (attached_) {
+      RunGroup& g = *attached_->group;
+      id_base_ = g.take_client_ids(clients + 1);
+      // A lost peer ends the phase: workers stop at their next operation, and a worker stuck in
+      // one (spinning on a lock the lost process held) cannot outlast the grace period.
+      g.on_lost([this](const std::string& why) {
+        peer_lost_.store(true, std::memory_order_relaxed);
+        std::thread([why] {
+          std::this_thread::sleep_for(std::chrono::duration<double>(kLostGraceSeconds));
+          std::fprintf(stderr, "dmrt-bench: %s; workers still busy %.0f s later: exiting\n",
+                       why.c_str(), kLostGraceSeconds);
+          std::fflush(stderr);
+          std::_Exit(1);
+        }).detach();
+      });
+      g.barrier("start the load");
+      clock_start_local_ns_ = setup_clock_ns();
+      clock_start_ = env_.clock_offset();
+    }
+    ops_ = my_share(opt_.ops);
     setup_ = std::make_unique<Client<T>>(env_.endpoint(compute_[0], id_base_ + clients));
     if (attached_ && !attached_->creator()) {
       // Another process creates and loads the index: wait for it, then join it.
-      attached_->group->await_ready(fingerprint(), attached_->wait_seconds,
-                                    [&](const std::string& s) { attached_->say(s); });
+      attached_->group->await_ready(fingerprint());
       on_setup_client([&] { index_ = maker_.attach(*setup_, io); });
     } else {
       if (attached_) attached_->group->begin_create();
@@ -190,10 +211,16 @@ class Bench {
       if (attached_) attached_->group->ready(fingerprint());
     }
     if (!mix_.load_only) {
-      if (attached_)
-        attached_->group->barrier(attached_->members, attached_->wait_seconds,
-                                  [&](const std::string& s) { attached_->say(s); });
+      if (attached_) attached_->group->barrier("start the run");
       emit(run_phase());
+    }
+    if (attached_) {
+      // Every phase ends together: no process stops a memory node or reads the index's final
+      // state while another still runs.
+      attached_->group->barrier("end the run");
+      clock_end_ = env_.clock_offset();
+      clock_end_local_ns_ = setup_clock_ns();
+      attached_->group->finish();
     }
 
     if (opt_.verify) {
@@ -201,10 +228,31 @@ class Bench {
       h.append(std::move(load_history_));
       for (auto& w : workers_)
         if (w) h.append(std::move(w->history));
-      if (attached_) return save_part_of_history(std::move(h));
+      if (attached_ && attached_->members() > 1) return save_part_of_history(std::move(h));
       return verify_history(std::move(h), opt_);
     }
     return 0;
+  }
+
+  // The creator of a multi-process run, once every process is done: the merged report of every
+  // node's --json part, and the check of the union of their histories, when the parts are files
+  // it can read (paths with {node}, on a shared file system). Returns the exit code.
+  int conclude(int rc) {
+    if (!attached_ || !attached_->creator() || attached_->members() < 2) return rc;
+    attached_->group->await_all_done();
+    if (!opt_.merged_json.empty()) {
+      if (int m = merge_reports(parts_of(opt_.json_template), opt_.merged_json); m != 0) return m;
+      std::printf("merged: the JSON of %u compute processes written to %s by node %u\n",
+                  attached_->members(), opt_.merged_json.c_str(),
+                  static_cast<unsigned>(attached_->node()));
+    }
+    if (opt_.verify && rc == 0 && opt_.history_template.find("{node}") != std::string::npos) {
+      const std::vector<std::string> files = parts_of(opt_.history_template);
+      std::printf("verify: the union of %zu histories, checked by node %u\n", files.size(),
+                  static_cast<unsigned>(attached_->node()));
+      return check_history_files(files, opt_);
+    }
+    return rc;
   }
 
  private:
@@ -278,6 +326,13 @@ class Bench {
   // --verify with --attach: this process saw only its own clients' operations; the check is of
   // the union of every process's history (dmrt-check FILE...), so it saves its part.
   int save_part_of_history(History&& h) {
+    // Onto the reference clock, with the bound the checker widens every operation by.
+    // A bound of 0 is no measurement: the processes share this host's clock (shm), exactly.
+    const bool shared = clock_start_.bound_ns == 0 && clock_end_.bound_ns == 0;
+    const ClockOffset c = shared ? ClockOffset{}
+                                 : clock_offset_over(clock_start_, clock_start_local_ns_,
+                                                     clock_end_, clock_end_local_ns_);
+    if (!shared) to_reference_clock(h, c);  // sets h.clock_bound_ns
     try {
       save_history(h, opt_.history);
     } catch (const std::exception& e) {
@@ -287,7 +342,7 @@ class Bench {
     std::printf(
         "history: %zu operations of node %u written to %s (client ids %u to %u); check the union "
         "of every process's history with dmrt-check FILE1 FILE2 ...\n",
-        h.ops.size(), static_cast<unsigned>(attached_->node), opt_.history.c_str(), id_base_,
+        h.ops.size(), static_cast<unsigned>(attached_->node()), opt_.history.c_str(), id_base_,
         id_base_ + static_cast<uint32_t>(workers_.size()));  // the last: the setup/bulk loader
     return 0;
   }
@@ -437,7 +492,34 @@ class Bench {
   }
   // A worker failed: the others stop at their next operation (the scheduler then reports the
   // first failure), so a run ends in bounded time instead of finishing its work around an error.
-  bool stopping() const { return sched_ && sched_->stop_requested(); }
+  bool stopping() const {
+    return (sched_ && sched_->stop_requested()) || peer_lost_.load(std::memory_order_relaxed);
+  }
+
+  static std::string host_name() {
+    char buf[256] = {};
+    return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string();
+  }
+
+  // The transport clock the histories use (Endpoint::now_ns: steady_clock on shm and verbs).
+  static uint64_t setup_clock_ns() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+  }
+
+  // This process's part of a cluster-wide count: the total split over the compute processes.
+  uint64_t my_share(uint64_t total) const {
+    if (!attached_) return total;
+    const uint64_t n = attached_->members(), r = attached_->rank();
+    return total / n + (r < total % n ? 1 : 0);
+  }
+  // A part's path for each compute node: `tmpl` with {node} replaced by the node's id.
+  std::vector<std::string> parts_of(const std::string& tmpl) const {
+    std::vector<std::string> out;
+    for (NodeId n : attached_->group->spec().compute) out.push_back(expand_node(tmpl, n));
+    return out;
+  }
 
   // --- phases -----------------------------------------------------------------------------------
   template <class Body>
@@ -450,6 +532,7 @@ class Bench {
     env_.begin_phase();
     {
       Progress progress(name, target, seconds, opt_.progress);
+      if (peer_lost_.load()) throw PeerLost(attached_->group->lost());
       Scheduler sched({opt_.threads, opt_.fibers});
       sched_ = &sched;
       for (size_t i = 0; i < workers_.size(); ++i) watch_[i].end();
@@ -468,6 +551,7 @@ class Bench {
           },
           thread_hooks());
     }
+    if (peer_lost_.load()) throw PeerLost(attached_->group->lost());
     PhaseResult r;
     r.phase = name;
     uint64_t start = ~0ull, end = 0;
@@ -488,13 +572,23 @@ class Bench {
   }
 
   void finish_phase(PhaseResult& r) {
-    if (attached_)
-      r.process = {{"node", attached_->node},
-                   {"rank", attached_->rank},
-                   {"pid", static_cast<long>(::getpid())},
-                   {"creator", attached_->creator()},
-                   {"client_ids", {id_base_, id_base_ + workers_.size()}},
-                   {"window_ns", {r.start_ns, r.end_ns}}};
+    if (attached_) {
+      // The window on the reference clock (the group's memory node's, across hosts), so that
+      // --merge can take the union of the processes' windows.
+      const auto on_ref = [&](uint64_t t) {
+        return static_cast<uint64_t>(static_cast<int64_t>(t) + clock_start_.offset_ns);
+      };
+      r.process = {
+          {"node", attached_->node()},
+          {"rank", attached_->rank()},
+          {"members", attached_->members()},
+          {"pid", static_cast<long>(::getpid())},
+          {"host", host_name()},
+          {"creator", attached_->creator()},
+          {"client_ids", {id_base_, id_base_ + workers_.size()}},
+          {"window_ns", {on_ref(r.start_ns), on_ref(r.end_ns)}},
+          {"clock", {{"offset_ns", clock_start_.offset_ns}, {"bound_ns", clock_start_.bound_ns}}}};
+    }
     r.pool_bytes_used = env_.pool_bytes_used();
     env_.end_phase(r);
     on_setup_client([&] {
@@ -597,7 +691,7 @@ class Bench {
 
     std::atomic<bool> history_full{false};
     PhaseResult r =
-        phase("run", opt_.ops, opt_.seconds, [&](Worker& w, const WorkerId& id, Progress& p) {
+        phase("run", ops_, opt_.seconds, [&](Worker& w, const WorkerId& id, Progress& p) {
           if (!w.chooser) w.chooser.emplace(spec);
           // One deadline for the phase, set by the first client to start (transport clock).
           uint64_t deadline = 0;
@@ -619,8 +713,8 @@ class Bench {
               budget = kChunk;
             } else if (budget == 0) {
               uint64_t first = claimed.fetch_add(kChunk, std::memory_order_relaxed);
-              if (first >= opt_.ops) break;
-              budget = std::min(kChunk, opt_.ops - first);
+              if (first >= ops_) break;
+              budget = std::min(kChunk, ops_ - first);
             }
             uint64_t batch = timed_run ? 1 : budget;
             for (uint64_t i = 0; i < batch && !stopping(); ++i) {
@@ -686,8 +780,13 @@ class Bench {
   std::unique_ptr<Client<T>> setup_;
   std::unique_ptr<BenchIndex<T>> index_;
   uint64_t expected_inserts_ = 0;
-  AttachedRun* attached_ = nullptr;   // --attach: this process is one compute node of several
-  uint32_t id_base_ = 0;              // first client id of this process
+  AttachedRun* attached_ = nullptr;     // one compute process of several (shm --attach, verbs)
+  std::atomic<bool> peer_lost_{false};  // the group lost a peer: the phase ends
+  static constexpr double kLostGraceSeconds = 5;  // then workers still busy are not waited for
+  uint64_t ops_ = 0;                              // this process's share of --ops
+  ClockOffset clock_start_, clock_end_;           // this host's clock against the group's reference
+  uint64_t clock_start_local_ns_ = 0, clock_end_local_ns_ = 0;  // before / after measuring
+  uint32_t id_base_ = 0;                                        // first client id of this process
   std::vector<int> cpus_;             // --cpus: thread t runs on cpus_[t % size]
   HistoryRecorder load_history_;      // --verify: a bulk load's keys, as inserts
   const Scheduler* sched_ = nullptr;  // the running phase's, for its stop flag
@@ -696,7 +795,7 @@ class Bench {
 template <Transport T>
 int run_bench(const RunRequest& r, const IndexMaker<T>& maker) {
   Bench<T> bench(r.opt, r.config, r.mix, maker);
-  return bench.run();
+  return bench.conclude(bench.run());
 }
 
 }  // namespace dmrt::bench

@@ -9,17 +9,20 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <boost/fiber/operations.hpp>
 #include <vector>
 
+#include "bench/group.h"
 #include "bench/options.h"
 #include "bench/report.h"
 #include "policies/shm/pool.h"
 #include "policies/shm/processes.h"
 #include "policies/shm/transport.h"
+#include "runtime/clock_offset.h"
 #include "runtime/cluster.h"
 #include "runtime/error.h"
 #include "runtime/placement.h"
@@ -44,26 +47,21 @@ inline double process_cpu_seconds() {
   return s(u.ru_utime) + s(u.ru_stime);
 }
 
-// shm --attach: this process is compute node `node` of a named pool that other processes share
-// (policies/shm/processes.h). The first compute node of the pool creates and loads the index;
-// every process takes its client ids from the group, and all `members` (the pool's compute
-// nodes) start the run phase together.
+// One compute process of a multi-process experiment (shm --attach, or verbs with a cluster file):
+// its node and the group it runs in (bench/group.h). The first compute node creates and loads the
+// index; every process takes its client ids from the group, and all of them start each phase
+// together.
 struct AttachedRun {
-  std::string pool;
-  NodeId node = 0;
-  unsigned rank = 0;     // position of `node` among the pool's compute nodes
-  unsigned members = 1;  // the pool's compute nodes: one process each
-  double wait_seconds = 60;
-  std::unique_ptr<shm::NodeClaim> claim;
-  std::unique_ptr<shm::ProcessGroup> group;
-  bool creator() const { return rank == 0; }
-  // Progress of a wait, on stderr.
-  void say(const std::string& what) const {
-    std::fprintf(stderr, "dmrt-bench node %u: %s\n", static_cast<unsigned>(node), what.c_str());
-  }
+  std::unique_ptr<shm::NodeClaim> claim;  // shm: this process's claim on its node
+  std::unique_ptr<RunGroup> group;
+  NodeId node() const { return group->spec().node(); }
+  unsigned rank() const { return group->spec().rank; }
+  unsigned members() const { return group->spec().members(); }
+  bool creator() const { return group->creator(); }
+  void say(const std::string& what) const { group->say(what); }
 };
 
-// The AttachedRun of an environment, or null (other transports, or shm without --attach).
+// The AttachedRun of an environment, or null (sim, shm without --attach, verbs in one process).
 template <class E>
 AttachedRun* attached_run(E& env) {
   if constexpr (requires { env.attached.get(); })
@@ -72,14 +70,37 @@ AttachedRun* attached_run(E& env) {
     return nullptr;
 }
 
+// The group's words on a pool this process maps: the CPU's atomics.
+class ShmGroupWords final : public GroupWords {
+ public:
+  ShmGroupWords(std::shared_ptr<shm::Pool> pool, NodeId home)
+      : pool_(std::move(pool)), g_(pool_->region(home).base + layout::kGroupOffset) {}
+  uint64_t load(unsigned i) override { return local::load_word(w(i)); }
+  void store(unsigned i, uint64_t v) override { local::store_word(w(i), v); }
+  uint64_t cas(unsigned i, uint64_t e, uint64_t d) override { return local::cas(w(i), e, d); }
+  uint64_t faa(unsigned i, uint64_t a) override { return local::faa(w(i), a); }
+  void load_range(unsigned first, unsigned n, uint64_t* out) override {
+    for (unsigned i = 0; i < n; ++i) out[i] = local::load_word(w(first + i));
+  }
+  uint64_t node_heartbeat(NodeId m) override {
+    return local::load_word(pool_->region(m).base + layout::kHeartbeatOffset);
+  }
+
+ private:
+  std::byte* w(unsigned i) const { return g_ + 8ull * i; }
+  std::shared_ptr<shm::Pool> pool_;
+  std::byte* g_;
+};
+
 // Every Env<T> offers: a constructor from (Options, ClusterConfig); endpoint(home, id); hooks()
 // for the Scheduler; between_ops(client); config(); pool_bytes_used(); begin_phase() and
 // end_phase(PhaseResult&) around each measured phase.
 template <>
 struct Env<ShmTransport> {
   Env(const Options& opt, const ClusterConfig& config)
-      : pool(opt.attach.empty() ? shm::Pool::create(config) : shm::Pool::attach(opt.attach)) {
+      : pool(opt.attach.empty() ? shm::Pool::create(config) : attach_waiting(opt)) {
     if (!opt.attach.empty()) attach(opt);
+    stop_nodes = opt.stop_nodes;
     pool->set_yield_per_round_trip(opt.shm_interleave);
     // auto: prefetching paid off only where a round trip waits anyway (docs/bench.md, "shm as
     // far memory"): with the far-memory model the misses then overlap the modelled wait.
@@ -89,12 +110,33 @@ struct Env<ShmTransport> {
     pool->set_coherence(shm::parse_coherence(opt.shm_coherence));
   }
 
+  // A launcher starts the memory node's process and the compute processes at once: a pool that
+  // is not there yet (or still being formatted) is waited for, up to --attach-wait-seconds.
+  static std::shared_ptr<shm::Pool> attach_waiting(const Options& opt) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int tries = 0;; ++tries) {
+      try {
+        return shm::Pool::attach(opt.attach);
+      } catch (const ConfigError& e) {
+        const std::string what = e.what();
+        const bool not_yet = what.find("no pool named") != std::string::npos ||
+                             what.find("still being created") != std::string::npos ||
+                             what.find("is not initialised") != std::string::npos;
+        const double waited =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (!not_yet || waited > opt.attach_wait_seconds) throw;
+        if (tries % 100 == 99)
+          std::fprintf(stderr, "dmrt-bench node %d: waiting for pool '%s' to be created\n",
+                       opt.node, opt.attach.c_str());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
   // --attach: checks that --node is a compute node of the pool and takes it; the far-memory
   // flags are modelled by this process (an attached pool models none of its own).
   void attach(const Options& opt) {
     auto a = std::make_unique<AttachedRun>();
-    a->pool = opt.attach;
-    a->wait_seconds = opt.attach_wait_seconds;
     const std::vector<NodeId> compute = pool->config().compute_nodes();
     auto it = std::find(compute.begin(), compute.end(), static_cast<NodeId>(opt.node));
     if (it == compute.end()) {
@@ -104,21 +146,43 @@ struct Env<ShmTransport> {
                         opt.attach + "' (" + std::to_string(pool->node_count()) +
                         " nodes; compute nodes: " + (list.empty() ? "none" : list) + ")");
     }
-    a->node = static_cast<NodeId>(opt.node);
-    a->rank = static_cast<unsigned>(it - compute.begin());
-    a->members = static_cast<unsigned>(compute.size());
-    a->claim = std::make_unique<shm::NodeClaim>(*pool, a->node);
-    a->group = std::make_unique<shm::ProcessGroup>(*pool);
+    a->claim = std::make_unique<shm::NodeClaim>(*pool, static_cast<NodeId>(opt.node));
+    GroupSpec g;
+    g.compute = compute;
+    g.rank = static_cast<unsigned>(it - compute.begin());
+    g.memory = pool->config().memory_nodes();
+    g.wait_seconds = opt.attach_wait_seconds;
+    g.peer_timeout = opt.peer_timeout_seconds;
+    g.label = "pool '" + opt.attach + "'";
+    a->group = std::make_unique<RunGroup>(
+        std::make_unique<ShmGroupWords>(pool, pool->config().memory_nodes().front()), std::move(g),
+        [node = opt.node](const std::string& s) {
+          std::fprintf(stderr, "dmrt-bench node %d: %s\n", node, s.c_str());
+        });
     ClusterConfig costs = pool->config();
     opt.apply_far_flags(costs);
     pool->model_far_memory(costs);
     attached = std::move(a);
   }
 
+  // --stop-nodes: the creator asks each memory node's process to stop, once every compute
+  // process is done with the pool.
+  ~Env() {
+    if (!stop_nodes || !attached || !attached->creator()) return;
+    attached->group->await_all_done();
+    attached.reset();
+    for (NodeId m : pool->config().memory_nodes())
+      local::store_word(pool->region(m).base + layout::kStopRequestOffset, 1);
+  }
+  Env(const Env&) = delete;
+  Env& operator=(const Env&) = delete;
+
   shm::Endpoint endpoint(NodeId home, uint32_t client_id) {
     return shm::Endpoint(pool, home, client_id);
   }
   ThreadHooks hooks() { return {}; }
+  // The processes of a pool share this host's steady clock.
+  ClockOffset clock_offset() const { return {}; }
   // Called after every operation. Inline shm verbs complete at once and never suspend, so without
   // a yield one fiber would run its whole share before the next fiber of its thread starts;
   // yielding interleaves a thread's clients operation by operation, as concurrent clients would
@@ -177,7 +241,7 @@ struct Env<ShmTransport> {
         pages[std::to_string(m)] = {
             {"sampled", where.sampled}, {"absent", where.absent}, {"by_numa_node", by_node}};
       }
-      r.transport_report["pool"] = attached->pool;
+      r.transport_report["pool"] = pool->name();
       r.transport_report["pool_pages"] = pages;
     }
     const shm::FarMemory* far = pool->far_memory();
@@ -229,6 +293,7 @@ struct Env<ShmTransport> {
 
   std::shared_ptr<shm::Pool> pool;
   std::unique_ptr<AttachedRun> attached;  // --attach
+  bool stop_nodes = false;                // --stop-nodes
   std::vector<shm::FarMemory::LinkStats> far_before;
   uint64_t invalidated_before = 0, written_back_before = 0;  // coherence flush counts
   double cpu_before = 0;
@@ -254,6 +319,7 @@ struct Env<SimTransport> {
     return cluster.endpoint(home, client_id);
   }
   ThreadHooks hooks() { return cluster.hooks(); }
+  ClockOffset clock_offset() const { return {}; }  // one process
   template <class C>
   void between_ops(C&) {}  // the virtual-time scheduler already interleaves clients
   const ClusterConfig& config() const { return cluster.config(); }

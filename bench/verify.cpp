@@ -32,4 +32,21 @@ int verify_history(History&& history, const Options& options) {
   return report_check(check_history(history, opts));
 }
 
+int check_history_files(const std::vector<std::string>& files, const Options& options) {
+  History h;
+  try {
+    std::vector<ClockWidening> widened;
+    h = load_history_union(files, {}, &widened);
+    if (!widened.empty()) std::printf("%s\n", clock_widening_line(widened).c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "verify: %s\n", e.what());
+    return 2;
+  }
+  std::printf("history: %zu operations from %zu parts\n", h.ops.size(), files.size());
+  CheckOptions opts;
+  opts.threads = 0;
+  options.check_budget.apply(opts);
+  return report_check(check_history(h, opts));
+}
+
 }  // namespace dmrt::bench

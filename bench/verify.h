@@ -4,6 +4,9 @@
 // runtime/kv.h (check/linearizability.h does the checking).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "bench/options.h"
 #include "check/history.h"
 
@@ -17,5 +20,9 @@ bool verify_available();
 // available / could not decide (the reason is printed). With options.history set, the history is
 // also saved there (check/history_io.h) first.
 int verify_history(History&& history, const Options& options);
+
+// Checks the union of the histories in `files` (the parts of one multi-process run, each widened
+// by its clock bound: check/history_io.h). Returns the exit code, as verify_history.
+int check_history_files(const std::vector<std::string>& files, const Options& options);
 
 }  // namespace dmrt::bench

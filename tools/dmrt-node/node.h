@@ -4,14 +4,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "runtime/layout.h"
+#include "runtime/local_memory.h"
 #include "runtime/service_registry.h"
 #if DMRT_TRANSPORT_VERBS
 #include "policies/verbs/device.h"
@@ -91,6 +95,41 @@ uint64_t start_services(const NodeArgs& args, const Services& registry,
   }
   return word;
 }
+
+// The node's heartbeat (layout::kHeartbeatOffset of its region, a CPU store read by the compute
+// processes' verbs or loads): a counter bumped every 100 ms while this process serves the node,
+// then layout::kHeartbeatStopped. A compute process that sees it stop ends with an error naming the
+// node instead of waiting for a service that no longer answers (bench/group.h).
+class Heartbeat {
+ public:
+  explicit Heartbeat(std::byte* region) : word_(region + layout::kHeartbeatOffset) {
+    local::store_word(word_, 1);
+    thread_ = std::thread([this] {
+      uint64_t n = 1;
+      std::unique_lock<std::mutex> lk(mu_);
+      while (!cv_.wait_for(lk, std::chrono::milliseconds(100), [&] { return stop_; }))
+        local::store_word(word_, ++n);
+    });
+  }
+  ~Heartbeat() {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    local::store_word(word_, layout::kHeartbeatStopped);
+  }
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
+
+ private:
+  std::byte* word_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
 
 // Sleeps until `stop()` says so or a signal arrives.
 template <class StopRequested>

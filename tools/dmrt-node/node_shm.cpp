@@ -76,6 +76,7 @@ int run_shm(const ShmArgs& sa, const NodeArgs& args, const Services& registry) {
                       std::to_string(pool->node_count()) + " nodes");
   const auto node = static_cast<NodeId>(node_id);
   auto serve = [&] {
+    Heartbeat beat(pool->region(node).base);
     Launcher<ShmTransport, shm::ServiceHost> launcher(
         node, [pool, node](unsigned fibers, ServiceBody<ShmTransport> body) {
           return std::make_unique<shm::ServiceHost>(pool, node, fibers, std::move(body));
@@ -87,7 +88,9 @@ int run_shm(const ShmArgs& sa, const NodeArgs& args, const Services& registry) {
       auto w = local::word(pool->region(node).base + layout::kServicesOffset);
       w.fetch_or(word | layout::kServicesReady);
       std::cout << "dmrt-node " << node << " ready on shm pool '" << sa.pool << "'" << std::endl;
-      wait_until_stopped([&] { return launcher.any_failed(); });
+      // A compute process's --stop-nodes, once the run is over: the launcher's job then ends.
+      std::byte* stop_word = pool->region(node).base + layout::kStopRequestOffset;
+      wait_until_stopped([&] { return launcher.any_failed() || local::load_word(stop_word) != 0; });
     } catch (...) {
       launcher.stop_all();
       throw;

@@ -42,6 +42,7 @@ int run_verbs(const VerbsArgs& va, const NodeArgs& args, const Services& registr
       static_cast<unsigned>(std::max<size_t>(1, (args.echo ? 1 : 0) + args.services.size()));
   verbs::Cluster cluster(config, node, opts);
   std::cout << cluster.report() << std::endl;
+  Heartbeat beat(cluster.local_region());
 
   Launcher<VerbsTransport, verbs::ReservedServiceHost> launcher(
       node, [&cluster](unsigned fibers, ServiceBody<VerbsTransport> body) {

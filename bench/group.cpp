@@ -156,7 +156,13 @@ void RunGroup::on_lost(std::function<void(const std::string&)> f) {
   on_lost_ = std::move(f);
 }
 
-void RunGroup::set_lost(const std::string& why) {
+void RunGroup::set_lost(const std::string& why, uint64_t code) {
+  if (code != 0) {
+    try {
+      w_->cas(kLost, 0, code);
+    } catch (...) {
+    }
+  }
   std::function<void(const std::string&)> f;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -186,7 +192,28 @@ void RunGroup::beat() {
   }
 }
 
+static std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", s);
+  return buf;
+}
+
+std::string RunGroup::lost_message(uint64_t code) const {
+  if (code >= kMemoryLost) {
+    const uint64_t m = code - kMemoryLost;
+    return "memory node " + std::to_string(m) + " is lost: its heartbeat stopped " +
+           seconds_text(spec_.peer_timeout) + " s ago (--peer-timeout-seconds)";
+  }
+  return node_name(static_cast<unsigned>(code - 1)) + " is lost: its heartbeat stopped " +
+         seconds_text(spec_.peer_timeout) + " s ago (--peer-timeout-seconds)";
+}
+
 void RunGroup::check_peers(Clock::time_point now) {
+  // A peer another process found lost first: name it, not that process (which then leaves).
+  if (const uint64_t code = w_->load(kLost); code != 0) {
+    const bool known = code >= kMemoryLost || code - 1 < spec_.members();
+    if (known) return set_lost(lost_message(code) + " (seen by a peer)");
+  }
   const auto timeout = std::chrono::duration<double>(spec_.peer_timeout);
   auto stale = [&](Seen& s, uint64_t v) {
     if (v != s.value) {
@@ -205,20 +232,17 @@ void RunGroup::check_peers(Clock::time_point now) {
       members_seen_[r] = {v, now};
       continue;
     }
-    if (stale(members_seen_[r], v))
-      return set_lost(node_name(r) + " is lost: its heartbeat stopped " +
-                      std::to_string(spec_.peer_timeout) + " s ago (--peer-timeout-seconds)");
+    if (stale(members_seen_[r], v)) return set_lost(lost_message(r + 1), r + 1);
   }
   for (size_t i = 0; i < spec_.memory.size(); ++i) {
     const NodeId m = spec_.memory[i];
     const uint64_t v = w_->node_heartbeat(m);
     if (v == 0) continue;
     if (v == kLeft || v == kFinished)
-      return set_lost("memory node " + std::to_string(m) +
-                      " stopped serving (its dmrt-node exited)");
-    if (stale(memory_seen_[i], v))
-      return set_lost("memory node " + std::to_string(m) + " is lost: its heartbeat stopped " +
-                      std::to_string(spec_.peer_timeout) + " s ago (--peer-timeout-seconds)");
+      return set_lost(
+          "memory node " + std::to_string(m) + " stopped serving (its dmrt-node exited)",
+          kMemoryLost + m);
+    if (stale(memory_seen_[i], v)) return set_lost(lost_message(kMemoryLost + m), kMemoryLost + m);
   }
 }
 

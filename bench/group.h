@@ -110,12 +110,16 @@ class RunGroup {
   void on_lost(std::function<void(const std::string&)> f);
 
  private:
-  enum : unsigned { kState, kFingerprint, kNextClient, kArrivals, kHeartbeats = 8 };
+  // kLost: the first peer lost, as a process saw it (1 + compute rank, or kMemoryLost + node), so
+  // that the others name it too, not the process that left on finding it.
+  enum : unsigned { kState, kFingerprint, kNextClient, kArrivals, kLost, kHeartbeats = 8 };
+  static constexpr uint64_t kMemoryLost = uint64_t{1} << 32;
   static constexpr uint64_t kCreatingTag = 1, kReady = 2, kFailed = 3;
 
   void beat();  // the heartbeat thread
   void check_peers(std::chrono::steady_clock::time_point now);
-  void set_lost(const std::string& why);
+  void set_lost(const std::string& why, uint64_t code = 0);
+  std::string lost_message(uint64_t code) const;
   std::string node_name(unsigned rank) const;
   template <class Done>
   void wait(const Done& done);

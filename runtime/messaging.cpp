@@ -22,24 +22,43 @@ void MailboxRing::format(std::byte* base, const MailboxGeometry& g) {
     local::store_word(base + kSlotsOffset + i * g.slot_bytes, i);
 }
 
+namespace {
+// How many times one call re-reads a ring's words before it gives up for now (reports full or
+// empty). Another party that moves the ring on makes a call retry; past this many retries the
+// ring is being rewritten faster than one push or pop can keep up, which only a hostile writer
+// does. The caller polls again later, and checks its stop flag in between.
+constexpr int kMaxRetries = 1 << 12;
+}  // namespace
+
+// The ring's words are pool bytes: anyone who can write the region (on verbs, any holder of its
+// rkey) can write any value into them. Neither call trusts them to end a loop: a sequence word
+// that no party of the protocol can have written is recognised (the position word has not moved
+// since it was read), and every loop has a bound.
 bool MailboxRing::try_push(const MessageHeader& h, std::span<const std::byte> payload) {
   if (payload.size() > max_payload(g_))
     throw LimitError("message of " + std::to_string(payload.size()) +
                      " bytes exceeds the mailbox slot payload of " +
                      std::to_string(max_payload(g_)) + " bytes (raise mailbox.slot_bytes)");
   auto tail = local::word(base_ + kTailOffset);
-  uint64_t pos = tail.load(std::memory_order_relaxed);
-  std::byte* s;
-  for (;;) {
+  uint64_t pos = tail.load(std::memory_order_acquire);
+  std::byte* s = nullptr;
+  for (int tries = 0;; ++tries) {
+    if (tries == kMaxRetries) return false;
     s = slot(pos);
     uint64_t seq = local::load_word(s);
-    int64_t dif = static_cast<int64_t>(seq) - static_cast<int64_t>(pos);
+    int64_t dif = static_cast<int64_t>(seq - pos);
     if (dif == 0) {
-      if (tail.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) break;
+      if (tail.compare_exchange_weak(pos, pos + 1, std::memory_order_acq_rel,
+                                     std::memory_order_acquire))
+        break;
     } else if (dif < 0) {
-      return false;  // full
+      return false;  // full (or a bogus word the consumer will repair when it gets there)
     } else {
-      pos = tail.load(std::memory_order_relaxed);
+      // Another producer took the slot: the tail has moved on. A tail that has not moved means
+      // the sequence word is bogus; the consumer repairs it when it reaches this slot.
+      uint64_t again = tail.load(std::memory_order_acquire);
+      if (again == pos) return false;
+      pos = again;
     }
   }
   uint64_t w1 = uint64_t{h.from_node} | (uint64_t{h.reply_mailbox} << 32);
@@ -54,19 +73,36 @@ bool MailboxRing::try_push(const MessageHeader& h, std::span<const std::byte> pa
 
 bool MailboxRing::try_pop(Message& out) {
   auto head = local::word(base_ + kHeadOffset);
-  uint64_t pos = head.load(std::memory_order_relaxed);
-  std::byte* s;
-  for (;;) {
+  uint64_t pos = head.load(std::memory_order_acquire);
+  std::byte* s = nullptr;
+  for (int tries = 0;; ++tries) {
+    if (tries == kMaxRetries) return false;
     s = slot(pos);
     uint64_t seq = local::load_word(s);
-    int64_t dif = static_cast<int64_t>(seq) - static_cast<int64_t>(pos + 1);
+    int64_t dif = static_cast<int64_t>(seq - (pos + 1));
     if (dif == 0) {
-      if (head.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) break;
-    } else if (dif < 0) {
-      return false;  // empty
-    } else {
-      pos = head.load(std::memory_order_relaxed);
+      if (head.compare_exchange_weak(pos, pos + 1, std::memory_order_acq_rel,
+                                     std::memory_order_acquire))
+        break;
+      continue;
     }
+    // Empty (seq == pos), or the consumer of the previous lap has not handed the slot back yet
+    // (seq == pos + 1 - slots): nothing to take.
+    if (seq == pos || seq == pos + 1 - g_.slots) return false;
+    // Any other value is legitimate only while the head moves on under us (another consumer
+    // took this slot). A head that has not moved means the word is bogus.
+    uint64_t again = head.load(std::memory_order_acquire);
+    if (again != pos) {
+      pos = again;
+      continue;
+    }
+    if (repair(pos, seq)) {
+      malformed_.fetch_add(1, std::memory_order_relaxed);
+      throw TransportError("malformed message in mailbox: slot sequence word " +
+                           std::to_string(seq) + " at ring position " + std::to_string(pos) +
+                           " (the slot is dropped)");
+    }
+    // The word changed while we looked (a producer or consumer moved it): read it again.
   }
   // The slot goes back to producers on every exit, a malformed message's included: a throw
   // here must not shrink the ring for good.
@@ -83,13 +119,35 @@ bool MailboxRing::try_pop(Message& out) {
   out.reply_mailbox = static_cast<uint32_t>(w1 >> 32);
   out.tag = static_cast<uint32_t>(w2 & 0xffffffff);
   size_t len = static_cast<size_t>(w2 >> 32);
-  if (len > max_payload(g_))
+  if (len > max_payload(g_)) {
+    malformed_.fetch_add(1, std::memory_order_relaxed);
     throw TransportError("malformed message in mailbox: length " + std::to_string(len) +
                          " exceeds the slot payload of " + std::to_string(max_payload(g_)) +
                          " bytes (the message is dropped)");
+  }
   out.payload.resize(len);
   if (len) std::memcpy(out.payload.data(), s + kSlotHeader, len);
   return true;
+}
+
+// The slot at head position `pos` holds `seq`, a value no producer or consumer writes there.
+// Puts the slot back into a state the protocol knows, with a CAS so that a party that moves the
+// word meanwhile wins (then false: nothing was repaired):
+// - a producer already claimed position `pos` (the tail is past it) and its sequence word was
+//   overwritten: the consumer takes the slot, drops its message and hands the slot back;
+// - no producer has claimed it: the slot becomes free for the producer of position `pos`.
+bool MailboxRing::repair(uint64_t pos, uint64_t seq) {
+  std::byte* s = slot(pos);
+  auto word = local::word(s);
+  const uint64_t tail = local::load_word(base_ + kTailOffset);
+  if (static_cast<int64_t>(tail - pos) > 0) {
+    auto head = local::word(base_ + kHeadOffset);
+    uint64_t expect = pos;
+    if (!head.compare_exchange_strong(expect, pos + 1, std::memory_order_acq_rel)) return false;
+    word.store(pos + g_.slots, std::memory_order_release);
+    return true;
+  }
+  return word.compare_exchange_strong(seq, pos, std::memory_order_acq_rel);
 }
 
 }  // namespace dmrt

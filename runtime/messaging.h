@@ -2,6 +2,7 @@
 // through.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -51,11 +52,23 @@ class MailboxRing {
   static size_t max_payload(const MailboxGeometry& g);
 
   // False when the ring is full. Throws LimitError when the payload cannot fit a slot.
+  // The ring's words are untrusted (any writer of the region may have written them): every call
+  // returns after a bounded number of steps whatever they hold. A push that meets a sequence word
+  // no party can have written reports the ring full; the consumer repairs that slot.
   bool try_push(const MessageHeader& h, std::span<const std::byte> payload);
+  // False when the ring is empty. A malformed slot (a length beyond the slot, or a sequence word
+  // no party can have written) throws TransportError naming it, after the slot has been handed
+  // back to the producers: the message is dropped, the ring keeps every slot, and the caller
+  // counts it and goes on. Each one is also counted in malformed().
   bool try_pop(Message& out);
+
+  // Malformed slots that try_pop has dropped, in this process, on every ring.
+  static uint64_t malformed() { return malformed_.load(std::memory_order_relaxed); }
 
  private:
   std::byte* slot(uint64_t pos) const;
+  bool repair(uint64_t pos, uint64_t seq);
+  static inline std::atomic<uint64_t> malformed_{0};
   std::byte* base_;
   MailboxGeometry g_;
 };

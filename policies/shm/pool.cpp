@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "runtime/error.h"
 #include "runtime/layout.h"
@@ -49,6 +51,61 @@ int open_region(const std::string& pool, NodeId n, bool create, bool device = fa
     throw Error("shm_open(" + obj + ") failed: " + errno_text());
   }
   return fd;
+}
+
+// Closes on every exit.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+// Where shm_open puts its objects (glibc on Linux).
+constexpr const char* kShmDir = "/dev/shm";
+
+std::string bytes_text(uint64_t b) {
+  return std::to_string(b) + " bytes (" + std::to_string(b >> 20) + " MiB)";
+}
+
+// "/dev/shm (tmpfs, 64 MiB free of 64 MiB)".
+std::string shm_fs_text() {
+  struct statvfs v;
+  if (statvfs(kShmDir, &v) != 0) return kShmDir;
+  const uint64_t unit = v.f_frsize ? v.f_frsize : v.f_bsize;
+  return std::string(kShmDir) + " (" + std::to_string((uint64_t{v.f_bavail} * unit) >> 20) +
+         " MiB free of " + std::to_string((uint64_t{v.f_blocks} * unit) >> 20) + " MiB)";
+}
+
+// Named pools live in /dev/shm, a tmpfs with a size of its own (64 MiB in a default container).
+// A sparse object there (ftruncate alone) dies with SIGBUS at the first page tmpfs cannot supply,
+// in whichever process touches it. So a named pool is refused when the filesystem has less room
+// than the pool, and each object is then reserved whole (reserve_object).
+void check_shm_space(const std::string& pool, uint64_t total) {
+  struct statvfs v;
+  if (statvfs(kShmDir, &v) != 0 || v.f_blocks == 0) return;  // no size to go by
+  const uint64_t unit = v.f_frsize ? v.f_frsize : v.f_bsize;
+  const uint64_t avail = uint64_t{v.f_bavail} * unit;
+  if (avail < total)
+    throw ConfigError("pool '" + pool + "' needs " + bytes_text(total) + " of shared memory, but " +
+                      shm_fs_text() +
+                      " cannot hold it: enlarge /dev/shm (mount -o remount,size=...; docker run "
+                      "--shm-size=...) or make the pool smaller");
+}
+
+// Allocates every page of a named pool's object now (posix_fallocate), so that running out of
+// /dev/shm is this error at creation and never a SIGBUS later. A filesystem that cannot
+// reserve (EOPNOTSUPP) leaves the object sparse.
+void reserve_object(int fd, uint64_t bytes, const std::string& pool, const std::string& what) {
+  int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  if (rc == 0 || rc == EOPNOTSUPP || rc == EINVAL) return;
+  if (rc == ENOSPC || rc == ENOMEM || rc == EFBIG)
+    throw ConfigError("pool '" + pool + "': cannot reserve " + bytes_text(bytes) + " for " + what +
+                      " in " + shm_fs_text() + ": " + std::strerror(rc) +
+                      "; enlarge /dev/shm (mount -o remount,size=...; docker run --shm-size=...) "
+                      "or make the pool smaller");
+  throw Error("pool '" + pool + "': cannot reserve " + bytes_text(bytes) + " for " + what + ": " +
+              std::strerror(rc));
 }
 }  // namespace
 
@@ -140,10 +197,7 @@ uint64_t Pool::huge_page_bytes() const {
 
 void Pool::map_node(NodeId n, int fd, uint64_t bytes, NodeRole role) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
-  int saved = errno;
-  close(fd);
   if (p == MAP_FAILED) {
-    errno = saved;
     throw Error("mmap of node " + std::to_string(n) + " region (" + std::to_string(bytes) +
                 " bytes) failed: " + errno_text());
   }
@@ -152,10 +206,7 @@ void Pool::map_node(NodeId n, int fd, uint64_t bytes, NodeRole role) {
 
 void Pool::map_device(NodeId n, int fd, uint64_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  int saved = errno;
-  close(fd);
   if (p == MAP_FAILED) {
-    errno = saved;
     throw Error("mmap of node " + std::to_string(n) + " device memory (" + std::to_string(bytes) +
                 " bytes) failed: " + errno_text());
   }
@@ -168,6 +219,13 @@ std::shared_ptr<Pool> Pool::create(const ClusterConfig& config, const std::strin
   // the machine cannot hold rather than die in the middle of formatting.
   require_memory(config.formatted_bytes(),
                  "the headers and mailboxes of " + std::to_string(config.size()) + " nodes");
+  // A named pool's objects are reserved whole (reserve_object): refuse at once a /dev/shm that
+  // cannot hold them all, before any is made.
+  if (!name.empty()) {
+    uint64_t total = 0;
+    for (const NodeSpec& spec : config.nodes) total += spec.region_bytes + spec.device_memory_bytes;
+    check_shm_space(name, total);
+  }
   std::shared_ptr<Pool> pool(new Pool());
   pool->config_ = config;
   pool->name_ = name;
@@ -176,27 +234,27 @@ std::shared_ptr<Pool> Pool::create(const ClusterConfig& config, const std::strin
   pool->device_.resize(config.size());
   bool all_huge = true;
   // Node 0 is formatted last: its magic word tells an attaching process the whole pool is ready.
-  for (NodeId n = config.size(); n-- > 0;) {
+  for (NodeId n = static_cast<NodeId>(config.size()); n-- > 0;) {
     const NodeSpec& spec = config.nodes[n];
     std::byte* huge = name.empty() ? map_anonymous_huge(spec.region_bytes) : nullptr;
+    Fd fd;
     if (huge) {
       pool->regions_[n] = {huge, spec.region_bytes, spec.role};
     } else {
       all_huge = false;
-      int fd = open_region(name, n, true);
-      if (ftruncate(fd, static_cast<off_t>(spec.region_bytes)) != 0) {
-        close(fd);
+      fd.fd = open_region(name, n, true);
+      if (ftruncate(fd.fd, static_cast<off_t>(spec.region_bytes)) != 0)
         throw Error("cannot size node " + std::to_string(n) + " region: " + errno_text());
-      }
-      pool->map_node(n, fd, spec.region_bytes, spec.role);
+      pool->map_node(n, fd.fd, spec.region_bytes, spec.role);
     }
     if (spec.device_memory_bytes) {  // a fresh object reads as zeros: formatted
-      int dfd = open_region(name, n, true, true);
-      if (ftruncate(dfd, static_cast<off_t>(spec.device_memory_bytes)) != 0) {
-        close(dfd);
+      Fd dfd{open_region(name, n, true, true)};
+      if (ftruncate(dfd.fd, static_cast<off_t>(spec.device_memory_bytes)) != 0)
         throw Error("cannot size node " + std::to_string(n) + " device memory: " + errno_text());
-      }
-      pool->map_device(n, dfd, spec.device_memory_bytes);
+      pool->map_device(n, dfd.fd, spec.device_memory_bytes);
+      if (!name.empty())
+        reserve_object(dfd.fd, spec.device_memory_bytes, name,
+                       "node " + std::to_string(n) + " device memory");
     }
     std::byte* base = pool->regions_[n].base;
     if (spec.numa_node >= 0) {
@@ -215,6 +273,9 @@ std::shared_ptr<Pool> Pool::create(const ClusterConfig& config, const std::strin
                         " asks for NUMA placement, but dmrt was built without libnuma");
 #endif
     }
+    // After mbind: the reserved pages follow the object's NUMA policy.
+    if (!name.empty() && fd.fd >= 0)
+      reserve_object(fd.fd, spec.region_bytes, name, "node " + std::to_string(n) + " region");
     layout::format_region(base, spec.region_bytes, n, spec.role, config);
   }
   pool->pages_ = all_huge ? "thp" : "4k";
@@ -235,73 +296,155 @@ void Pool::model_far_memory(const ClusterConfig& config) {
   set_hook(kFarMemory, true);
 }
 
+// The pool's bytes are untrusted input (design principle 8): another process, or anyone who can
+// write /dev/shm/dmrt.*, may have written anything into a header. Every word attach uses is
+// checked before it sizes a loop, a vector or a mapping; mappings take their size from fstat,
+// and a header that disagrees with its object is refused.
 std::shared_ptr<Pool> Pool::attach(const std::string& name) {
   if (name.empty()) throw ConfigError("attach needs the name of a pool");
   std::shared_ptr<Pool> pool(new Pool());
   pool->name_ = name;
-  // Node 0 tells how many nodes there are and the mailbox geometry.
-  auto read_header = [&](NodeId n, uint64_t& bytes) {
-    int fd = open_region(name, n, false);
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(layout::kHeaderBytes)) {
-      close(fd);
-      throw ConfigError("pool '" + name + "' node " + std::to_string(n) + " is not initialised");
-    }
-    bytes = static_cast<uint64_t>(st.st_size);
-    return fd;
+  auto bad = [&](size_t n, const std::string& why) {
+    return ConfigError("pool '" + name + "' node " + std::to_string(n) + ": " + why +
+                       " (a corrupt or foreign pool: remove it and create it again)");
   };
-  uint64_t bytes0;
-  int fd0 = read_header(0, bytes0);
+  // An object's real size, which is all a mapping of it may cover.
+  auto object_bytes = [&](int fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) throw Error("fstat of pool '" + name + "' failed: " + errno_text());
+    return static_cast<uint64_t>(st.st_size < 0 ? 0 : st.st_size);
+  };
+  auto open_node = [&](size_t n, uint64_t& bytes) {
+    Fd fd{open_region(name, static_cast<NodeId>(n), false)};
+    bytes = object_bytes(fd.fd);
+    if (bytes < layout::kHeaderBytes)
+      throw ConfigError("pool '" + name + "' node " + std::to_string(n) +
+                        " is not initialised (its object is " + std::to_string(bytes) +
+                        " bytes, less than a header)");
+    if (bytes > GlobalAddress::kDeviceMemoryBit)
+      throw bad(n, "its object is " + std::to_string(bytes) + " bytes, more than 2^47");
+    return std::exchange(fd.fd, -1);
+  };
+  // Node 0 tells how many nodes there are and the mailbox geometry.
+  uint64_t bytes0 = 0;
   pool->regions_.resize(1);
-  pool->map_node(0, fd0, bytes0, NodeRole::kMemory);
+  pool->device_.resize(1);
+  {
+    Fd fd0{open_node(0, bytes0)};
+    pool->map_node(0, fd0.fd, bytes0, NodeRole::kMemory);
+  }
   std::byte* b0 = pool->regions_[0].base;
   if (local::load_word(b0 + layout::kMagicOffset) != layout::kMagic)
     throw ConfigError("pool '" + name + "' is not a dmrt pool, or is still being created");
-  uint64_t count = local::load_word(b0 + layout::kNodeCountOffset);
-  uint64_t geom = local::load_word(b0 + layout::kMailboxGeomOffset);
-  pool->config_.mailbox.mailboxes = static_cast<uint32_t>(geom & 0xffffffff);
-  pool->config_.mailbox.slots = static_cast<uint32_t>(geom >> 32);
-  pool->config_.mailbox.slot_bytes =
-      static_cast<uint32_t>(local::load_word(b0 + layout::kSlotBytesOffset));
+  const uint64_t count = local::load_word(b0 + layout::kNodeCountOffset);
+  if (count == 0 || count > ClusterConfig::kMaxNodes)
+    throw bad(0, "its header says the pool has " + std::to_string(count) + " nodes (1 to " +
+                     std::to_string(ClusterConfig::kMaxNodes) + " can be)");
+  const uint64_t geom = local::load_word(b0 + layout::kMailboxGeomOffset);
+  const uint64_t slot_bytes = local::load_word(b0 + layout::kSlotBytesOffset);
+  MailboxGeometry& g = pool->config_.mailbox;
+  g.mailboxes = static_cast<uint32_t>(geom & 0xffffffff);
+  g.slots = static_cast<uint32_t>(geom >> 32);
+  g.slot_bytes = static_cast<uint32_t>(slot_bytes);
+  // The geometry's limits (ClusterConfig::validate) before any product of it is taken.
+  try {
+    ClusterConfig probe;
+    probe.mailbox = g;
+    probe.nodes.push_back({NodeRole::kMemory, bytes0, -1, "", 0, {}});
+    if (slot_bytes > MailboxGeometry::kMaxSlotBytes)
+      throw ConfigError("mailbox.slot_bytes must be a multiple of 64 in [128, " +
+                        std::to_string(MailboxGeometry::kMaxSlotBytes) + "]");
+    probe.validate();
+  } catch (const ConfigError& e) {
+    throw bad(0, std::string("its header's mailbox geometry is wrong: ") + e.what());
+  }
   pool->regions_.resize(count);
   pool->device_.resize(count);
   pool->config_.nodes.resize(count);
-  for (NodeId n = 0; n < count; ++n) {
+  for (size_t n = 0; n < count; ++n) {
+    const auto id = static_cast<NodeId>(n);
     if (n > 0) {
-      uint64_t bytes;
-      int fd = read_header(n, bytes);
-      pool->map_node(n, fd, bytes, NodeRole::kMemory);
+      uint64_t bytes = 0;
+      Fd fd;
+      try {
+        fd.fd = open_node(n, bytes);
+      } catch (const ConfigError& e) {
+        throw ConfigError(std::string(e.what()) + "; node 0's header says the pool has " +
+                          std::to_string(count) + " nodes");
+      }
+      pool->map_node(id, fd.fd, bytes, NodeRole::kMemory);
     }
     std::byte* b = pool->regions_[n].base;
-    uint64_t info = local::load_word(b + layout::kNodeInfoOffset);
-    NodeRole role = static_cast<NodeRole>((info >> 16) & 0xff);
+    const uint64_t bytes = pool->regions_[n].bytes;
+    auto word = [&](uint64_t offset) { return local::load_word(b + offset); };
+    if (n > 0 && word(layout::kMagicOffset) != layout::kMagic)
+      throw bad(n, "it is not formatted (no magic word)");
+    if (word(layout::kVersionOffset) != layout::kVersion)
+      throw bad(n, "layout version " + std::to_string(word(layout::kVersionOffset)) +
+                       ", this program reads version " + std::to_string(layout::kVersion));
+    if (word(layout::kRegionBytesOffset) != bytes)
+      throw bad(n, "its header says the region is " +
+                       std::to_string(word(layout::kRegionBytesOffset)) +
+                       " bytes but its shared memory object is " + std::to_string(bytes) +
+                       " bytes (truncated or resized)");
+    if (n > 0 &&
+        (word(layout::kNodeCountOffset) != count || word(layout::kMailboxGeomOffset) != geom ||
+         word(layout::kSlotBytesOffset) != slot_bytes))
+      throw bad(n, "its header's node count or mailbox geometry differs from node 0's");
+    const uint64_t info = word(layout::kNodeInfoOffset);
+    if ((info & 0xffff) != n || (info >> 24) != 0 || ((info >> 16) & 0xff) > 1)
+      throw bad(
+          n, "its header's node word " + std::to_string(info) + " names another node or no role");
+    const NodeRole role = static_cast<NodeRole>((info >> 16) & 0xff);
     pool->regions_[n].role = role;
-    uint64_t dm = local::load_word(b + layout::kDeviceMemoryBytesOffset);
-    pool->config_.nodes[n] = {role, pool->regions_[n].bytes, -1, "", dm, {}};
-    if (dm) pool->map_device(n, open_region(name, n, false, true), dm);
+    if (bytes < layout::heap_start(g) + 4096)
+      throw bad(n, "its region of " + std::to_string(bytes) +
+                       " bytes is smaller than its header and mailboxes need (" +
+                       std::to_string(layout::heap_start(g) + 4096) + " bytes)");
+    const uint64_t dm = word(layout::kDeviceMemoryBytesOffset);
+    if (dm > NodeSpec::kMaxDeviceMemoryBytes || dm % 64)
+      throw bad(n, "its header says it has " + std::to_string(dm) +
+                       " bytes of device memory (a multiple of 64, at most 1 GiB, can be)");
+    pool->config_.nodes[n] = {role, bytes, -1, "", dm, {}};
+    if (dm) {
+      Fd dfd{open_region(name, id, false, true)};
+      const uint64_t real = object_bytes(dfd.fd);
+      if (real != dm)
+        throw bad(n, "its header says it has " + std::to_string(dm) +
+                         " bytes of device memory but that object is " + std::to_string(real) +
+                         " bytes (truncated or resized)");
+      pool->map_device(id, dfd.fd, dm);
+    }
+  }
+  try {
+    pool->config_.validate();
+  } catch (const ConfigError& e) {
+    throw ConfigError("pool '" + name + "': " + e.what() +
+                      " (a corrupt or foreign pool: remove it and create it again)");
   }
   return pool;
 }
 
 Pool::~Pool() {
-  for (NodeId n = 0; n < regions_.size(); ++n) {
+  for (size_t n = 0; n < regions_.size(); ++n) {
+    const auto id = static_cast<NodeId>(n);
     if (regions_[n].base) munmap(regions_[n].base, regions_[n].bytes);
     if (n < device_.size() && device_[n].base) munmap(device_[n].base, device_[n].bytes);
     // Only what this process created: a create() that failed half-way (the name was taken)
     // must not remove another pool's objects.
     if (owner_ && !name_.empty() && regions_[n].base) {
-      shm_unlink(shm_object_name(name_, n).c_str());
+      shm_unlink(shm_object_name(name_, id).c_str());
       if (n < device_.size() && device_[n].base)
-        shm_unlink((shm_object_name(name_, n) + ".dm").c_str());
+        shm_unlink((shm_object_name(name_, id) + ".dm").c_str());
     }
   }
 }
 
 uint64_t Pool::heap_used(NodeId n) const {
   const Region& r = regions_.at(n);
-  uint64_t bump = local::load_word(r.base + layout::kBumpOffset);
+  uint64_t bump = std::min(local::load_word(r.base + layout::kBumpOffset), r.bytes);
   uint64_t start = layout::heap_start(config_.mailbox);
-  return std::min(bump, r.bytes) - start;
+  return bump > start ? bump - start : 0;  // the bump word is pool bytes: never below the heap
 }
 
 }  // namespace dmrt::shm

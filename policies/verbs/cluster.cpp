@@ -80,11 +80,16 @@ Cluster::Cluster(ClusterConfig config, NodeId self, Options opts)
     std::string host;
     uint16_t port;
     wire::split_address(me.address, host, port);
-    bool loopback = host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+    // Decided on what the host resolves to, never on how it is spelt: a name that starts with
+    // "127." (or is "localhost" in a private /etc/hosts) may resolve to any address. Without a
+    // secret, the endpoint then binds the very loopback address that was checked.
+    std::string checked;
+    bool loopback = !key_ && wire::resolves_to_loopback_only(host, port, &checked);
     if (key_) {
       bind_note_ = "bootstrap authenticated by the cluster secret";
     } else if (loopback) {
-      bind_note_ = "no cluster secret: bootstrap unauthenticated (loopback only)";
+      bind_to = checked;
+      bind_note_ = "no cluster secret: bootstrap unauthenticated (loopback only, " + checked + ")";
     } else if (opts_.allow_unauthenticated) {
       bind_note_ = "no cluster secret: bootstrap UNAUTHENTICATED on " + me.address +
                    " (anyone reaching it can stop the node and read/write its region)";

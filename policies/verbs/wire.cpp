@@ -153,6 +153,40 @@ void split_address(const std::string& address, std::string& host, uint16_t& port
   port = static_cast<uint16_t>(p);
 }
 
+bool resolves_to_loopback_only(const std::string& host, uint16_t port, std::string* literal) {
+  if (host.empty()) return false;  // the wildcard
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return false;
+  bool any = false, all = true;
+  std::string first;
+  for (addrinfo* a = res; a; a = a->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    bool loop = false;
+    if (a->ai_family == AF_INET) {
+      auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+      loop = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+      inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+      if (first.empty()) first = std::string(text) + ":" + std::to_string(port);
+    } else if (a->ai_family == AF_INET6) {
+      auto* in6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr);
+      const uint8_t* b = in6->sin6_addr.s6_addr;
+      loop = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+             (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && b[12] == 127);
+      inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
+      if (first.empty()) first = "[" + std::string(text) + "]:" + std::to_string(port);
+    }
+    any = true;
+    all = all && loop;
+  }
+  freeaddrinfo(res);
+  if (literal) *literal = first;
+  return any && all;
+}
+
 Hello parse_hello(Reader& r) {
   Hello h;
   uint8_t a = r.u8();

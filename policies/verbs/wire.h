@@ -128,6 +128,15 @@ void write(Writer& w, const ClockAnswer& a);
 // "host:port" -> pieces; throws ConfigError on a malformed address.
 void split_address(const std::string& address, std::string& host, uint16_t& port);
 
+// Whether `host` (a name or a literal) resolves, as a listener would resolve it, to loopback
+// addresses only (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104): false when it resolves to none, to
+// the wildcard (an empty host), or to any other address. Decided on the resolved addresses,
+// never on the spelling: a name such as "127.example" may resolve anywhere. `literal`, when
+// given, receives the first resolved address as "host:port" text ("[::1]:port" for IPv6), for
+// the caller to bind to what was checked rather than resolve the name again.
+bool resolves_to_loopback_only(const std::string& host, uint16_t port,
+                               std::string* literal = nullptr);
+
 // A connected TCP socket; closes on destruction.
 class Socket {
  public:

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <spawn.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -547,6 +549,77 @@ TEST(BootstrapNoSecret, BindsLoopbackOnlyAndSaysSo) {
   verbs::Cluster server(c, 0, {});
   EXPECT_FALSE(server.authenticated());
   EXPECT_NE(server.report().find("loopback only"), std::string::npos) << server.report();
+}
+
+// Loopback is decided on the resolved addresses, not on the spelling (issue 39): a host *name*
+// that starts with "127." used to count as loopback, so an unauthenticated node bound whatever it
+// resolved to (192.0.2.2 through a private /etc/hosts) and reported "(loopback only)".
+TEST(BootstrapNoSecret, LoopbackIsDecidedOnResolvedAddresses) {
+  using verbs::wire::resolves_to_loopback_only;
+  std::string lit;
+  EXPECT_TRUE(resolves_to_loopback_only("127.0.0.1", 7, &lit));
+  EXPECT_EQ(lit, "127.0.0.1:7");
+  EXPECT_TRUE(resolves_to_loopback_only("127.1.2.3", 7));
+  EXPECT_TRUE(resolves_to_loopback_only("::1", 7, &lit));
+  EXPECT_EQ(lit, "[::1]:7");
+  EXPECT_TRUE(resolves_to_loopback_only("::ffff:127.0.0.1", 7));
+  EXPECT_TRUE(resolves_to_loopback_only("localhost", 7));  // /etc/hosts: 127.0.0.1 and/or ::1
+  // Spelt like loopback, but a name: it resolves to something else, or to nothing.
+  EXPECT_FALSE(resolves_to_loopback_only("127.0.0.1.example.invalid", 7));
+  EXPECT_FALSE(resolves_to_loopback_only("127.attacker", 7));
+  EXPECT_FALSE(resolves_to_loopback_only("", 7));  // the wildcard
+  EXPECT_FALSE(resolves_to_loopback_only("0.0.0.0", 7));
+  EXPECT_FALSE(resolves_to_loopback_only("::", 7));
+  EXPECT_FALSE(resolves_to_loopback_only("192.0.2.2", 7));
+  EXPECT_FALSE(resolves_to_loopback_only("::ffff:192.0.2.2", 7));
+  EXPECT_FALSE(resolves_to_loopback_only("128.0.0.1", 7));
+  // The case found: a "127." name that /etc/hosts (private to a mount namespace) maps to
+  // 192.0.2.2, and one that maps to a loopback address and another. Root only.
+  pid_t pid = fork();
+  if (pid == 0) {
+    char hosts[] = "/tmp/dmrt-hosts-XXXXXX";
+    int fd = mkstemp(hosts);
+    const char text[] = "192.0.2.2 127.attacker\n127.0.0.5 127.both\n192.0.2.3 127.both\n";
+    if (fd < 0 || write(fd, text, sizeof text - 1) < 0) _exit(2);
+    close(fd);
+    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) ||
+        mount(hosts, "/etc/hosts", nullptr, MS_BIND, nullptr) != 0) {
+      unlink(hosts);
+      _exit(77);
+    }
+    unlink(hosts);
+    std::string bound;
+    const bool attacker = resolves_to_loopback_only("127.attacker", 7, &bound);
+    if (bound != "192.0.2.2:7") _exit(3);  // /etc/hosts is read: the test means something
+    _exit(attacker || resolves_to_loopback_only("127.both", 7) ? 1 : 0);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  if (WEXITSTATUS(st) != 77) {
+    EXPECT_EQ(WEXITSTATUS(st), 0) << "a 127. name resolving elsewhere";
+  }
+}
+
+// A node whose address is a "127."-looking name that does not resolve to loopback serves on
+// 127.0.0.1 only, and says it is not serving that name; a numeric loopback address other than
+// 127.0.0.1 is kept (it is loopback).
+TEST(BootstrapNoSecret, AHostNameThatLooksLikeLoopbackIsNotTrusted) {
+  unsetenv("DMRT_CLUSTER_SECRET");
+  ClusterConfig c = two_nodes(0);
+  c.nodes[0].address = "127.0.0.1.example.invalid:0";
+  {
+    verbs::Cluster server(c, 0, {});
+    EXPECT_FALSE(server.authenticated());
+    const std::string r = server.report();
+    EXPECT_NE(r.find("bound to loopback only (127.0.0.1:0, not 127.0.0.1.example.invalid)"),
+              std::string::npos)
+        << r;
+  }
+  c.nodes[0].address = "127.0.0.2:0";
+  verbs::Cluster server(c, 0, {});
+  const std::string r = server.report();
+  EXPECT_NE(r.find("unauthenticated (loopback only, 127.0.0.2:0)"), std::string::npos) << r;
 }
 
 // dmrt-node itself under the fake device: starts, serves on loopback, refuses a STOP without the

@@ -14,6 +14,9 @@ packages=(meson ninja-build g++ pkg-config libboost-fiber-dev libboost-context-d
           libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libfmt-dev libxxhash-dev
           libtomlplusplus-dev libtbb-dev libabsl-dev libibverbs-dev ibverbs-providers
           libsodium-dev)
+# Only for `test`: mpirun and Slurm's srun start the multi-process experiments
+# (tests/bench/cluster_run.sh, cluster_srun.sh: a private one-host Slurm).
+test_packages=(openmpi-bin slurmctld slurmd slurm-client munge)
 # Only for `repro`: the figures' plots.
 repro_packages=(python3 python3-matplotlib)
 
@@ -124,6 +127,7 @@ case "$cmd" in
     exec ./build/bench/dmrt-bench "$@"
     ;;
   test)
+    packages+=("${test_packages[@]}")
     install_missing
     start=$(date +%s)
     if configure build -Dtransports=shm,sim,verbs; then

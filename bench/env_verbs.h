@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -94,7 +95,8 @@ struct Env<VerbsTransport> {
       g.label = "memory node " + std::to_string(config.memory_nodes().front());
       attached = std::make_unique<AttachedRun>();
       attached->group = std::make_unique<RunGroup>(
-          std::make_unique<GroupPort>(*cluster_, opt.threads, config.memory_nodes().front()),
+          std::make_unique<GroupPort>(*cluster_, opt.threads, config.memory_nodes().front(),
+                                      opt.peer_timeout_seconds),
           std::move(g), [self](const std::string& s) {
             std::fprintf(stderr, "dmrt-bench node %u: %s\n", static_cast<unsigned>(self),
                          s.c_str());
@@ -166,7 +168,8 @@ struct Env<VerbsTransport> {
   // makes it (the driver between phases, the group's heartbeat thread).
   class GroupPort final : public GroupWords {
    public:
-    GroupPort(verbs::Cluster& c, unsigned slot, NodeId home) : c_(c), slot_(slot), home_(home) {
+    GroupPort(verbs::Cluster& c, unsigned slot, NodeId home, double peer_timeout)
+        : c_(c), slot_(slot), home_(home), timeout_(static_cast<int64_t>(peer_timeout * 1000)) {
       thread_ = std::thread([this] { serve(); });
     }
     ~GroupPort() override {
@@ -198,17 +201,24 @@ struct Env<VerbsTransport> {
         return uint64_t{0};
       });
     }
+    // Not answered within the peer timeout (a dead node's READ waits for the QP's retries, up to
+    // tens of seconds with a long --timeout-exp): the node is lost. The task owns what it uses,
+    // so the port may finish it after this call gave up on it.
     uint64_t node_heartbeat(NodeId m) override {
-      return call([&](Client<VerbsTransport>& c) {
+      std::future<uint64_t> done = post([m](Client<VerbsTransport>& c) {
         return c.read_value<uint64_t>(GlobalAddress{m, layout::kHeartbeatOffset});
       });
+      if (done.wait_for(timeout_) != std::future_status::ready)
+        throw PeerLost("memory node " + std::to_string(m) + " did not answer a read of its " +
+                       "heartbeat within " + std::to_string(timeout_.count()) + " ms");
+      return done.get();
     }
 
    private:
     using Task = std::function<uint64_t(Client<VerbsTransport>&)>;
     GlobalAddress word(unsigned i) const { return {home_, layout::kGroupOffset + 8ull * i}; }
     template <class F>
-    uint64_t call(F&& f) {
+    std::future<uint64_t> post(F&& f) {
       std::packaged_task<uint64_t(Client<VerbsTransport>&)> task(std::forward<F>(f));
       std::future<uint64_t> done = task.get_future();
       {
@@ -216,7 +226,11 @@ struct Env<VerbsTransport> {
         tasks_.push_back(std::move(task));
       }
       cv_.notify_all();
-      return done.get();  // rethrows what the verb threw (a lost node)
+      return done;
+    }
+    template <class F>
+    uint64_t call(F&& f) {
+      return post(std::forward<F>(f)).get();  // rethrows what the verb threw (a lost node)
     }
     void serve() {
       verbs::Cluster::ThreadBinding bind(c_, slot_);
@@ -236,6 +250,7 @@ struct Env<VerbsTransport> {
     verbs::Cluster& c_;
     unsigned slot_;
     NodeId home_;
+    std::chrono::milliseconds timeout_;
     std::mutex mu_;
     std::condition_variable cv_;
     std::deque<std::packaged_task<uint64_t(Client<VerbsTransport>&)>> tasks_;

@@ -63,7 +63,7 @@ void RunGroup::fail() {
 }
 
 template <class Done>
-void RunGroup::wait(const Done& done) {
+void RunGroup::wait(std::chrono::microseconds max_pause, const Done& done) {
   const auto start = Clock::now();
   auto next_say = start + std::chrono::seconds(1);
   std::string why;
@@ -74,18 +74,21 @@ void RunGroup::wait(const Done& done) {
     if (std::chrono::duration<double>(now - start).count() > spec_.wait_seconds)
       throw ConfigError("gave up after " + std::to_string(static_cast<int>(spec_.wait_seconds)) +
                         " s waiting for " + why + " (--attach-wait-seconds)");
-    if (now >= next_say) {
+    if (now >= next_say) {  // after 1 s, then every 10 s: ten processes waiting stay readable
       say("waiting for " + why);
-      next_say = now + std::chrono::seconds(1);
+      next_say = now + std::chrono::seconds(10);
     }
-    // Polling with backoff: across hosts nothing but the pool's words can wake a waiter.
+    // Polling with backoff: across hosts nothing but the pool's words can wake a waiter. Each
+    // poll is a verb the memory node's NIC serves (a software one: its CPU), so ten waiters
+    // must stay cheap.
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(5000));
+    pause = std::min(pause * 2, max_pause);
   }
 }
 
 void RunGroup::await_ready(uint64_t fingerprint) {
-  wait([&](std::string& why) {
+  // A load takes seconds to minutes: 50 ms late is nothing.
+  wait(std::chrono::milliseconds(50), [&](std::string& why) {
     const uint64_t s = w_->load(kState);
     if (s == kReady) return true;
     if (s == kFailed)
@@ -111,7 +114,8 @@ void RunGroup::barrier(const std::string& before_what) {
   const uint64_t members = spec_.members();
   w_->faa(kArrivals, 1);
   const uint64_t round_end = (++barriers_) * members;
-  wait([&](std::string& why) {
+  // At most 10 ms late: the phases that follow start within that of each other.
+  wait(std::chrono::milliseconds(10), [&](std::string& why) {
     const uint64_t now = w_->load(kArrivals);
     if (now >= round_end) return true;
     if (w_->load(kState) == kFailed)

@@ -73,7 +73,9 @@ class RunGroup {
   static constexpr uint64_t kFinished = ~uint64_t{0};  // passed the final barrier
   static constexpr uint64_t kLeft = ~uint64_t{0} - 1;  // exited on an error
   static constexpr unsigned kMaxMembers = layout::kGroupWords - 8;
-  static constexpr auto kBeat = std::chrono::milliseconds(100);
+  // Beats and peer checks: a write and a read of the members' words (plus one per watched memory
+  // node) per process per beat.
+  static constexpr auto kBeat = std::chrono::milliseconds(200);
 
   RunGroup(std::unique_ptr<GroupWords> words, GroupSpec spec, Say say);
   // A process that ends without finish() (an error unwinding) tells the others it left.
@@ -122,7 +124,7 @@ class RunGroup {
   std::string lost_message(uint64_t code) const;
   std::string node_name(unsigned rank) const;
   template <class Done>
-  void wait(const Done& done);
+  void wait(std::chrono::microseconds max_pause, const Done& done);
 
   std::unique_ptr<GroupWords> w_;
   GroupSpec spec_;

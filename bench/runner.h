@@ -305,7 +305,7 @@ class Bench {
       j["far_socket"] =
           "none: this host has one NUMA node; the far-memory cost model (--shm-latency-ns, "
           "--shm-preset) stands in for the far socket";
-      if (!opt_.quiet || attached_)
+      if ((!opt_.quiet || attached_) && info_.transport == "shm")
         std::fprintf(stderr,
                      "dmrt-bench: this host has one NUMA node: no memory is on a far socket; the "
                      "far-memory cost model (--shm-latency-ns, --shm-preset) stands in for it\n");

@@ -15,6 +15,8 @@ for m in dummy crc32_generic crc32-pclmul ib_core ib_uverbs rdma_rxe virtio_pci 
   modprobe "$m" 2>/dev/null || echo "@@WARN modprobe $m failed"
 done
 ip link set lo up
+# A host name (the kernel's default is "(none)"), which mpirun needs to launch its ranks.
+hostname localhost
 ip link add d0 type dummy
 ip link set d0 mtu 9000 up
 ip addr add 10.77.0.1/24 dev d0

@@ -6,7 +6,8 @@
 #   tests/vm/run.sh [--build DIR] [--cmd 'shell command'] ...
 #     --build DIR   meson build dir with -Dtransports=...,verbs (default: build-verbs)
 #     --cmd CMD     run CMD as one more test (may repeat); without any --cmd the verbs suite runs:
-#                   verbs_tests' transport tests (GoogleTest), the two-process dmrt-node test and dmrt-bench runs
+#                   verbs_tests' transport tests (GoogleTest), the two-process dmrt-node test, dmrt-bench
+#                   runs and, per index, one memory node and three compute processes under mpirun
 #     --no-default  run only the --cmd tests
 #     --numa-stage  boot with two NUMA nodes and run only the multi-process shm placement test
 #                   (instead of the verbs suite; VM_NUMA=1 implied)
@@ -38,7 +39,7 @@ say() { echo "[vm $(date +%T)] $*"; }
 T_START=$(date +%s)
 
 # 1. packages (Debian archive only)
-pkgs=(qemu-system-x86 busybox-static iproute2 cpio kmod ibverbs-providers ibverbs-utils libibverbs-dev)
+pkgs=(qemu-system-x86 busybox-static iproute2 cpio kmod ibverbs-providers ibverbs-utils libibverbs-dev openmpi-bin)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -172,6 +173,18 @@ elif [ "$DEFAULT" = 1 ]; then
       "$TWO --index race --workload a --keys 2000 --ops 10000 --key-size 32 --key-format user"
       "$B --index smart --workload e --keys 1000 --ops 2000 --key-size 256 --key-format random"
       "$B --index sherman --workload a --keys 1000 --ops 4000 --key-size 64 --key-format random")
+    # One experiment of a dmrt-node memory node and three compute processes (1 thread x 4 fibers
+    # each) started by a real mpirun, per index: YCSB A, --verify over the union of the three
+    # histories (on the memory node's clock, widened by each part's measured bound), the merged
+    # JSON's node count and totals checked (tests/bench/cluster_run.sh). DMTree's tables live on
+    # the three compute nodes; HStore's servers and ROLEX's retrainer in dmrt-node.
+    for index in race chime sherman smart dmtree rolex hstore; do
+      DEFAULT_CMDS+=("VERBS_ARGS='$VERBS_ARGS' CR_KEYS=1000 CR_OPS=3000 $ROOT/tests/bench/cluster_run.sh verbs $NODE $BUILD/bench/dmrt-bench $index")
+    done
+    # A compute process, then the memory node, killed mid-run: the others end within the stated
+    # bound, naming it (DMTree: survivors hold QPs to the dead compute node's tables; HStore:
+    # clients wait on the dead node's servers). Slack for the emulated CPUs.
+    DEFAULT_CMDS+=("VERBS_ARGS='$VERBS_ARGS' CK_SLACK=15 $ROOT/tests/bench/cluster_kill.sh verbs $NODE $BUILD/bench/dmrt-bench dmtree hstore")
     # shm as several processes on two NUMA nodes: the memory node process (its pool) on node 1,
     # the two compute processes on node 0; where the pool's pages landed is checked (move_pages).
     if [ ${#NUMA[@]} -gt 0 ]; then

@@ -241,6 +241,12 @@ class Bench {
     if (!attached_ || !attached_->creator() || attached_->members() < 2) return rc;
     attached_->group->await_all_done();
     if (!opt_.merged_json.empty()) {
+      // The cluster's table on stdout (unless --quiet), then its JSON.
+      if (!opt_.quiet) {
+        std::printf("\n== the cluster: %u compute processes, merged ==\n", attached_->members());
+        std::fflush(stdout);
+        if (int m = merge_reports(parts_of(opt_.json_template), ""); m != 0) return m;
+      }
       if (int m = merge_reports(parts_of(opt_.json_template), opt_.merged_json); m != 0) return m;
       std::printf("merged: the JSON of %u compute processes written to %s by node %u\n",
                   attached_->members(), opt_.merged_json.c_str(),

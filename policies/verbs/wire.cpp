@@ -290,6 +290,31 @@ Socket::~Socket() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+namespace {
+// One connection attempt on each address `host` resolves to: the connected descriptor, or -1 with
+// `last` set to the last error.
+int try_connect(const std::string& host, uint16_t port, std::string& last) {
+  addrinfo* res = resolve(host, port, false);
+  for (addrinfo* a = res; a; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      last = err_text(errno);
+      continue;
+    }
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      freeaddrinfo(res);
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      return fd;
+    }
+    last = err_text(errno);
+    ::close(fd);
+  }
+  freeaddrinfo(res);
+  return -1;
+}
+}  // namespace
+
 Socket Socket::connect(const std::string& address, uint32_t timeout_ms, const std::string& what) {
   std::string host;
   uint16_t port;
@@ -297,29 +322,24 @@ Socket Socket::connect(const std::string& address, uint32_t timeout_ms, const st
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::string last = "no attempt";
   for (;;) {
-    addrinfo* res = resolve(host, port, false);
-    for (addrinfo* a = res; a; a = a->ai_next) {
-      int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-      if (fd < 0) {
-        last = err_text(errno);
-        continue;
-      }
-      if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-        freeaddrinfo(res);
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        return Socket(fd, what + " at " + address);
-      }
-      last = err_text(errno);
-      ::close(fd);
-    }
-    freeaddrinfo(res);
+    int fd = try_connect(host, port, last);
+    if (fd >= 0) return Socket(fd, what + " at " + address);
     if (Clock::now() >= deadline)
       throw TransportError(what + " at " + address + " did not answer within " +
                            std::to_string(timeout_ms) + " ms (last error: " + last +
                            "); is dmrt-node running there?");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+}
+
+Socket Socket::connect_once(const std::string& address, const std::string& what) {
+  std::string host;
+  uint16_t port;
+  split_address(address, host, port);
+  std::string last = "no address";
+  int fd = try_connect(host, port, last);
+  if (fd < 0) throw ConnectionLost("connecting to " + what + " at " + address + ": " + last);
+  return Socket(fd, what + " at " + address);
 }
 
 void Socket::read_exact(void* p, size_t n, uint32_t timeout_ms) {
@@ -335,9 +355,10 @@ void Socket::read_exact(void* p, size_t n, uint32_t timeout_ms) {
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) continue;
     ssize_t got = ::recv(fd_, c, n, 0);
-    if (got == 0) throw TransportError(peer_ + " closed the bootstrap connection");
+    if (got == 0) throw ConnectionLost(peer_ + " closed the bootstrap connection");
     if (got < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
+      if (errno == ECONNRESET) throw ConnectionLost(peer_ + " reset the bootstrap connection");
       throw TransportError("reading from " + peer_ + " failed: " + err_text(errno));
     }
     c += got;
@@ -356,6 +377,8 @@ void Socket::send_frame(const std::vector<uint8_t>& d) {
     ssize_t s = ::send(fd_, all.data() + off, all.size() - off, MSG_NOSIGNAL);
     if (s < 0) {
       if (errno == EINTR) continue;
+      if (errno == EPIPE || errno == ECONNRESET)
+        throw ConnectionLost("sending to " + peer_ + " failed: " + err_text(errno));
       throw TransportError("sending to " + peer_ + " failed: " + err_text(errno));
     }
     off += static_cast<size_t>(s);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/error.h"
+
 namespace dmrt::verbs::wire {
 
 inline constexpr uint32_t kMagic = 0x56524d44;  // "DMRV"
@@ -137,6 +139,13 @@ void split_address(const std::string& address, std::string& host, uint16_t& port
 bool resolves_to_loopback_only(const std::string& host, uint16_t port,
                                std::string* literal = nullptr);
 
+// The peer refused the connection, or closed or reset it before answering: what a busy or not yet
+// started node does, so the caller may try again (bootstrap_call does, with backoff).
+class ConnectionLost : public TransportError {
+ public:
+  using TransportError::TransportError;
+};
+
 // A connected TCP socket; closes on destruction.
 class Socket {
  public:
@@ -149,10 +158,14 @@ class Socket {
   // Connects, retrying until `timeout_ms` passes (the peer may start later): then
   // TransportError naming the address and the last error.
   static Socket connect(const std::string& address, uint32_t timeout_ms, const std::string& what);
+  // One attempt on each resolved address, no waiting: ConnectionLost naming the last error when
+  // none accepts.
+  static Socket connect_once(const std::string& address, const std::string& what);
 
   void send(const Writer& w) { send_frame(w.data()); }
   void send_frame(const std::vector<uint8_t>& body);
-  // Waits up to timeout_ms for one frame.
+  // Waits up to timeout_ms for one frame. A peer that closes or resets the connection throws
+  // ConnectionLost (so does a send to it).
   Reader receive(uint32_t timeout_ms);
   std::vector<uint8_t> receive_frame(uint32_t timeout_ms);
   int fd() const { return fd_; }

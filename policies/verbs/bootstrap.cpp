@@ -139,30 +139,35 @@ void BootstrapServer::accept_all() {
       }
       return;
     }
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (ss.ss_family == AF_INET)
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, host, sizeof host);
+    else if (ss.ss_family == AF_INET6)
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, host, sizeof host);
     {
       std::lock_guard<std::mutex> g(mu_);
       ++stats_.accepted;
-      if (pending_ >= limits_.max_pending) {
-        // Busy with unfinished requests: shed this one at once, holding nothing for it.
-        ++stats_.refused_busy;
-        ::close(fd);
-        continue;
-      }
+    }
+    if (!make_room(host)) {
+      std::lock_guard<std::mutex> g(mu_);
+      ++stats_.refused_busy;
+      ::close(fd);
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> g(mu_);
       ++stats_.open;
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     auto c = std::make_unique<Conn>();
     c->fd = fd;
-    char host[INET6_ADDRSTRLEN] = "?";
-    if (ss.ss_family == AF_INET)
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, host, sizeof host);
-    else if (ss.ss_family == AF_INET6)
-      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, host, sizeof host);
+    c->source = host;
     c->peer = std::string("peer ") + host;
-    c->deadline = Clock::now() + std::chrono::milliseconds(limits_.frame_timeout_ms);
+    c->deadline = Clock::now() + std::chrono::milliseconds(std::min(
+                                     limits_.first_request_timeout_ms, limits_.frame_timeout_ms));
     c->server_nonce = random_nonce();
-    ++pending_;
+    pend(*c);
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
@@ -179,11 +184,65 @@ void BootstrapServer::accept_all() {
   }
 }
 
+// `c` is now waiting for a request: counted against the caps, and the newest of its peer's.
+void BootstrapServer::pend(Conn& c) {
+  if (c.counted_pending) return;
+  c.counted_pending = true;
+  c.pend_seq = ++pend_seq_;
+  ++pending_;
+  ++pending_by_peer_[c.source];
+}
+
+void BootstrapServer::unpend(Conn& c) {
+  if (!c.counted_pending) return;
+  c.counted_pending = false;
+  --pending_;
+  auto it = pending_by_peer_.find(c.source);
+  if (it != pending_by_peer_.end() && --it->second == 0) pending_by_peer_.erase(it);
+}
+
+// Room for one more pending connection from `peer`: when `peer` holds max_pending_per_peer, its
+// own oldest goes; when all hold max_pending, the oldest of the peer with the most goes (the
+// newcomer's own on a tie). A peer is thus only ever pushed out by one holding at least as many,
+// and the connection that goes is the one that has been silent or slow the longest. False only
+// when max_pending is 0.
+bool BootstrapServer::make_room(const std::string& peer) {
+  if (limits_.max_pending == 0 || limits_.max_pending_per_peer == 0) return false;
+  std::string victim;
+  auto own = pending_by_peer_.find(peer);
+  const unsigned mine = own == pending_by_peer_.end() ? 0 : own->second;
+  if (mine >= limits_.max_pending_per_peer) {
+    victim = peer;
+  } else if (pending_ >= limits_.max_pending) {
+    unsigned most = mine;
+    victim = peer;
+    for (const auto& [p, n] : pending_by_peer_)
+      if (n > most) {
+        most = n;
+        victim = p;
+      }
+  } else {
+    return true;
+  }
+  int oldest = -1;
+  uint64_t seq = UINT64_MAX;
+  for (const auto& [fd, c] : conns_)
+    if (c->counted_pending && c->source == victim && c->pend_seq < seq) {
+      seq = c->pend_seq;
+      oldest = fd;
+    }
+  if (oldest < 0) return pending_ < limits_.max_pending;  // nothing of that peer to evict
+  close_conn(oldest);
+  std::lock_guard<std::mutex> g(mu_);
+  ++stats_.evicted;
+  return true;
+}
+
 void BootstrapServer::close_conn(int fd) {
   auto it = conns_.find(fd);
   if (it == conns_.end()) return;
   Conn& c = *it->second;
-  if (c.counted_pending) --pending_;
+  unpend(c);
   release(c.qps, {});  // the peer left or failed: its QPs go with it
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   ::close(fd);

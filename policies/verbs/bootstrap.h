@@ -4,6 +4,12 @@
 // each request and reply is followed by its HMAC. A CONNECT's connection stays open as the peer's
 // session: its QPs are destroyed when the peer disconnects or fails. A CLOCK's connection takes
 // the next CLOCK request (each with its own MAC and sequence number), up to kMaxClockRequests.
+//
+// Under pressure no connection is refused at accept: when the pending connections (those still
+// sending their request) reach a cap, the oldest pending connection of the peer (source address)
+// with the most is closed instead, so a peer that opens idle or slow connections only ever pushes
+// out its own, and a client that sends its request at once is served. Barriers leave the table when
+// they pass or expire; the ids of ended barriers are remembered compactly and refused.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -16,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -28,23 +35,35 @@
 namespace dmrt::verbs {
 
 struct BootstrapLimits {
-  unsigned max_pending = 64;         // connections still sending their request (beyond: closed)
+  // Connections still sending their request. Beyond max_pending_per_peer from one source address,
+  // a new one evicts that address's oldest; beyond max_pending in all, the oldest of the address
+  // with the most pending connections (ties: the newcomer's own address).
+  unsigned max_pending = 64;
+  unsigned max_pending_per_peer = 32;
   unsigned max_sessions = 1024;      // connections holding QPs or waiting at a barrier
   uint32_t frame_timeout_ms = 3000;  // a request (and its MAC) must arrive within this
+  // A new connection's first request and its MAC must arrive within this (and within
+  // frame_timeout_ms) of the hello; later CLOCK requests of the connection within frame_timeout_ms.
+  uint32_t first_request_timeout_ms = 1000;
   uint32_t max_request_bytes = 256 << 10;
-  uint32_t barrier_timeout_ms = 30000;
-  unsigned max_open_barriers = 4096;
+  uint32_t barrier_timeout_ms = 30000;  // an open barrier expires this long after its first arrival
+  unsigned max_open_barriers = 4096;    // barriers not yet passed nor expired
+  // Ended (passed or expired) barrier ids remembered beyond the contiguous run from 1, which is
+  // kept as one number; past this, the highest are forgotten first.
+  unsigned max_ended_barriers = 65536;
 };
 
 struct BootstrapStats {
   uint64_t accepted = 0;
-  uint64_t refused_busy = 0;  // closed at accept: max_pending reached
+  uint64_t refused_busy = 0;  // closed at accept: max_pending is 0
+  uint64_t evicted = 0;       // pending connections closed to make room for a newer one
   uint64_t timed_out = 0;     // no complete request within frame_timeout_ms
   uint64_t bad_frames = 0;    // malformed, oversized or unexpected
   uint64_t auth_failures = 0;
-  uint64_t open = 0;        // connections open now
-  uint64_t sessions = 0;    // of which sessions (holding QPs) or parked at a barrier
-  uint64_t server_qps = 0;  // QPs this node holds for its peers
+  uint64_t open = 0;           // connections open now
+  uint64_t sessions = 0;       // of which sessions (holding QPs) or parked at a barrier
+  uint64_t server_qps = 0;     // QPs this node holds for its peers
+  uint64_t open_barriers = 0;  // barriers not yet passed nor expired
 };
 
 // What the Cluster answers to a CONNECT: the reply frame and, on success, the QPs made for the
@@ -81,6 +100,7 @@ class BootstrapServer {
 
  private:
   struct Conn;
+  struct Barrier;
   enum class Arrival { kPassed, kWait, kRefused };
   void loop();
   void accept_all();
@@ -91,9 +111,15 @@ class BootstrapServer {
   void reply(Conn& c, const std::vector<uint8_t>& body, bool close_after);
   void flush(Conn& c);
   void close_conn(int fd);
+  void pend(Conn& c);
+  void unpend(Conn& c);
+  bool make_room(const std::string& peer);
   void sweep();
   void answer_barriers();
-  Arrival arrive(wire::Reader& r, uint64_t& id, std::string& why);
+  Arrival arrive(wire::Reader& r, uint64_t& id, std::shared_ptr<Barrier>& bar, std::string& why);
+  void expire_barriers_locked(std::chrono::steady_clock::time_point now);
+  void end_barrier_locked(Barrier& b);
+  bool ended_locked(uint64_t id) const;
   std::vector<uint8_t> answer_clock(const wire::ClockRequest& q, uint32_t seq, std::string& why);
   void release(std::vector<ibv_qp*>& qps, const std::vector<uint32_t>& qpns);
   static std::vector<uint8_t> error_frame(const std::string& what);
@@ -111,17 +137,24 @@ class BootstrapServer {
   std::thread thread_;
   std::unordered_map<int, std::unique_ptr<Conn>> conns_;         // loop thread only
   unsigned pending_ = 0;                                         // loop thread only
+  std::unordered_map<std::string, unsigned> pending_by_peer_;    // loop thread only
+  uint64_t pend_seq_ = 0;                                        // loop thread only
   std::chrono::steady_clock::time_point accept_paused_until_{};  // out of fds: loop thread
 
   struct Barrier {
-    uint64_t id;
-    uint32_t parties;
+    uint64_t id = 0;
+    uint32_t parties = 0;
     std::vector<NodeId> arrived;
-    bool done;
+    std::chrono::steady_clock::time_point expires;
+    bool done = false;     // passed
+    bool expired = false;  // a party never arrived
   };
-  mutable std::mutex mu_;  // barriers_, local_qps_, stats_
+  mutable std::mutex mu_;  // barriers_, ended_*, Barrier fields, local_qps_, stats_
   std::condition_variable cv_;
-  std::vector<Barrier> barriers_;
+  // Open barriers only; waiters hold their Barrier, which tells them how it ended.
+  std::unordered_map<uint64_t, std::shared_ptr<Barrier>> barriers_;
+  uint64_t ended_floor_ = 0;  // every id up to this one has ended
+  std::set<uint64_t> ended_;  // ended ids above ended_floor_
   std::vector<ibv_qp*> local_qps_;
   BootstrapStats stats_;
 };

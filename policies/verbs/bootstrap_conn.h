@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "policies/verbs/bootstrap.h"
@@ -44,6 +46,8 @@ struct BootstrapServer::Conn {
   enum class State { kRequest, kAuth, kSession, kParked, kDone };
   int fd = -1;
   std::string peer;
+  std::string source;     // the peer's address: per-peer pending limits
+  uint64_t pend_seq = 0;  // order of becoming pending: the lowest is the oldest
   State state = State::kRequest;
   std::vector<uint8_t> in;  // bytes of the frame being received (grows only as they arrive)
   uint32_t want = 0;        // its announced length once the 4-byte prefix is in
@@ -56,9 +60,10 @@ struct BootstrapServer::Conn {
   BootstrapClock::time_point deadline;
   std::vector<ibv_qp*> qps;  // a session's QPs, destroyed with it
   NodeId from = 0;
-  uint64_t barrier = 0;    // parked at this barrier id
-  uint32_t clock_seq = 0;  // CLOCK requests answered on this connection
-  bool counted_pending = true;
+  uint64_t barrier = 0;          // parked at this barrier id
+  std::shared_ptr<Barrier> bar;  // and this is it (it says whether it passed or expired)
+  uint32_t clock_seq = 0;        // CLOCK requests answered on this connection
+  bool counted_pending = false;
 };
 
 }  // namespace dmrt::verbs

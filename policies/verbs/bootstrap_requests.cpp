@@ -58,8 +58,7 @@ void BootstrapServer::on_frame(Conn& c, std::vector<uint8_t> frame) {
 }
 
 void BootstrapServer::dispatch(Conn& c) {
-  c.counted_pending = false;
-  --pending_;
+  unpend(c);
   c.state = Conn::State::kDone;
   std::vector<uint8_t> req = c.request;
   try {
@@ -104,8 +103,9 @@ void BootstrapServer::dispatch(Conn& c) {
       }
       case wire::Type::kBarrier: {
         uint64_t id = 0;
+        std::shared_ptr<Barrier> bar;
         std::string why;
-        Arrival a = arrive(r, id, why);
+        Arrival a = arrive(r, id, bar, why);
         if (a == Arrival::kRefused) {
           reply(c, error_frame(why), true);
         } else if (a == Arrival::kPassed) {
@@ -113,6 +113,7 @@ void BootstrapServer::dispatch(Conn& c) {
         } else {
           c.state = Conn::State::kParked;
           c.barrier = id;
+          c.bar = std::move(bar);
           c.deadline = Clock::now() + std::chrono::milliseconds(limits_.barrier_timeout_ms);
           std::lock_guard<std::mutex> g(mu_);
           ++stats_.sessions;
@@ -132,8 +133,7 @@ void BootstrapServer::dispatch(Conn& c) {
         const bool more = ++c.clock_seq < wire::kMaxClockRequests;
         if (more) {
           c.state = Conn::State::kRequest;
-          c.counted_pending = true;
-          ++pending_;
+          pend(c);
           c.deadline = Clock::now() + std::chrono::milliseconds(limits_.frame_timeout_ms);
         }
         reply(c, answer, !more);
@@ -187,8 +187,48 @@ std::vector<uint8_t> BootstrapServer::answer_clock(const wire::ClockRequest& q, 
   return w.data();
 }
 
-// Queues one reply frame (and its MAC when authenticated) and sends what the socket takes now.
-BootstrapServer::Arrival BootstrapServer::arrive(wire::Reader& r, uint64_t& id, std::string& why) {
+// Whether barrier `id` has ended (passed or expired) and was pruned.
+bool BootstrapServer::ended_locked(uint64_t id) const {
+  return id <= ended_floor_ || ended_.count(id) != 0;
+}
+
+// Takes `b` (passed or expired) out of the open table and remembers its id: the ids that ended
+// from 1 upwards without a gap as one number, the others in a set whose highest are forgotten first
+// beyond max_ended_barriers (a barrier's ids are consecutive, so the set stays small).
+void BootstrapServer::end_barrier_locked(Barrier& b) {
+  const uint64_t id = b.id;
+  barriers_.erase(id);
+  stats_.open_barriers = barriers_.size();
+  if (id > ended_floor_) ended_.insert(id);
+  while (!ended_.empty() && *ended_.begin() == ended_floor_ + 1) {
+    ++ended_floor_;
+    ended_.erase(ended_.begin());
+  }
+  while (ended_.size() > limits_.max_ended_barriers) ended_.erase(std::prev(ended_.end()));
+  cv_.notify_all();
+  if (wake_fd_ >= 0) {
+    uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+  }
+}
+
+// Open barriers whose first arrival is barrier_timeout_ms old: abandoned, so they end (their
+// waiters are told it timed out) and their ids are refused from now on.
+void BootstrapServer::expire_barriers_locked(Clock::time_point now) {
+  std::vector<std::shared_ptr<Barrier>> gone;
+  for (auto& [id, b] : barriers_)
+    if (b->expires <= now) gone.push_back(b);
+  for (auto& b : gone) {
+    b->expired = true;
+    end_barrier_locked(*b);
+  }
+}
+
+// A barrier arrival: `generation, id, parties, from`. Refused when it names another run of this
+// node, a barrier that already ended (passed or expired: a replay or a late stranger), other
+// parties, or a node that already arrived. `bar` receives the barrier waited at.
+BootstrapServer::Arrival BootstrapServer::arrive(wire::Reader& r, uint64_t& id,
+                                                 std::shared_ptr<Barrier>& bar, std::string& why) {
   wire::BarrierRequest b = wire::parse_barrier(r);
   const uint64_t gen = b.generation;
   id = b.id;
@@ -204,64 +244,74 @@ BootstrapServer::Arrival BootstrapServer::arrive(wire::Reader& r, uint64_t& id, 
     why = "barrier with id 0 or no parties";
     return Arrival::kRefused;
   }
-  Barrier* bar = nullptr;
-  for (Barrier& x : barriers_)
-    if (x.id == id) bar = &x;
-  if (!bar) {
-    if (barriers_.size() >= limits_.max_open_barriers) {
-      why = name_ + " already tracks " + std::to_string(barriers_.size()) + " barriers";
+  const auto now = Clock::now();
+  expire_barriers_locked(now);
+  auto it = barriers_.find(id);
+  if (it == barriers_.end()) {
+    if (ended_locked(id)) {
+      why = "barrier " + std::to_string(id) + " at " + name_ +
+            " has already passed or expired: a replayed or late arrival from node " +
+            std::to_string(from);
       return Arrival::kRefused;
     }
-    barriers_.push_back({id, parties, {}, false});
-    bar = &barriers_.back();
+    if (barriers_.size() >= limits_.max_open_barriers) {
+      why = name_ + " already has " + std::to_string(barriers_.size()) +
+            " open barriers (the limit; each expires " +
+            std::to_string(limits_.barrier_timeout_ms) + " ms after its first arrival)";
+      return Arrival::kRefused;
+    }
+    auto fresh = std::make_shared<Barrier>();
+    fresh->id = id;
+    fresh->parties = parties;
+    fresh->expires = now + std::chrono::milliseconds(limits_.barrier_timeout_ms);
+    it = barriers_.emplace(id, std::move(fresh)).first;
+    stats_.open_barriers = barriers_.size();
   }
-  if (bar->done) {
-    why = "barrier " + std::to_string(id) + " at " + name_ +
-          " has already passed: a replayed or late arrival from node " + std::to_string(from);
-    return Arrival::kRefused;
-  }
-  if (bar->parties != parties) {
+  Barrier& x = *it->second;
+  if (x.parties != parties) {
     why = "barrier " + std::to_string(id) + ": node " + std::to_string(from) + " expects " +
-          std::to_string(parties) + " parties, others " + std::to_string(bar->parties);
+          std::to_string(parties) + " parties, others " + std::to_string(x.parties);
     return Arrival::kRefused;
   }
-  if (std::find(bar->arrived.begin(), bar->arrived.end(), from) != bar->arrived.end()) {
+  if (std::find(x.arrived.begin(), x.arrived.end(), from) != x.arrived.end()) {
     why = "node " + std::to_string(from) + " arrived twice at barrier " + std::to_string(id) +
           " (a replay, or two processes with one node id)";
     return Arrival::kRefused;
   }
-  bar->arrived.push_back(from);
-  if (bar->arrived.size() < parties) return Arrival::kWait;
-  bar->done = true;
-  bar->arrived.clear();
-  bar->arrived.shrink_to_fit();
-  cv_.notify_all();
-  if (wake_fd_ >= 0) {
-    uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof one);
-  }
+  bar = it->second;
+  x.arrived.push_back(from);
+  if (x.arrived.size() < parties) return Arrival::kWait;
+  x.done = true;
+  x.arrived.clear();
+  x.arrived.shrink_to_fit();
+  end_barrier_locked(x);  // `it` and its map entry are gone; `bar` keeps it for the waiters
   return Arrival::kPassed;
 }
 
+// Answers the connections parked at barriers that ended: passed, or expired (timed out).
 void BootstrapServer::answer_barriers() {
-  std::vector<uint64_t> done;
+  std::vector<std::pair<Conn*, bool>> ready;  // connection, passed
   {
     std::lock_guard<std::mutex> g(mu_);
-    for (const Barrier& b : barriers_)
-      if (b.done) done.push_back(b.id);
+    expire_barriers_locked(Clock::now());
+    for (auto& [fd, c] : conns_)
+      if (c->state == Conn::State::kParked && c->bar && (c->bar->done || c->bar->expired))
+        ready.emplace_back(c.get(), c->bar->done);
   }
-  std::vector<Conn*> ready;
-  for (auto& [fd, c] : conns_)
-    if (c->state == Conn::State::kParked &&
-        std::find(done.begin(), done.end(), c->barrier) != done.end())
-      ready.push_back(c.get());
-  for (Conn* c : ready) {
+  for (auto [c, passed] : ready) {
     c->state = Conn::State::kDone;
+    c->bar.reset();
     {
       std::lock_guard<std::mutex> g(mu_);
       --stats_.sessions;
     }
-    reply(*c, wire::Writer(wire::Type::kBarrierOk).data(), true);
+    if (passed)
+      reply(*c, wire::Writer(wire::Type::kBarrierOk).data(), true);
+    else
+      reply(*c,
+            error_frame("barrier " + std::to_string(c->barrier) + " at " + name_ +
+                        " timed out (a peer never arrived)"),
+            true);
   }
 }
 
@@ -290,19 +340,19 @@ std::vector<uint8_t> BootstrapServer::handle_local(const std::vector<uint8_t>& r
       }
       case wire::Type::kBarrier: {
         uint64_t id = 0;
+        std::shared_ptr<Barrier> bar;
         std::string why;
-        Arrival a = arrive(r, id, why);
+        Arrival a = arrive(r, id, bar, why);
         if (a == Arrival::kRefused) return error_frame(why);
         if (a == Arrival::kWait) {
           std::unique_lock<std::mutex> lk(mu_);
-          auto passed = [&] {
-            for (const Barrier& b : barriers_)
-              if (b.id == id) return b.done;
-            return false;
-          };
-          if (!cv_.wait_for(lk, std::chrono::milliseconds(limits_.barrier_timeout_ms),
-                            [&] { return passed() || stop_.load(); }) ||
-              !passed())
+          // Woken when it ends; without a loop thread (an in-process server) nobody expires it,
+          // so the wait ends at its expiry and expires it here.
+          cv_.wait_until(lk, bar->expires,
+                         [&] { return bar->done || bar->expired || stop_.load(); });
+          if (!bar->done && !bar->expired && Clock::now() >= bar->expires)
+            expire_barriers_locked(Clock::now());
+          if (!bar->done)
             return error_frame("barrier " + std::to_string(id) + " at " + name_ +
                                " timed out (a peer never arrived)");
         }

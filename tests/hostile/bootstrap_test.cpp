@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -659,6 +660,202 @@ TEST(BootstrapNode, DmrtNodeServesAndNeedsTheSecretToStop) {
   EXPECT_TRUE(exited);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   unsetenv("DMRT_CLUSTER_SECRET");
+}
+
+// The load: 64 idle connections from the client's own address, renewed at about 25 a
+// second, each held as long as the server lets it (3 s here, as by default), while 50
+// authenticated requests run. The oldest idle connection is evicted to make room, so each
+// request is served; none is closed at accept.
+TEST(BootstrapPressure, IdleConnectionsDoNotLockOutAuthenticatedRequests) {
+  verbs::ClusterKey key = verbs::ClusterKey::from_secret(kSecret);
+  std::atomic<int> stops{0};
+  verbs::BootstrapHooks hooks;
+  hooks.connect = [](verbs::wire::Reader&) { return verbs::ConnectAnswer{}; };
+  hooks.stop = [&] { ++stops; };
+  verbs::BootstrapLimits limits;           // defaults: 64 pending, 32 per peer
+  limits.first_request_timeout_ms = 3000;  // idle connections live as long as the did
+  verbs::BootstrapServer server("127.0.0.1:0", key, hooks, limits, "node 0");
+  const std::string address = "127.0.0.1:" + std::to_string(server.port());
+  std::atomic<bool> done{false};
+  std::thread idler([&] {
+    std::vector<int> fds;
+    for (int i = 0; i < 64; ++i) fds.push_back(raw_connect(server.port()));
+    size_t next = 0;
+    while (!done.load()) {  // renew one every 40 ms: each lives about 2.6 s
+      std::this_thread::sleep_for(40ms);
+      if (fds[next] >= 0) close(fds[next]);
+      fds[next] = raw_connect(server.port());
+      next = (next + 1) % fds.size();
+    }
+    for (int fd : fds)
+      if (fd >= 0) close(fd);
+  });
+  std::this_thread::sleep_for(200ms);  // the idle connections are in place
+  int ok = 0;
+  std::string failures;
+  for (int i = 0; i < 50; ++i) {
+    try {
+      verbs::BootstrapCall c = verbs::bootstrap_call(
+          address, [](uint64_t) { return verbs::wire::Writer(verbs::wire::Type::kStop).data(); },
+          &key, 3000, "node 0");
+      verbs::wire::Reader r(std::move(c.reply), "node 0");
+      if (r.type() == verbs::wire::Type::kStopOk) ++ok;
+    } catch (const TransportError& e) {
+      failures += std::string(e.what()) + "\n";
+    }
+    std::this_thread::sleep_for(40ms);
+  }
+  done.store(true);
+  idler.join();
+  verbs::BootstrapStats s = server.stats();
+  EXPECT_EQ(ok, 50) << failures;
+  EXPECT_EQ(stops.load(), 50);
+  EXPECT_GT(s.evicted, 0u) << "the load never filled the pending connections";
+  EXPECT_EQ(s.refused_busy, 0u);
+}
+
+// A peer at another address opening idle connections as fast as it can only evicts its own: it
+// holds at most max_pending_per_peer of them, and requests from elsewhere are served at once.
+TEST(BootstrapPressure, AFloodFromOneAddressEvictsOnlyItsOwn) {
+  std::atomic<int> stops{0};
+  verbs::BootstrapHooks hooks;
+  hooks.connect = [](verbs::wire::Reader&) { return verbs::ConnectAnswer{}; };
+  hooks.stop = [&] { ++stops; };
+  verbs::BootstrapLimits limits;
+  limits.first_request_timeout_ms = 3000;
+  verbs::BootstrapServer server("127.0.0.1:0", std::nullopt, hooks, limits, "node 0");
+  const std::string address = "127.0.0.1:" + std::to_string(server.port());
+  std::vector<int> fds;
+  for (int i = 0; i < 300; ++i) {  // from 127.0.0.2
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in src{};
+    src.sin_family = AF_INET;
+    src.sin_addr.s_addr = htonl(0x7f000002);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src), 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(server.port());
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    fds.push_back(fd);
+  }
+  EXPECT_TRUE(eventually([&] { return server.stats().accepted >= 300; }, 5s));
+  EXPECT_LE(server.stats().open, limits.max_pending_per_peer);
+  for (int i = 0; i < 20; ++i)
+    EXPECT_NO_THROW(verbs::bootstrap_call(
+        address, [](uint64_t) { return verbs::wire::Writer(verbs::wire::Type::kStop).data(); },
+        nullptr, 1000, "node 0"));
+  EXPECT_EQ(stops.load(), 20);
+  EXPECT_GE(server.stats().evicted, 300u - limits.max_pending_per_peer);
+  for (int fd : fds) close(fd);
+}
+
+// A STOP that the node refuses at first (its port closed, then a listener that closes every
+// connection at accept, as a node shedding load did) is retried with backoff and succeeds once
+// the node serves; a node that never serves is named when the client gives up.
+TEST(BootstrapPressure, ARefusedStopIsRetriedUntilTheNodeServes) {
+  unsetenv("DMRT_CLUSTER_SECRET");
+  uint16_t port;
+  std::atomic<int> stops{0};
+  std::unique_ptr<verbs::BootstrapServer> server;
+  std::thread node;
+  {
+    auto shedder = std::make_unique<verbs::wire::Listener>("127.0.0.1:0");
+    port = shedder->port();
+    node = std::thread([&, l = std::move(shedder)]() mutable {
+      auto end = Clock::now() + 400ms;
+      while (Clock::now() < end) {
+        verbs::wire::Socket s;
+        l->accept(s, 20);  // and closed at once, before any hello
+      }
+      l.reset();
+      std::this_thread::sleep_for(100ms);  // nothing listens: refused
+      verbs::BootstrapHooks hooks;
+      hooks.connect = [](verbs::wire::Reader&) { return verbs::ConnectAnswer{}; };
+      hooks.stop = [&] { ++stops; };
+      server = std::make_unique<verbs::BootstrapServer>("127.0.0.1:" + std::to_string(port),
+                                                        std::nullopt, hooks,
+                                                        verbs::BootstrapLimits{}, "node 0");
+    });
+  }
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  ClusterConfig cfg;
+  auto t0 = Clock::now();
+  verbs::Cluster::stop_node(address, 5000, &cfg);
+  EXPECT_GE(Clock::now() - t0, 400ms);
+  node.join();
+  EXPECT_EQ(stops.load(), 1);
+  server.reset();
+  // Nobody there: the client gives up within its timeout and names the node.
+  t0 = Clock::now();
+  try {
+    verbs::Cluster::stop_node(address, 300, &cfg);
+    FAIL() << "a stop reached nobody";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("dmrt-node at " + address), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("attempts"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(Clock::now() - t0, 1s);
+}
+
+// Without a secret, 10,000 barriers pass one after another (the table once filled at 4,096 for
+// good); a replayed or late arrival for a passed or expired barrier is still refused.
+TEST(BootstrapBarriers, TenThousandBarriersPassAndEndedIdsStayRefused) {
+  verbs::BootstrapHooks hooks;
+  hooks.connect = [](verbs::wire::Reader&) { return verbs::ConnectAnswer{}; };
+  hooks.stop = [] {};
+  verbs::BootstrapLimits limits;
+  limits.barrier_timeout_ms = 300;
+  verbs::BootstrapServer server("127.0.0.1:0", std::nullopt, hooks, limits, "node 0");
+  const std::string address = "127.0.0.1:" + std::to_string(server.port());
+  auto arrive = [&](uint64_t id, uint32_t parties, NodeId from) {
+    verbs::BootstrapCall c = verbs::bootstrap_call(
+        address,
+        [&](uint64_t gen) {
+          verbs::wire::Writer w(verbs::wire::Type::kBarrier);
+          w.u64(gen).u64(id).u32(parties).u16(from);
+          return w.data();
+        },
+        nullptr, 3000, "node 0");
+    return verbs::wire::Reader(std::move(c.reply), "node 0");
+  };
+  auto local = [&](uint64_t id, uint32_t parties, NodeId from) {
+    verbs::wire::Writer w(verbs::wire::Type::kBarrier);
+    w.u64(server.generation()).u64(id).u32(parties).u16(from);
+    return verbs::wire::Reader(server.handle_local(w.data()), "node 0");
+  };
+  int passed = 0;
+  for (uint64_t id = 1; id <= 10000; ++id) {
+    // One party each: odd ids in process, even ids over TCP.
+    if (id % 2) {
+      passed += local(id, 1, 0).type() == verbs::wire::Type::kBarrierOk;
+    } else {
+      passed += arrive(id, 1, 1).type() == verbs::wire::Type::kBarrierOk;
+    }
+  }
+  EXPECT_EQ(passed, 10000);
+  EXPECT_EQ(server.stats().open_barriers, 0u);
+  // Two parties, one parked over TCP until the other arrives in process.
+  std::thread parked([&] { EXPECT_EQ(arrive(10001, 2, 1).type(), verbs::wire::Type::kBarrierOk); });
+  EXPECT_TRUE(eventually([&] { return server.stats().open_barriers == 1; }, 2s));
+  EXPECT_EQ(local(10001, 2, 0).type(), verbs::wire::Type::kBarrierOk);
+  parked.join();
+  for (uint64_t id : {1ull, 5000ull, 10000ull, 10001ull}) {
+    verbs::wire::Reader late = arrive(id, 1, 1);
+    ASSERT_EQ(late.type(), verbs::wire::Type::kError) << id;
+    EXPECT_NE(late.str().find("already passed"), std::string::npos) << late.str();
+  }
+  // An abandoned barrier expires (its waiter is told), and then stays refused.
+  verbs::wire::Reader lonely = arrive(20000, 2, 1);
+  ASSERT_EQ(lonely.type(), verbs::wire::Type::kError);
+  EXPECT_NE(lonely.str().find("timed out"), std::string::npos) << lonely.str();
+  EXPECT_EQ(server.stats().open_barriers, 0u);
+  verbs::wire::Reader after = arrive(20000, 2, 0);
+  ASSERT_EQ(after.type(), verbs::wire::Type::kError);
+  EXPECT_NE(after.str().find("expired"), std::string::npos) << after.str();
+  // Ids far apart still pass (their ends are remembered one by one).
+  EXPECT_EQ(arrive(1ull << 40, 1, 1).type(), verbs::wire::Type::kBarrierOk);
+  EXPECT_EQ(arrive(30000, 1, 1).type(), verbs::wire::Type::kBarrierOk);
 }
 
 }  // namespace

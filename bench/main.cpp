@@ -207,10 +207,14 @@ int main_impl(int argc, char** argv) {
                  "(numa_run_on_node); reported in the JSON (placement)")
       ->check(CLI::Range(0, 1023));
   std::vector<std::string> merge;
+  bool merge_partial = false;
   app.add_option("--merge", merge,
-                 "Merge the JSON files of the processes of one multi-process run (--attach) into "
+                 "Merge the JSON files of the processes of one multi-process run into "
                  "one report per phase (to --json FILE, or a table), then exit")
       ->check(CLI::ExistingFile);
+  app.add_flag("--merge-partial", merge_partial,
+               "--merge: merge the parts given even when some of the run's compute processes "
+               "are missing");
   app.add_flag("--shm-interleave", opt.shm_interleave,
                "shm: every client fiber yields after each round trip, as while a NIC serves it, so "
                "the fibers of a thread interleave inside operations (for --verify)");
@@ -342,7 +346,7 @@ int main_impl(int argc, char** argv) {
     return rc == 0 ? 0 : kUsage;
   }
 
-  if (!merge.empty()) return merge_reports(merge, opt.json);
+  if (!merge.empty()) return merge_reports(merge, opt.json, merge_partial);
   if (list) {
     std::printf("# index\tscan\tlocal\n");
     for (const auto& i : index_infos(SpecList{}))

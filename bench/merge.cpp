@@ -4,7 +4,8 @@
 // processes' latency histograms (exact to the histogram's buckets: 32 per power of two, within
 // about 3% of the value), never from averaging percentiles; per-operation averages are weighted
 // by each process's operations. Caches add up; the pool's bytes and the index's figures are
-// those of the process that ended last (it saw the shared index last).
+// those of the process that ended last (it saw the shared index last). A part that is empty,
+// oversized, or missing from a phase (the lines say how many processes ran) is refused.
 #include "bench/merge.h"
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -144,7 +146,9 @@ json merge_phase(const std::vector<json>& lines, const std::vector<std::string>&
   out["merged"] = {
       {"processes", lines.size()},
       {"window_ns", {start, end}},
-      {"seconds", "first start to last end of the processes' windows (one clock: steady_clock)"},
+      {"seconds",
+       "first start to last end of the processes' windows (one clock: the first memory node's "
+       "steady_clock, each window moved onto it by its measured offset across hosts)"},
       {"throughput", "all processes' operations over those seconds"},
       {"latency",
        "percentiles of the sum of the processes' latency histograms (buckets of 1/32 "
@@ -154,17 +158,62 @@ json merge_phase(const std::vector<json>& lines, const std::vector<std::string>&
   return out;
 }
 
+// The file's bytes, at most kMaxMergeFileBytes (a part is a few lines; /dev/zero or a runaway
+// file is refused, not read until memory runs out).
+std::string read_part(const std::string& f, std::string& error) {
+  std::ifstream in(f, std::ios::binary);
+  if (!in) {
+    error = "--merge: cannot read " + f;
+    return {};
+  }
+  std::string text;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxMergeFileBytes) {
+      error = "--merge: " + f + " is larger than " + std::to_string(kMaxMergeFileBytes >> 20) +
+              " MiB: not a dmrt-bench report";
+      return {};
+    }
+  }
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    error = "--merge: " + f +
+            " is empty (a process that failed before its first phase leaves an empty part: see "
+            "its output)";
+  return text;
+}
+
+// A phase's parts against the run's compute processes (the `members` each line names): all
+// there, or a sentence naming what is missing.
+std::string missing_parts(const std::string& phase, const std::vector<json>& lines) {
+  std::map<unsigned, bool> nodes;
+  unsigned members = 0;
+  for (const json& l : lines) {
+    const json& p = l.at("process");
+    nodes[p.at("node").get<unsigned>()] = true;
+    if (p.contains("members")) members = std::max(members, p.at("members").get<unsigned>());
+  }
+  if (members == 0 || nodes.size() >= members) return "";
+  std::string have;
+  for (auto& [n, _] : nodes) have += (have.empty() ? "" : ", ") + std::to_string(n);
+  return "--merge: the " + phase + " phase has the parts of " + std::to_string(nodes.size()) +
+         " of the run's " + std::to_string(members) + " compute processes (nodes " + have +
+         "): give every part, or --merge-partial to merge these alone";
+}
+
 }  // namespace
 
-int merge_reports(const std::vector<std::string>& files, const std::string& json_out) {
+int merge_reports(const std::vector<std::string>& files, const std::string& json_out,
+                  bool partial) {
   std::vector<std::string> order;  // phases in the order first seen
   std::map<std::string, std::vector<json>> phases;
   std::map<std::string, std::vector<std::string>> origin;
   std::map<std::string, std::string> index_of;
   try {
     for (const std::string& f : files) {
-      std::ifstream in(f);
-      if (!in) return usage_error("--merge: cannot read " + f);
+      std::string error;
+      std::istringstream in(read_part(f, error));
+      if (!error.empty()) return usage_error(error);
       std::string line;
       for (size_t no = 1; std::getline(in, line); ++no) {
         if (line.empty()) continue;
@@ -204,6 +253,11 @@ int merge_reports(const std::vector<std::string>& files, const std::string& json
                              " (one file given twice, or appended to by two runs?)");
       }
     }
+    if (!partial)
+      for (const std::string& phase : order)
+        if (phase != "load")  // the creator alone loads
+          if (std::string m = missing_parts(phase, phases[phase]); !m.empty())
+            return usage_error(m);
     for (const std::string& phase : order) {
       json m = merge_phase(phases[phase], origin[phase]);
       if (!json_out.empty()) {

@@ -23,8 +23,20 @@ namespace dmrt::tools {
 // [name] stands for a CLI11 subcommand; the tools have none, so their files are flat.
 class TomlConfig : public CLI::ConfigTOML {
  public:
+  // A configuration is a page of flags: a file past this (/dev/zero, a log given by mistake) is
+  // refused after reading this much, not read until memory runs out.
+  static constexpr size_t kMaxBytes = size_t{4} << 20;
+
   std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
-    const std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
+    std::string text;
+    char buf[1 << 14];
+    while (input.read(buf, sizeof buf) || input.gcount() > 0) {
+      text.append(buf, static_cast<size_t>(input.gcount()));
+      if (text.size() > kMaxBytes)
+        throw CLI::ConversionError("--config: the file is larger than " +
+                                   std::to_string(kMaxBytes >> 20) +
+                                   " MiB: not a configuration (flags as TOML keys)");
+    }
     toml::table table;
     try {
       table = toml::parse(text);

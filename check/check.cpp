@@ -18,9 +18,11 @@ using check_detail::check_scans;
 using check_detail::Clock;
 using check_detail::KeyRange;
 using check_detail::MemoryBudget;
+using check_detail::Poll;
 using check_detail::search_key;
 using check_detail::SearchLimits;
 using check_detail::shrink_key;
+using check_detail::sort_polled;
 using check_detail::StopReason;
 
 const char* to_string(Verdict v) {
@@ -39,16 +41,18 @@ namespace {
 
 // The budget that left a key undecided, in words (memory first: it says the most about the
 // history).
+std::string deadline_reason(const CheckOptions& opt) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", opt.deadline_seconds);
+  return std::string("the deadline of ") + buf + " s passed before every key was decided";
+}
+
 std::string unknown_reason(const std::vector<StopReason>& why, const CheckOptions& opt) {
   auto any = [&](StopReason r) { return std::find(why.begin(), why.end(), r) != why.end(); };
   if (any(StopReason::kMemory))
     return "the memory budget of " + mib_text(opt.memory_budget_bytes) +
            " ran out (raise it, or check the undecided keys alone with dmrt-check --key)";
-  if (any(StopReason::kDeadline)) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", opt.deadline_seconds);
-    return std::string("the deadline of ") + buf + " s passed before every key was decided";
-  }
+  if (any(StopReason::kDeadline)) return deadline_reason(opt);
   if (any(StopReason::kSteps))
     return "a key needed more than " + std::to_string(opt.max_steps_per_key) + " search steps";
   return "the search stopped before every key was decided";
@@ -87,6 +91,17 @@ CheckResult check_history(const History& history, const CheckOptions& opt) {
                                  std::chrono::duration<double>(opt.deadline_seconds))
                       : Clock::time_point::max();
   CheckResult res;
+  // Every phase reads the clock on a counter of its work (check/search_poll.h), so the check
+  // stops within about a millisecond of work past its deadline, whatever the history's shape.
+  Poll prep(deadline, nullptr);
+  auto out_of_time = [&] {
+    res.verdict = Verdict::kUnknown;
+    res.linearizable = false;
+    res.unknown = true;
+    res.unknown_reason = deadline_reason(opt);
+    res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    return res;
+  };
 
   // Point operations grouped by key.
   std::vector<Operation> ops;
@@ -95,17 +110,23 @@ CheckResult check_history(const History& history, const CheckOptions& opt) {
   // A history whose timestamps are only known within a clock bound (a part of a multi-host run)
   // is checked with every operation widened by it: no precedence the bound does not support.
   for (Operation o : history.ops) {
+    if (prep.tick()) return out_of_time();
     if (history.clock_bound_ns) widen_operation(o, history.clock_bound_ns);
     (o.kind == OpKind::kScan ? scans : ops).push_back(o);
   }
-  std::sort(ops.begin(), ops.end(), [](const Operation& a, const Operation& b) {
-    return a.key != b.key ? a.key < b.key : a.invoke_ns < b.invoke_ns;
-  });
+  if (!sort_polled(
+          std::span<Operation>(ops),
+          [](const Operation& a, const Operation& b) {
+            return a.key != b.key ? a.key < b.key : a.invoke_ns < b.invoke_ns;
+          },
+          prep))
+    return out_of_time();
   std::vector<KeyRange> keys;
   for (size_t i = 0; i < ops.size();) {
     size_t j = i;
     while (j < ops.size() && ops[j].key == ops[i].key) ++j;
     keys.push_back({ops[i].key, i, j});
+    if (prep.tick(j - i)) return out_of_time();
     i = j;
   }
 

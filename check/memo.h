@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "check/search_poll.h"
+
 namespace dmrt::check_detail {
 
 // Bytes the searches of one check may hold at once. A search asks before it grows; when the
@@ -48,7 +50,7 @@ inline uint64_t mix(uint64_t h, uint64_t w) {
 // table grow only with the budget's consent (none given: unbounded).
 class Memo {
  public:
-  enum class Insert { kNew, kSeen, kFull };
+  enum class Insert { kNew, kSeen, kFull, kStopped };
 
   explicit Memo(MemoryBudget* budget = nullptr) : budget_(budget) {}
   Memo(const Memo&) = delete;
@@ -57,17 +59,23 @@ class Memo {
     if (budget_) budget_->release(charged_);
   }
 
-  // Empties the set; keeps (and stays charged for) the memory.
+  // Empties the set and gives its memory back (refilling a table of a hundred million slots
+  // would be a quarter of a second that no deadline could interrupt).
   void clear() {
-    arena_.clear();
-    std::fill(slots_.begin(), slots_.end(), kEmpty);
+    if (budget_) budget_->release(charged_);
+    charged_ = 0;
+    std::vector<uint64_t>().swap(arena_);
+    std::vector<uint64_t>().swap(slots_);
+    std::vector<uint64_t>().swap(hashes_);
     size_ = 0;
   }
   // kNew when `key` was not there (and is now); kFull when it was not and the budget refused the
-  // memory to add it.
-  Insert insert(const std::vector<uint64_t>& key) {
+  // memory to add it; kStopped when `poll` said stop (hashing a long key, or moving the table).
+  Insert insert(const std::vector<uint64_t>& key, Poll& poll) {
+    if (poll.tick(key.size())) return Insert::kStopped;
     if (slots_.empty() || (size_ + 1) * 2 > slots_.size()) {
-      if (!grow()) return Insert::kFull;
+      bool stopped = false;
+      if (!grow(poll, stopped)) return stopped ? Insert::kStopped : Insert::kFull;
     }
     uint64_t h = hash(key);
     size_t mask = slots_.size() - 1;
@@ -108,15 +116,33 @@ class Memo {
     charged_ += bytes;
     return true;
   }
-  bool grow() {
+  // The move polls every 4096 slots; when told to stop it drops the new table, keeps the old one
+  // and sets `stopped`.
+  bool grow(Poll& poll, bool& stopped) {
     size_t cap = slots_.empty() ? 1024 : slots_.size() * 2;
     // The old table lives on while the new one fills: charge for both, then return the old.
     if (!charge(cap * 2 * sizeof(uint64_t))) return false;
+    if (poll.tick(cap / 16)) {  // allocating and zeroing the new table
+      charged_ -= cap * 2 * sizeof(uint64_t);
+      if (budget_) budget_->release(cap * 2 * sizeof(uint64_t));
+      stopped = true;
+      return false;
+    }
     std::vector<uint64_t> old_slots(cap, kEmpty), old_hashes(cap);
     old_slots.swap(slots_);
     old_hashes.swap(hashes_);
     size_t mask = cap - 1;
     for (size_t j = 0; j < old_slots.size(); ++j) {
+      if ((j & 4095) == 4095 && poll.tick(4096 * 4)) {
+        old_slots.swap(slots_);  // back to the old table, whole
+        old_hashes.swap(hashes_);
+        old_slots = {};
+        old_hashes = {};
+        charged_ -= cap * 2 * sizeof(uint64_t);
+        if (budget_) budget_->release(cap * 2 * sizeof(uint64_t));
+        stopped = true;
+        return false;
+      }
       if (old_slots[j] == kEmpty) continue;
       size_t i = old_hashes[j] & mask;
       while (slots_[i] != kEmpty) i = (i + 1) & mask;

@@ -1,6 +1,8 @@
 // Scan checks: presence and value tables per key answer each scan's questions in O(log n).
 #include "check/scans.h"
 
+#include "check/search_poll.h"
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -8,8 +10,6 @@
 namespace dmrt::check_detail {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 bool implies_present(const Operation& o) {
   switch (o.kind) {
@@ -108,11 +108,20 @@ struct ScanIndex {
 void check_scans(const History& history, std::span<const Operation> ops,
                  std::span<const KeyRange> keys, std::vector<Operation> scans,
                  Clock::time_point deadline, size_t max_rendered_ops, CheckResult& res) {
+  // The tables take O(n log n) to build and a scan's missing-key test walks every key in its
+  // range: both read the clock on their work, not once per scan.
+  Poll poll(deadline, nullptr);
+  auto out_of_time = [&] {
+    res.unknown = true;
+    res.unknown_reason = "the deadline passed while checking scans";
+  };
   std::vector<Key> key_list;
   std::vector<ScanIndex> idx;
   key_list.reserve(keys.size());
   idx.reserve(keys.size());
   for (const KeyRange& kr : keys) {
+    // (A key's table is built at once: a key of a million operations takes ~0.1 s.)
+    if (poll.tick(4 * (kr.end - kr.begin) + 1)) return out_of_time();
     key_list.push_back(kr.key);
     idx.emplace_back(std::span<const Operation>(ops.data() + kr.begin, kr.end - kr.begin));
   }
@@ -120,17 +129,15 @@ void check_scans(const History& history, std::span<const Operation> ops,
     auto it = std::lower_bound(key_list.begin(), key_list.end(), k);
     return it != key_list.end() && *it == k ? &idx[it - key_list.begin()] : nullptr;
   };
-  std::sort(scans.begin(), scans.end(),
-            [](const Operation& a, const Operation& b) { return a.invoke_ns < b.invoke_ns; });
+  if (!sort_polled(
+          std::span<Operation>(scans),
+          [](const Operation& a, const Operation& b) { return a.invoke_ns < b.invoke_ns; }, poll))
+    return out_of_time();
   for (const Operation& sc : scans) {
     if (sc.pending()) continue;  // returned nothing: promises nothing
-    if (Clock::now() > deadline) {
-      res.unknown = true;
-      res.unknown_reason = "the deadline passed while checking scans";
-      break;
-    }
-    ++res.scans_checked;
     auto rows = history.rows_of(sc);
+    if (poll.tick(1 + rows.size())) return out_of_time();
+    ++res.scans_checked;
     std::string problem;
     std::optional<Key> about;
     if (rows.size() > sc.arg) problem = "returned more rows than asked for";
@@ -154,6 +161,7 @@ void check_scans(const History& history, std::span<const Operation> ops,
       size_t r = 0;
       for (auto it = std::lower_bound(key_list.begin(), key_list.end(), sc.key);
            it != key_list.end() && *it <= upper; ++it) {
+        if (poll.tick(4)) return out_of_time();
         while (r < rows.size() && rows[r].key < *it) ++r;
         if (r < rows.size() && rows[r].key == *it) continue;
         if (idx[it - key_list.begin()].present_throughout(sc.invoke_ns, sc.response_ns)) {

@@ -40,7 +40,10 @@ namespace {
 // updates are of this kind, and without the rule their interleavings are searched one by one.
 class KeySearch {
  public:
-  KeySearch(std::span<const Operation> all, MemoryBudget* memory) : memo_(memory) {
+  // Stops early (stopped() is then true) when `poll` says so: building the event list of a key
+  // with a million operations takes a while on its own.
+  KeySearch(std::span<const Operation> all, MemoryBudget* memory, Poll& poll) : memo_(memory) {
+    poll.tick(all.size());
     for (const Operation& o : all) {
       if (o.kind == OpKind::kScan) continue;
       if (o.pending() && o.kind == OpKind::kSearch) continue;
@@ -48,13 +51,18 @@ class KeySearch {
       if (!o.pending() && o.ok && (o.kind == OpKind::kSearch || o.kind == OpKind::kRmw))
         observed_.push_back(o.out);
     }
-    std::sort(observed_.begin(), observed_.end());
+    if (!sort_polled(std::span<uint64_t>(observed_), std::less<uint64_t>(), poll)) return;
     observed_.erase(std::unique(observed_.begin(), observed_.end()), observed_.end());
     hidden_ = 0x1d1e5eed0000ull;  // any value no operation returned
     while (is_observed(hidden_)) ++hidden_;
-    std::sort(ops_.begin(), ops_.end(), [](const Operation& a, const Operation& b) {
-      return a.invoke_ns != b.invoke_ns ? a.invoke_ns < b.invoke_ns : a.response_ns < b.response_ns;
-    });
+    if (!sort_polled(
+            std::span<Operation>(ops_),
+            [](const Operation& a, const Operation& b) {
+              return a.invoke_ns != b.invoke_ns ? a.invoke_ns < b.invoke_ns
+                                                : a.response_ns < b.response_ns;
+            },
+            poll))
+      return;
     nc_ = ops_.size();
     ops_.insert(ops_.end(), pend_.begin(), pend_.end());
     n_ = ops_.size();
@@ -63,6 +71,7 @@ class KeySearch {
     req_.resize(n_);
     wr_.resize(n_);
     for (uint32_t i = 0; i < n_; ++i) {
+      if (poll.tick(8)) return;
       const Operation& o = ops_[i];
       int32_t req = kNone, wr = kNone;
       bool pend = i >= nc_;
@@ -103,9 +112,12 @@ class KeySearch {
       evs.push_back({ops_[i].invoke_ns, i, false});
       if (i < nc_) evs.push_back({ops_[i].response_ns, i, true});
     }
-    std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) {
-      return a.t != b.t ? a.t < b.t : (!a.ret && b.ret);
-    });
+    if (!sort_polled(
+            std::span<Ev>(evs),
+            [](const Ev& a, const Ev& b) { return a.t != b.t ? a.t < b.t : (!a.ret && b.ret); },
+            poll,
+            /*stable=*/true))
+      return;
     e_ = evs.size();
     ev_op_.resize(e_ + 2);
     ev_ret_.resize(e_ + 2);
@@ -118,9 +130,11 @@ class KeySearch {
     }
     words_ = (nc_ + 64) / 64 + 1;
     pwords_ = (n_ - nc_ + 63) / 64;
+    built_ = true;
   }
 
   size_t completed() const { return nc_; }
+  bool built() const { return built_; }
 
   // The model state `s` stands for in this key's search (unread values merged into hidden_).
   KeyState canonical(KeyState s) const {
@@ -128,9 +142,14 @@ class KeySearch {
     return s;
   }
 
-  Verdict run(KeyState init, uint64_t max_steps, uint64_t* steps_out, const SearchLimits& limits,
-              StopReason* why) {
+  Verdict run(KeyState init, uint64_t max_steps, uint64_t* steps_out, Poll& poll, StopReason* why) {
     StopReason stop = StopReason::kNone;
+    uint64_t steps = 0;
+    Verdict verdict = Verdict::kViolation;
+    // Every piece of work below adds to the poll's counter, in proportion to its cost: the setup
+    // (O(operations)), each candidate push_level() looks at (O(overlap) a step), each word of a
+    // memoized configuration (O(overlap / 64) a step), each slot a growing memo moves.
+    if (!built_ || poll.tick(e_ + 2 * n_)) goto stopped;
     // Reset the list: 0 = head, e_+1 = end.
     nxt_.resize(e_ + 2);
     prv_.resize(e_ + 2);
@@ -148,32 +167,21 @@ class KeySearch {
     cands_.clear();
 
     state_ = canonical(init);
-    size_t remaining = nc_;
+    remaining_ = nc_;
     p_ = 0;
     hi_ = -1;
-    uint64_t steps = 0;
-    Verdict verdict = Verdict::kViolation;
-    if (remaining == 0) {
+    if (remaining_ == 0) {
       verdict = Verdict::kLinearizable;
       goto done;
     }
-    push_level();
+    if (!push_level(poll)) goto stopped;
     for (;;) {
       if (++steps > max_steps) {
         verdict = Verdict::kUnknown;
         stop = StopReason::kSteps;
         goto done;
       }
-      if ((steps & 0xffff) == 0) {
-        if (limits.cancel && limits.cancel->load(std::memory_order_relaxed))
-          stop = StopReason::kCancelled;
-        else if (Clock::now() > limits.deadline)
-          stop = StopReason::kDeadline;
-        if (stop != StopReason::kNone) {
-          verdict = Verdict::kUnknown;
-          goto done;
-        }
-      }
+      if (poll.tick()) goto stopped;
       Level& lv = levels_.back();
       if (lv.next < lv.end) {
         uint32_t op = cands_[lv.next++];
@@ -189,22 +197,23 @@ class KeySearch {
             while (p_ < nc_ && test_bit(p_)) ++p_;
         }
         build_key(ns, p_, hi_);
-        Memo::Insert fresh = memo_.insert(key_);
+        Memo::Insert fresh = memo_.insert(key_, poll);
         if (fresh == Memo::Insert::kFull) {
           verdict = Verdict::kUnknown;
           stop = StopReason::kMemory;
           goto done;
         }
+        if (fresh == Memo::Insert::kStopped) goto stopped;
         if (fresh == Memo::Insert::kNew) {
           stack_.push_back({op, state_, old_hi, ro});
           lift(op);
           count(op, -1);
           state_ = ns;
-          if (op < nc_ && --remaining == 0) {
+          if (op < nc_ && --remaining_ == 0) {
             verdict = Verdict::kLinearizable;
             goto done;
           }
-          push_level();
+          if (!push_level(poll)) goto stopped;
           continue;
         }
         clear_bit(op);
@@ -230,7 +239,7 @@ class KeySearch {
         state_ = f.state;
         hi_ = f.prev_hi;
         if (f.op < nc_) {
-          ++remaining;
+          ++remaining_;
           if (f.op < p_) p_ = f.op;
         }
         if (!f.readonly) break;
@@ -240,6 +249,10 @@ class KeySearch {
     if (steps_out) *steps_out += steps;
     if (why) *why = stop;
     return verdict;
+  stopped:  // out of time, or cancelled
+    verdict = Verdict::kUnknown;
+    stop = poll.reason();
+    goto done;
   }
 
  private:
@@ -259,16 +272,23 @@ class KeySearch {
   // tried by earliest response first: the operation that must take effect soonest is the likeliest
   // next, and a long operation is then placed as late as it can be, which suits a write nobody
   // read. The order changes only how soon a linearization is found, never the verdict.
-  void push_level() {
+  // False (and no level pushed) when `poll` says stop: with a hundred thousand operations open at
+  // once, one call looks at as many candidates.
+  bool push_level(Poll& poll) {
     const uint32_t end = static_cast<uint32_t>(e_ + 1);
     // The operation of the first return still in the list must be linearized before anything
     // invoked after it returned: the candidates after which it is enabled go first.
     uint32_t first_ret = nxt_[0];
-    while (first_ret != end && !ev_ret_[first_ret]) first_ret = nxt_[first_ret];
+    for (uint32_t walked = 0; first_ret != end && !ev_ret_[first_ret]; ++walked) {
+      if ((walked & 255) == 255 && poll.tick(256)) return false;
+      first_ret = nxt_[first_ret];
+    }
     const bool has_urgent = first_ret != end;
     const uint32_t urgent = has_urgent ? ev_op_[first_ret] : 0;
     rank_.clear();
+    uint32_t looked = 0;
     for (uint32_t e = nxt_[0]; e != first_ret; e = nxt_[e]) {
+      if ((++looked & 63) == 0 && poll.tick(64 * 4)) return false;
       uint32_t op = ev_op_[e];
       KeyState ns;
       bool ro = false;
@@ -277,7 +297,7 @@ class KeySearch {
         size_t begin = cands_.size();
         cands_.push_back(op);
         levels_.push_back({begin, begin + 1, begin});
-        return;
+        return true;
       }
       if (dooms(op, state_, ns)) continue;
       KeyState unused;
@@ -285,15 +305,20 @@ class KeySearch {
       int rank = has_urgent && step(urgent, ns, unused, unused_ro) ? 0 : 1;
       rank_.push_back({rank, op});
     }
-    std::sort(rank_.begin(), rank_.end(),
-              [&](const std::pair<int, uint32_t>& a, const std::pair<int, uint32_t>& b) {
-                if (a.first != b.first) return a.first < b.first;
-                uint64_t da = deadline_of(a.second), db = deadline_of(b.second);
-                return da != db ? da < db : a.second < b.second;
-              });
+    // A total order (ties broken by the operation's number): any sort gives the same list.
+    if (!sort_polled(
+            std::span<std::pair<int, uint32_t>>(rank_),
+            [&](const std::pair<int, uint32_t>& a, const std::pair<int, uint32_t>& b) {
+              if (a.first != b.first) return a.first < b.first;
+              uint64_t da = deadline_of(a.second), db = deadline_of(b.second);
+              return da != db ? da < db : a.second < b.second;
+            },
+            poll))
+      return false;
     size_t begin = cands_.size();
     for (const auto& r : rank_) cands_.push_back(r.second);
     levels_.push_back({begin, cands_.size(), begin});
+    return true;
   }
   // Dead ends. Taking `op` from s to ns is hopeless when s can never come back and some operation
   // not yet linearized needs it: a read of s's value when nothing left can write that value again,
@@ -467,8 +492,9 @@ class KeySearch {
   std::vector<uint32_t> cands_;
   std::vector<std::pair<int, uint32_t>> rank_;  // push_level()'s sort keys
   KeyState state_;
-  size_t p_ = 0;
+  size_t p_ = 0, remaining_ = 0;
   int64_t hi_ = -1;
+  bool built_ = false;
   Memo memo_;
 };
 
@@ -491,15 +517,19 @@ std::vector<KeyState> candidate_states(std::span<const Operation> ops) {
 }
 
 Verdict any_state(KeySearch& s, std::span<const Operation> ops, uint64_t max_steps, uint64_t* steps,
-                  const SearchLimits& limits, StopReason* why) {
+                  Poll& poll, StopReason* why) {
   bool unknown = false;
   std::vector<KeyState> tried;  // unread values are one model state: search it once
   for (const KeyState& cand : candidate_states(ops)) {
     KeyState st = s.canonical(cand);
+    if (poll.tick(tried.size() + 1)) {
+      if (why) *why = poll.reason();
+      return Verdict::kUnknown;
+    }
     if (std::find(tried.begin(), tried.end(), st) != tried.end()) continue;
     tried.push_back(st);
     StopReason r = StopReason::kNone;
-    Verdict v = s.run(st, max_steps, steps, limits, &r);
+    Verdict v = s.run(st, max_steps, steps, poll, &r);
     if (v == Verdict::kLinearizable) return v;
     if (v == Verdict::kUnknown) {
       unknown = true;
@@ -515,14 +545,16 @@ Verdict any_state(KeySearch& s, std::span<const Operation> ops, uint64_t max_ste
 
 Verdict search_key(std::span<const Operation> ops, KeyState initial, uint64_t max_steps,
                    uint64_t* steps, const SearchLimits& limits, StopReason* why) {
-  KeySearch s(ops, limits.memory);
-  return s.run(initial, max_steps, steps, limits, why);
+  Poll poll(limits.deadline, limits.cancel);
+  KeySearch s(ops, limits.memory, poll);
+  return s.run(initial, max_steps, steps, poll, why);
 }
 
 Verdict search_key_any_state(std::span<const Operation> ops, uint64_t max_steps, uint64_t* steps,
                              const SearchLimits& limits, StopReason* why) {
-  KeySearch s(ops, limits.memory);
-  return any_state(s, ops, max_steps, steps, limits, why);
+  Poll poll(limits.deadline, limits.cancel);
+  KeySearch s(ops, limits.memory, poll);
+  return any_state(s, ops, max_steps, steps, poll, why);
 }
 
 }  // namespace dmrt::check_detail

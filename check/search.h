@@ -9,10 +9,9 @@
 
 #include "check/linearizability.h"
 #include "check/memo.h"
+#include "check/search_poll.h"
 
 namespace dmrt::check_detail {
-
-using Clock = std::chrono::steady_clock;
 
 // When a search must give up (all optional): a deadline, a cancel flag another thread raises once
 // the history is decided, and the memory budget of the whole check.
@@ -21,9 +20,6 @@ struct SearchLimits {
   const std::atomic<bool>* cancel = nullptr;
   MemoryBudget* memory = nullptr;
 };
-
-// Why a search returned kUnknown.
-enum class StopReason : uint8_t { kNone, kSteps, kDeadline, kMemory, kCancelled };
 
 // Point operations of ONE key from `initial` (check_key with limits).
 Verdict search_key(std::span<const Operation> ops, KeyState initial, uint64_t max_steps,

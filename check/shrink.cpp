@@ -9,9 +9,17 @@ namespace dmrt::check_detail {
 
 std::vector<Operation> shrink_key(std::vector<Operation> ops, const CheckOptions& opt,
                                   const SearchLimits& limits, bool& from_any_state) {
-  std::sort(ops.begin(), ops.end(), [](const Operation& a, const Operation& b) {
-    return a.invoke_ns != b.invoke_ns ? a.invoke_ns < b.invoke_ns : a.response_ns < b.response_ns;
-  });
+  // Past the deadline the witness is what has been shrunk so far (the verdict is already
+  // decided); every probe below is a search that reads the same deadline on its work.
+  Poll poll(limits.deadline, nullptr);
+  if (!sort_polled(
+          std::span<Operation>(ops),
+          [](const Operation& a, const Operation& b) {
+            return a.invoke_ns != b.invoke_ns ? a.invoke_ns < b.invoke_ns
+                                              : a.response_ns < b.response_ns;
+          },
+          poll))
+    return ops;
   // Quiescent segments: seg[k] = index where segment k starts; no op is open across a boundary.
   std::vector<size_t> seg{0};
   uint64_t open_until = 0;
@@ -33,7 +41,7 @@ std::vector<Operation> shrink_key(std::vector<Operation> ops, const CheckOptions
   };
   // Shortest failing prefix of segments (monotone: a longer prefix of a failing one fails).
   size_t lo = 1, hi = nseg;
-  while (lo < hi) {
+  while (lo < hi && !poll.check()) {
     size_t mid = (lo + hi) / 2;
     if (fails_empty(window(0, mid)))
       hi = mid;
@@ -48,7 +56,7 @@ std::vector<Operation> shrink_key(std::vector<Operation> ops, const CheckOptions
   constexpr size_t kMaxAnyStateWindow = 4000;
   size_t good = j, step = 1;  // window(good, j) fails from any state; j = none found yet
   size_t bad = j;             // window(bad, j) does not (or not tried)
-  for (;;) {
+  while (!poll.check()) {
     size_t i = step > j ? 0 : j - step;
     if (seg[j] - seg[i] > kMaxAnyStateWindow) break;
     if (fails_any(window(i, j))) {
@@ -61,7 +69,7 @@ std::vector<Operation> shrink_key(std::vector<Operation> ops, const CheckOptions
   }
   if (good < j) {
     size_t a = good, b = bad;  // fails at a, not at b (a < b)
-    while (b - a > 1) {
+    while (b - a > 1 && !poll.check()) {
       size_t mid = (a + b) / 2;
       if (fails_any(window(mid, j)))
         a = mid;
@@ -75,15 +83,23 @@ std::vector<Operation> shrink_key(std::vector<Operation> ops, const CheckOptions
   // then ever smaller ones down to single operations (delta debugging), so a long window left by
   // one very long operation shrinks in about log(n) passes instead of n single drops.
   // Keep the writes of values the remaining operations read: a witness names its sources.
-  auto keeps_sources = [](const std::vector<Operation>& t, const std::vector<Operation>& from) {
+  // (Sorted value sets: O(n log n), where a scan of both lists per read was O(n^2), minutes
+  // for a window of a hundred thousand operations, none of it interruptible.)
+  auto written = [](const std::vector<Operation>& v) {
+    std::vector<uint64_t> w;
+    for (const Operation& o : v)
+      if (o.kind == OpKind::kInsert || o.kind == OpKind::kUpdate || o.kind == OpKind::kRmw)
+        w.push_back(o.arg);
+    std::sort(w.begin(), w.end());
+    return w;
+  };
+  auto keeps_sources = [&](const std::vector<Operation>& t, const std::vector<Operation>& from) {
+    std::vector<uint64_t> had = written(from), has = written(t);
     for (const Operation& r : t) {
       if (!r.ok || r.pending() || (r.kind != OpKind::kSearch && r.kind != OpKind::kRmw)) continue;
-      auto writes = [&](const Operation& w) {
-        return (w.kind == OpKind::kInsert || w.kind == OpKind::kUpdate || w.kind == OpKind::kRmw) &&
-               w.arg == r.out;
-      };
-      bool had = std::any_of(from.begin(), from.end(), writes);
-      if (had && std::none_of(t.begin(), t.end(), writes)) return false;
+      if (std::binary_search(had.begin(), had.end(), r.out) &&
+          !std::binary_search(has.begin(), has.end(), r.out))
+        return false;
     }
     return true;
   };

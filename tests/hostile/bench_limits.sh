@@ -86,6 +86,22 @@ if "$BENCH" --help | grep -q -- "--allow-unauthenticated" &&
   expect 1 "(install ibverbs-providers and load the NIC's driver, or rdma_rxe/siw; or run tests/vm/run.sh" -- \
     $SMALL --transport verbs
 fi
+# Input files are capped: a --config that never ends is refused after 4 MiB (it grew to 3.3 GB).
+expect 2 "larger than 4 MiB" -- $SMALL --config /dev/zero
+# --json and --history naming one file: the history would overwrite the report.
+expect 2 "name the same file" -- $SMALL --verify --json "$WORK/same" --history "$WORK/same"
+# --merge: an empty part (a process that failed early), a runaway file, an incomplete set.
+: >"$WORK/empty.json"
+expect 2 "is empty" -- --merge "$WORK/empty.json"
+head -c $((257 << 20)) /dev/zero | tr '\0' 'x' >"$WORK/huge.json"
+expect 2 "larger than 256 MiB" -- --merge "$WORK/huge.json"
+rm -f "$WORK/huge.json"
+part() {  # a run-phase line of node $1 of a 3-process run
+  printf '{"phase":"run","index":"race","process":{"node":%d,"pid":%d,"members":3,"window_ns":[1,2],"client_ids":[0,1]},"latency_histogram":{}}\n' "$1" "$((100 + $1))"
+}
+part 1 >"$WORK/p1.json"
+part 2 >"$WORK/p2.json"
+expect 2 "the parts of 2 of the run's 3 compute processes" -- --merge "$WORK/p1.json" "$WORK/p2.json"
 
 # One error, said once: the first worker's failure is not repeated after its own text.
 out=$WORK/exhaust

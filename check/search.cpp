@@ -145,6 +145,7 @@ class KeySearch {
   Verdict run(KeyState init, uint64_t max_steps, uint64_t* steps_out, Poll& poll, StopReason* why) {
     StopReason stop = StopReason::kNone;
     uint64_t steps = 0;
+    size_t remaining = nc_;
     Verdict verdict = Verdict::kViolation;
     // Every piece of work below adds to the poll's counter, in proportion to its cost: the setup
     // (O(operations)), each candidate push_level() looks at (O(overlap) a step), each word of a
@@ -167,10 +168,9 @@ class KeySearch {
     cands_.clear();
 
     state_ = canonical(init);
-    remaining_ = nc_;
     p_ = 0;
     hi_ = -1;
-    if (remaining_ == 0) {
+    if (remaining == 0) {
       verdict = Verdict::kLinearizable;
       goto done;
     }
@@ -181,7 +181,8 @@ class KeySearch {
         stop = StopReason::kSteps;
         goto done;
       }
-      if (poll.tick()) goto stopped;
+      // (No tick of its own: a step inserts into the memo, which ticks by the key's length, or
+      // undoes a step that did.)
       Level& lv = levels_.back();
       if (lv.next < lv.end) {
         uint32_t op = cands_[lv.next++];
@@ -209,7 +210,7 @@ class KeySearch {
           lift(op);
           count(op, -1);
           state_ = ns;
-          if (op < nc_ && --remaining_ == 0) {
+          if (op < nc_ && --remaining == 0) {
             verdict = Verdict::kLinearizable;
             goto done;
           }
@@ -239,7 +240,7 @@ class KeySearch {
         state_ = f.state;
         hi_ = f.prev_hi;
         if (f.op < nc_) {
-          ++remaining_;
+          ++remaining;
           if (f.op < p_) p_ = f.op;
         }
         if (!f.readonly) break;
@@ -492,7 +493,7 @@ class KeySearch {
   std::vector<uint32_t> cands_;
   std::vector<std::pair<int, uint32_t>> rank_;  // push_level()'s sort keys
   KeyState state_;
-  size_t p_ = 0, remaining_ = 0;
+  size_t p_ = 0;
   int64_t hi_ = -1;
   bool built_ = false;
   Memo memo_;

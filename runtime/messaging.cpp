@@ -1,5 +1,7 @@
 #include "runtime/messaging.h"
 
+#include <array>
+#include <chrono>
 #include <cstring>
 
 #include "runtime/error.h"
@@ -28,6 +30,32 @@ namespace {
 // ring is being rewritten faster than one push or pop can keep up, which only a hostile writer
 // does. The caller polls again later, and checks its stop flag in between.
 constexpr int kMaxRetries = 1 << 12;
+
+// How long a sequence word no party writes must stay in a slot at the head before the consumer
+// repairs it: far past any write in flight, short enough that a hostile word costs little.
+constexpr auto kBogusAfter = std::chrono::milliseconds(200);
+
+// The last few suspicious (slot, position, word) this thread saw, with when it first saw each.
+struct Suspect {
+  const std::byte* slot = nullptr;
+  uint64_t pos = 0, seq = 0;
+  std::chrono::steady_clock::time_point since{};
+};
+thread_local std::array<Suspect, 4> suspects{};
+thread_local unsigned next_suspect = 0;
+
+// True once this thread has seen `seq` at `pos` in `slot` for kBogusAfter.
+bool stayed_bogus(const std::byte* slot, uint64_t pos, uint64_t seq) {
+  const auto now = std::chrono::steady_clock::now();
+  for (Suspect& x : suspects)
+    if (x.slot == slot && x.pos == pos && x.seq == seq) {
+      if (now - x.since < kBogusAfter) return false;
+      x = Suspect{};  // judged: the next bogus word here starts its own wait
+      return true;
+    }
+  suspects[next_suspect++ % suspects.size()] = {slot, pos, seq, now};
+  return false;
+}
 }  // namespace
 
 // The ring's words are pool bytes: anyone who can write the region (on verbs, any holder of its
@@ -96,6 +124,11 @@ bool MailboxRing::try_pop(Message& out) {
       pos = again;
       continue;
     }
+    // A remote producer's WRITE of the word may be seen half done (a software RDMA device copies
+    // it with memcpy, and an emulated CPU can stall inside that copy): a value is bogus only once
+    // this thread has seen it stay, with the head unmoved, for kBogusAfter. Until then the slot
+    // is not ready.
+    if (!stayed_bogus(s, pos, seq)) return false;
     if (repair(pos, seq)) {
       malformed_.fetch_add(1, std::memory_order_relaxed);
       throw TransportError("malformed message in mailbox: slot sequence word " +

@@ -180,38 +180,42 @@ struct Env<VerbsTransport> {
       cv_.notify_all();
       thread_.join();
     }
+    // Every call gives up after the peer timeout: a dead memory node's verb waits for the QP's
+    // retries (tens of seconds with a long --timeout-exp), and the group must name the node
+    // within its bound. Each task owns what it uses (copies, its own buffer), so the port may
+    // finish it after the caller gave up on it.
     uint64_t load(unsigned i) override {
-      return call([&](Client<VerbsTransport>& c) { return c.read_value<uint64_t>(word(i)); });
+      const GlobalAddress a = word(i);
+      return call(home_, [a](Client<VerbsTransport>& c) { return c.read_value<uint64_t>(a); });
     }
     void store(unsigned i, uint64_t v) override {
-      call([&](Client<VerbsTransport>& c) {
-        c.write(word(i), &v, 8);
+      const GlobalAddress a = word(i);
+      call(home_, [a, v](Client<VerbsTransport>& c) {
+        c.write(a, &v, 8);
         return uint64_t{0};
       });
     }
     uint64_t cas(unsigned i, uint64_t expected, uint64_t desired) override {
-      return call([&](Client<VerbsTransport>& c) { return c.cas(word(i), expected, desired); });
+      const GlobalAddress a = word(i);
+      return call(home_, [=](Client<VerbsTransport>& c) { return c.cas(a, expected, desired); });
     }
     uint64_t faa(unsigned i, uint64_t add) override {
-      return call([&](Client<VerbsTransport>& c) { return c.faa(word(i), add); });
+      const GlobalAddress a = word(i);
+      return call(home_, [=](Client<VerbsTransport>& c) { return c.faa(a, add); });
     }
     void load_range(unsigned first, unsigned n, uint64_t* out) override {
-      call([&](Client<VerbsTransport>& c) {
-        c.read(word(first), out, 8 * n);
+      auto buf = std::make_shared<std::vector<uint64_t>>(n);
+      const GlobalAddress a = word(first);
+      call(home_, [a, n, buf](Client<VerbsTransport>& c) {
+        c.read(a, buf->data(), 8 * n);
         return uint64_t{0};
       });
+      std::copy(buf->begin(), buf->end(), out);
     }
-    // Not answered within the peer timeout (a dead node's READ waits for the QP's retries, up to
-    // tens of seconds with a long --timeout-exp): the node is lost. The task owns what it uses,
-    // so the port may finish it after this call gave up on it.
     uint64_t node_heartbeat(NodeId m) override {
-      std::future<uint64_t> done = post([m](Client<VerbsTransport>& c) {
+      return call(m, [m](Client<VerbsTransport>& c) {
         return c.read_value<uint64_t>(GlobalAddress{m, layout::kHeartbeatOffset});
       });
-      if (done.wait_for(timeout_) != std::future_status::ready)
-        throw PeerLost("memory node " + std::to_string(m) + " did not answer a read of its " +
-                       "heartbeat within " + std::to_string(timeout_.count()) + " ms");
-      return done.get();
     }
 
    private:
@@ -229,8 +233,12 @@ struct Env<VerbsTransport> {
       return done;
     }
     template <class F>
-    uint64_t call(F&& f) {
-      return post(std::forward<F>(f)).get();  // rethrows what the verb threw (a lost node)
+    uint64_t call(NodeId target, F&& f) {
+      std::future<uint64_t> done = post(std::forward<F>(f));
+      if (done.wait_for(timeout_) != std::future_status::ready)
+        throw PeerLost("memory node " + std::to_string(target) + " did not answer a verb within " +
+                       std::to_string(timeout_.count()) + " ms (--peer-timeout-seconds)");
+      return done.get();  // rethrows what the verb threw (a lost node)
     }
     void serve() {
       verbs::Cluster::ThreadBinding bind(c_, slot_);

@@ -108,7 +108,7 @@ fi
 # Every library header of the source tree is installed: a header added to a folder and not to
 # its meson.build install list would otherwise reach users only when an installed header
 # includes it (and break the single-header check above then). Internal ones are listed here.
-internal="check/memo.h check/scans.h check/search.h check/shrink.h policies/verbs/bootstrap_conn.h
+internal="check/memo.h check/scans.h check/search.h check/search_poll.h check/shrink.h policies/verbs/bootstrap_conn.h
 policies/verbs/cluster_internal.h"
 not_installed=0
 while IFS= read -r h; do

@@ -219,7 +219,6 @@ struct Env<VerbsTransport> {
     }
 
    private:
-    using Task = std::function<uint64_t(Client<VerbsTransport>&)>;
     GlobalAddress word(unsigned i) const { return {home_, layout::kGroupOffset + 8ull * i}; }
     template <class F>
     std::future<uint64_t> post(F&& f) {

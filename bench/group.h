@@ -59,7 +59,7 @@ struct GroupSpec {
   std::vector<NodeId> compute;  // the experiment's compute nodes, by rank (one process each)
   unsigned rank = 0;            // this process's position in `compute`
   std::vector<NodeId> memory;   // memory nodes whose serving process is watched
-  double wait_seconds = 60;     // for a creator, a barrier's parties (--attach-wait-seconds)
+  double wait_seconds = 60;     // a barrier, or the wait for the creator (--attach-wait-seconds)
   double peer_timeout = 10;     // a heartbeat unchanged this long is a lost peer
   std::string label;            // "pool 'x'" or "the cluster": for messages
   NodeId node() const { return compute[rank]; }
@@ -70,9 +70,9 @@ class RunGroup {
  public:
   using Say = std::function<void(const std::string&)>;
   // Heartbeat values: a counter from 1 while the process runs; these when it has gone.
-  static constexpr uint64_t kFinished = ~uint64_t{0};  // passed the final barrier
-  static constexpr uint64_t kLeft = ~uint64_t{0} - 1;  // exited on an error
-  static constexpr unsigned kMaxMembers = layout::kGroupWords - 8;
+  static constexpr uint64_t kFinished = ~uint64_t{0};               // passed the final barrier
+  static constexpr uint64_t kLeft = ~uint64_t{0} - 1;               // exited on an error
+  static constexpr unsigned kMaxMembers = layout::kGroupWords - 8;  // words after kHeartbeats
   // Beats and peer checks: a write and a read of the members' words (plus one per watched memory
   // node) per process per beat.
   static constexpr auto kBeat = std::chrono::milliseconds(200);

@@ -21,6 +21,7 @@
 #include "indexes/hstore/remote.h"
 #include "runtime/local_memory.h"
 #include "runtime/service.h"
+#include "runtime/service_claim.h"
 
 namespace dmrt::hstore {
 
@@ -41,8 +42,13 @@ class HashTableServer {
   // The entry point of every fiber of the host (prebuilt in libdmrt: indexes/hstore/prebuilt.h).
   [[gnu::noinline]] void run(ServiceContext<T>& ctx) {
     if (ctx.fiber() == 0) {
-      if (!init(ctx)) return;
-      rpc_loop(ctx);
+      try {
+        if (init(ctx)) rpc_loop(ctx);
+      } catch (...) {
+        if (claim_) claim_->release(ctx.client());
+        throw;
+      }
+      if (claim_) claim_->release(ctx.client());  // a later host need not wait for a lease
     } else {
       while (!ready_.load(std::memory_order_acquire)) {
         if (ctx.stop_requested()) return;
@@ -118,8 +124,13 @@ class HashTableServer {
       throw ConfigError("hstore: the index has " + std::to_string(m_.logs) +
                         " update logs but the HTS host started " + std::to_string(so_.host_fibers) +
                         " fibers (it needs " + std::to_string(1 + m_.logs) + ")");
+    // One HTS per index: a second host is refused while this one's heartbeat advances.
+    claim_.emplace(m_.addr + 8ull * meta::kHtsOwner,
+                   "hstore-hts of the index at root slot " + std::to_string(so_.root_slot));
+    if (!claim_->acquire(c, [&] { return ctx.stop_requested(); })) return false;
     base_ = ctx.region();
     table_ = base_ + m_.table.offset();
+    if (claim_->took_over()) stat(hts_stat::kTakeovers).fetch_add(1);
     parked_ = std::make_unique<std::atomic<uint64_t>[]>(m_.logs);
     for (unsigned w = 0; w < m_.logs; ++w) parked_[w].store(0);
     logs_.resize(m_.logs);
@@ -150,9 +161,9 @@ class HashTableServer {
     stat(hts_stat::kOverflowUsed).store(0);
     Message msg;
     for (unsigned w = 0; w < m_.logs; ++w)
-      while (c.try_receive(m_.ack_box(w), msg)) {
+      while (receive(c, m_.ack_box(w), msg)) {
       }
-    while (c.try_receive(m_.hts_ctrl, msg)) {
+    while (receive(c, m_.hts_ctrl, msg)) {
     }
     uint64_t words[1] = {epoch_};
     if (!post(c, m_.sls_node, m_.sls_inbox, kDump, words, 0, m_.hts_ctrl,
@@ -163,7 +174,7 @@ class HashTableServer {
     std::string key;
     std::vector<std::pair<std::string, uint64_t>> rows;
     for (;;) {
-      if (!c.try_receive(m_.hts_ctrl, msg)) {
+      if (!receive(c, m_.hts_ctrl, msg)) {
         if (ctx.stop_requested()) return false;
         c.pause();
         continue;
@@ -224,8 +235,9 @@ class HashTableServer {
     Message msg;
     std::vector<uint64_t> w;
     while (!ctx.stop_requested()) {
+      claim_->beat(c);
       bool busy = false;
-      for (int n = 0; n < 64 && c.try_receive(m_.hts_inbox, msg); ++n) {
+      for (int n = 0; n < 64 && receive(c, m_.hts_inbox, msg); ++n) {
         busy = true;
         handle(ctx, msg, w);
       }
@@ -368,7 +380,7 @@ class HashTableServer {
         }
         case Phase::kShipped: {
           bool acked = false;
-          while (c.try_receive(m_.ack_box(wi), msg)) {
+          while (receive(c, m_.ack_box(wi), msg)) {
             if (!words_of(msg, w, 2)) continue;
             uint32_t se = static_cast<uint32_t>(w[0]);
             if (se == b.shipped_epoch && se == sls_epoch_.load() && w[1] == b.seq) {
@@ -578,6 +590,10 @@ class HashTableServer {
   }
 
   // --- helpers ----------------------------------------------------------------------------------
+  // From this server's own mailboxes: a malformed slot is counted and skipped.
+  bool receive(Client<T>& c, uint32_t box, Message& out) {
+    return receive_or_skip(c, box, out, [&] { stat(hts_stat::kMalformed).fetch_add(1); });
+  }
   std::atomic_ref<uint64_t> stat(uint32_t i) {
     return local::word(base_ + m_.addr.offset() + 8ull * (meta::kHtsStats + i));
   }
@@ -605,7 +621,8 @@ class HashTableServer {
   std::atomic<bool> hold_{true};
   std::atomic<uint64_t> hold_gen_{1};
   std::unique_ptr<std::atomic<uint64_t>[]> parked_;
-  std::optional<uint32_t> ready_for_;  // fiber 0 only
+  std::optional<uint32_t> ready_for_;     // fiber 0 only
+  std::optional<ServiceClaim<T>> claim_;  // fiber 0 only
   std::atomic<uint64_t> overflow_next_{0};
   std::atomic<uint64_t> batch_seq_{0};
   std::atomic<uint64_t> last_busy_{0};

@@ -174,6 +174,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     s["sls_rebuild_keys"] = double(v[sls_stat::kRebuildKeys]);
     s["sls_stale_ships"] = double(v[sls_stat::kStaleShips]);
     s["malformed_messages"] = double(h[hts_stat::kMalformed] + v[sls_stat::kMalformed]);
+    s["server_takeovers"] = double(h[hts_stat::kTakeovers] + v[sls_stat::kTakeovers]);
     uint64_t st = w[meta::kStatus];
     s["hts_up"] = status::hts_up(st);
     s["sls_up"] = status::sls_up(st);

@@ -267,7 +267,10 @@ namespace meta {
 inline constexpr uint32_t kMagic = 0, kStatus = 1, kTable = 2, kHeads = 3, kOverflow = 4,
                           kNodes = 5, kBoxes = 6, kGeometry = 7, kFlags = 8, kGrace = 9,
                           kApplyLag = 10, kSlsStats = 11;
-inline constexpr uint32_t kHtsStats = 16;  // 48 counter words follow
+// Each server's claim (runtime/service_claim.h): its owner token, then its heartbeat, so that a
+// second host of a running server is refused and a dead one's replacement takes over.
+inline constexpr uint32_t kHtsOwner = 12, kSlsOwner = 14;  // + 1: the heartbeat
+inline constexpr uint32_t kHtsStats = 16;                  // 48 counter words follow
 inline constexpr uint32_t kWords = 64;
 inline constexpr uint32_t kBytes = kWords * 8;
 inline constexpr uint64_t kFlagSync = 1;  // 2 and 4 were fault flags: faults are per server
@@ -290,6 +293,7 @@ enum : uint32_t {
   kRebuildNs,
   kRebuildKeys,
   kMalformed,
+  kTakeovers,  // claims taken over from a host whose heartbeat had stopped
   kCount
 };
 }
@@ -308,6 +312,7 @@ enum : uint32_t {
   kDumps,
   kStaleShips,
   kMalformed,
+  kTakeovers,
   kCount
 };
 }

@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -23,6 +24,7 @@
 #include "indexes/hstore/skiplist.h"
 #include "runtime/local_memory.h"
 #include "runtime/service.h"
+#include "runtime/service_claim.h"
 
 namespace dmrt::hstore {
 
@@ -41,8 +43,13 @@ class SkipListServer {
   // The entry point of every fiber of the host (prebuilt in libdmrt: indexes/hstore/prebuilt.h).
   [[gnu::noinline]] void run(ServiceContext<T>& ctx) {
     if (ctx.fiber() == 0) {
-      if (!init(ctx)) return;
-      rpc_loop(ctx);
+      try {
+        if (init(ctx)) rpc_loop(ctx);
+      } catch (...) {
+        if (claim_) claim_->release(ctx.client());
+        throw;
+      }
+      if (claim_) claim_->release(ctx.client());  // a later host need not wait for a lease
       return;
     }
     while (!ready_.load(std::memory_order_acquire)) {
@@ -92,7 +99,12 @@ class SkipListServer {
                         " query fibers but the SLS host started " +
                         std::to_string(so_.host_fibers) + " fibers (it needs " +
                         std::to_string(1 + m_.partitions + m_.query_fibers) + ")");
+    // One SLS per index: a second host is refused while this one's heartbeat advances.
+    claim_.emplace(m_.addr + 8ull * meta::kSlsOwner,
+                   "hstore-sls of the index at root slot " + std::to_string(so_.root_slot));
+    if (!claim_->acquire(c, [&] { return ctx.stop_requested(); })) return false;
     stats_ = ctx.region() + m_.sls_stats.offset();
+    if (claim_->took_over()) stat(sls_stat::kTakeovers).fetch_add(1);
     parts_ = std::make_unique<Partition[]>(m_.partitions);
     for (unsigned p = 0; p < m_.partitions; ++p) parts_[p].list.set_key_size(m_.key_size);
     uint64_t st = read_status(c, m_);
@@ -110,14 +122,14 @@ class SkipListServer {
     auto stopping = [&] { return ctx.stop_requested(); };
     uint64_t t0 = c.now_ns();
     Message msg;
-    while (c.try_receive(m_.sls_ctrl, msg)) {
+    while (receive(c, m_.sls_ctrl, msg)) {
     }
     // Ask the HTS to hold its table still (no applies) and wait until it has.
     uint64_t hello[1] = {epoch_};
     if (!post(c, m_.hts_node, m_.hts_inbox, kHello, hello, 0, m_.sls_ctrl, stopping)) return false;
     std::vector<uint64_t> w;
     for (;;) {
-      if (c.try_receive(m_.sls_ctrl, msg)) {
+      if (receive(c, m_.sls_ctrl, msg)) {
         if (msg.tag == kReady && words_of(msg, w, 1) && w[0] == epoch_) break;
         continue;
       }
@@ -194,8 +206,9 @@ class SkipListServer {
     Message msg;
     std::vector<uint64_t> w;
     while (!ctx.stop_requested()) {
+      claim_->beat(c);
       bool busy = false;
-      for (int n = 0; n < 64 && c.try_receive(m_.sls_inbox, msg); ++n) {
+      for (int n = 0; n < 64 && receive(c, m_.sls_inbox, msg); ++n) {
         busy = true;
         handle(ctx, msg, w);
       }
@@ -489,6 +502,10 @@ class SkipListServer {
   }
 
   // --- helpers ----------------------------------------------------------------------------------
+  // From this server's own mailboxes: a malformed slot is counted and skipped.
+  bool receive(Client<T>& c, uint32_t box, Message& out) {
+    return receive_or_skip(c, box, out, [&] { stat(sls_stat::kMalformed).fetch_add(1); });
+  }
   std::atomic_ref<uint64_t> stat(uint32_t i) { return local::word(stats_ + 8ull * i); }
   std::atomic<uint64_t>& busy() { return so_.shared_busy ? *so_.shared_busy : last_busy_; }
   // Only idle() reads it, and only when the host sleeps idle servers itself.
@@ -507,6 +524,7 @@ class SkipListServer {
   Meta m_;
   std::byte* stats_ = nullptr;
   std::atomic<bool> ready_{false};
+  std::optional<ServiceClaim<T>> claim_;  // fiber 0 only
   uint32_t epoch_ = 0;
   std::atomic<uint32_t> hts_epoch_{0};  // ships accepted only from this HTS incarnation
   std::atomic<bool> dget_ok_{false};    // point reads answered (HTS down, no new ship yet)

@@ -35,6 +35,9 @@ struct Remote {
   }
   GlobalAddress cirq_tail() const { return GlobalAddress::from_raw(meta.cirq); }
   GlobalAddress cirq_head() const { return GlobalAddress::from_raw(meta.cirq) + 8; }
+  // The retraining service's claim (runtime/service_claim.h): owner token, then heartbeat, in the
+  // CirQ's header, whose one consumer it is.
+  GlobalAddress cirq_owner() const { return GlobalAddress::from_raw(meta.cirq) + 16; }
   GlobalAddress cirq_entry(uint64_t i) const {
     return GlobalAddress::from_raw(meta.cirq) + 64 + 8 * (i % meta.cirq_slots);
   }

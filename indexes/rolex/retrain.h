@@ -10,6 +10,7 @@
 #include "indexes/common/root_slots.h"
 #include "indexes/rolex/remote.h"
 #include "runtime/service.h"
+#include "runtime/service_claim.h"
 
 namespace dmrt::rolex {
 
@@ -253,9 +254,20 @@ void retrain_service(ServiceContext<T>& ctx, ServiceOptions so = {}) {
     if (ctx.stop_requested()) return;
     idle();
   }
+  // One retrainer per index (the CirQ has one consumer): a second host is refused while this
+  // one's heartbeat advances; a clean stop frees the claim at once.
+  ServiceClaim<T> claim(
+      r.cirq_owner(), "the ROLEX retraining service at root slot " + std::to_string(so.root_slot));
+  if (!claim.acquire(c, [&] { return ctx.stop_requested(); })) return;
+  struct Release {
+    ServiceClaim<T>& claim;
+    Client<T>& c;
+    ~Release() { claim.release(c); }
+  } release{claim, c};
   uint64_t head = c.template read_value<uint64_t>(r.cirq_head());
   std::set<uint64_t> pending;
   while (!ctx.stop_requested()) {
+    claim.beat(c);
     // Drain CirQ.
     for (;;) {
       GlobalAddress slot = r.cirq_entry(head);

@@ -5,9 +5,13 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "hstore_test_util.h"
 #include "indexes/hstore/skiplist.h"
+#include "runtime/layout.h"
+#include "runtime/local_memory.h"
+#include "runtime/messaging.h"
 #include "tests/harness/kv_suites.h"
 
 namespace dmrt {
@@ -606,6 +610,35 @@ TEST(HStoreErrors, ClearErrors) {
   for (Key k : acked) EXPECT_TRUE(h.search(k, out)) << k;
   ASSERT_TRUE(h.remove(acked[0]));
   EXPECT_TRUE(h.insert(acked[0], "back"));  // a freed slot is reused
+}
+
+// A malformed slot in a server's own inbox (any writer of the region can leave one: here a bogus
+// sequence word in the HTS's request inbox and the SLS's) is counted and skipped; the servers
+// keep serving, where it used to stop the hosted service.
+TEST(HStoreHostile, MalformedSlotsInServerInboxesAreCountedAndSkipped) {
+  hstore::Options o;
+  o.expected_keys = 4096;
+  HStoreCluster cl(o);
+  testing::ShmClient c = cl.client(1);
+  auto h = cl.index->handle(c);
+  ASSERT_TRUE(h.insert(1, "one"));
+  const hstore::Meta& m = cl.index->meta();
+  const MailboxGeometry& g = cl.pool->config().mailbox;
+  for (auto [node, box] :
+       {std::pair{m.hts_node, m.hts_inbox}, std::pair{m.sls_node, m.sls_inbox}}) {
+    std::byte* inbox = cl.pool->region(node).base + layout::mailbox_offset(g, box);
+    const uint64_t head = local::load_word(inbox + MailboxRing::kHeadOffset);
+    local::store_word(inbox + MailboxRing::kSlotsOffset + (head & (g.slots - 1)) * g.slot_bytes,
+                      uint64_t{1} << 40);
+  }
+  // The rings repair a slot whose word stayed put 200 ms; the servers poll meanwhile.
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  for (Key k = 2; k <= 50; ++k) ASSERT_TRUE(h.insert(k, "v" + std::to_string(k)));
+  std::vector<std::pair<Key, std::string>> rows;
+  h.scan(1, 3, rows);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], (std::pair<Key, std::string>{1, "one"}));
+  EXPECT_EQ(cl.index->stats(cl.setup).at("malformed_messages"), 2.0);
 }
 
 }  // namespace

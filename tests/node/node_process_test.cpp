@@ -143,6 +143,60 @@ TEST(NodeProcess, StopsWhenAServiceFails) {
   std::remove(log.c_str());
 }
 
+// One host per service (runtime/service_claim.h): a second dmrt-node for HStore's HTS while the
+// first serves is refused, naming the service; once the first is killed (kill -9: no release), a
+// replacement takes both servers over after the lease and the index answers again, with its
+// keys.
+TEST(NodeProcess, ASecondHostIsRefusedAndADeadOnesReplacementServes) {
+  ASSERT_FALSE(node_binary().empty()) << "set DMRT_NODE to the dmrt-node binary";
+  std::string name = "nodeclaim" + std::to_string(getpid());
+  auto pool = shm::Pool::create(
+      ClusterConfig::embedded(1, 1, uint64_t{128} << 20, uint64_t{8} << 20), name);
+  const std::string base = "/tmp/dmrt-node-test-" + std::to_string(getpid());
+  const std::vector<std::string> both = {"--transport", "shm",       "--pool",    name,
+                                         "--node",      "0",         "--no-echo", "--service",
+                                         "hstore-hts",  "--service", "hstore-sls"};
+  pid_t first = spawn_node(both, base + "-first.log");
+  ASSERT_GT(first, 0);
+  ShmClient setup = testing::make_client(pool, 400);
+  ASSERT_NE(await_services(setup, 0), 0u) << read_file(base + "-first.log");
+  hstore::Options o;
+  o.expected_keys = 4096;
+  auto index = hstore::Index<ShmTransport>::create(setup, o);
+  ShmClient c(shm::Endpoint(pool, 1, 1));
+  {
+    auto h = index->handle(c);
+    for (Key k = 1; k <= 100; ++k) ASSERT_TRUE(h.insert(k, "v" + std::to_string(k)));
+  }
+
+  pid_t second = spawn_node(
+      {"--transport", "shm", "--pool", name, "--node", "0", "--no-echo", "--service", "hstore-hts"},
+      base + "-second.log");
+  EXPECT_EQ(wait_exit(second), 1) << read_file(base + "-second.log");
+  std::string text = read_file(base + "-second.log");
+  EXPECT_NE(text.find("hstore-hts of the index at root slot"), std::string::npos) << text;
+  EXPECT_NE(text.find("is already served by another host"), std::string::npos) << text;
+
+  kill(first, SIGKILL);
+  waitpid(first, nullptr, 0);
+  pid_t third = spawn_node(both, base + "-third.log");
+  {
+    auto h = index->handle(c);
+    ASSERT_TRUE(h.insert(1000, "after")) << read_file(base + "-third.log");
+    std::string out;
+    ASSERT_TRUE(h.search(50, out));
+    EXPECT_EQ(out, "v50");
+    std::vector<std::pair<Key, std::string>> rows;
+    h.scan(99, 3, rows);
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[2], (std::pair<Key, std::string>{1000, "after"}));
+  }
+  EXPECT_EQ(index->stats(setup).at("server_takeovers"), 2.0);
+  kill(third, SIGTERM);
+  EXPECT_EQ(wait_exit(third), 0) << read_file(base + "-third.log");
+  for (const char* s : {"-first.log", "-second.log", "-third.log"}) std::remove((base + s).c_str());
+}
+
 TEST(NodeProcess, RefusesBadCommandLines) {
   ASSERT_FALSE(node_binary().empty()) << "set DMRT_NODE to the dmrt-node binary";
   std::string log = "/tmp/dmrt-node-test-" + std::to_string(getpid()) + "-bad.log";

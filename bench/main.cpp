@@ -35,6 +35,7 @@
 #include "runtime/placement.h"
 #include "runtime/scheduler.h"
 #include "tools/common/cli_config.h"
+#include "tools/common/cli_numbers.h"
 
 namespace dmrt::bench {
 
@@ -336,6 +337,8 @@ int main_impl(int argc, char** argv) {
   const auto flag_groups = add_index_flags(app, flags);
   std::string write_config_path;
   CLI::Option* config_file = tools::add_config_flags(app, write_config_path);
+  // Every numeric flag, on the command line and in --config: no wrapped negatives, no NaN.
+  tools::strict_numbers(app);
 
   try {
     app.parse(argc, argv);
@@ -487,6 +490,7 @@ int main_impl(int argc, char** argv) {
         "with dmrt-check FILE1 FILE2 ...)");
   if (!opt.merged_json.empty() && opt.json.find("{node}") == std::string::npos)
     return usage_error("--merged-json needs --json FILE with {node}: one part per compute node");
+  if (std::string err = check_distinct_outputs(opt); !err.empty()) return usage_error(err);
   opt.json_template = opt.json;
   opt.history_template = opt.history;
   if (opt.node >= 0) {

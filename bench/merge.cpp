@@ -185,17 +185,25 @@ std::string read_part(const std::string& f, std::string& error) {
 
 // A phase's parts against the run's compute processes (the `members` each line names): all
 // there, or a sentence naming what is missing.
+// The wording is dmrt-check's for history parts (check/history_io.cpp).
 std::string missing_parts(const std::string& phase, const std::vector<json>& lines) {
   std::map<unsigned, bool> nodes;
+  std::vector<unsigned> all;  // the run's compute nodes, where the lines list them
   unsigned members = 0;
   for (const json& l : lines) {
     const json& p = l.at("process");
     nodes[p.at("node").get<unsigned>()] = true;
     if (p.contains("members")) members = std::max(members, p.at("members").get<unsigned>());
+    if (p.contains("compute_nodes")) all = p.at("compute_nodes").get<std::vector<unsigned>>();
   }
   if (members == 0 || nodes.size() >= members) return "";
-  std::string have;
+  std::string have, missing;
   for (auto& [n, _] : nodes) have += (have.empty() ? "" : ", ") + std::to_string(n);
+  for (unsigned n : all)
+    if (!nodes.count(n)) missing += (missing.empty() ? "" : ", ") + std::to_string(n);
+  if (!missing.empty())
+    have += std::string("; missing: node") + (missing.find(',') != std::string::npos ? "s " : " ") +
+            missing;
   return "--merge: the " + phase + " phase has the parts of " + std::to_string(nodes.size()) +
          " of the run's " + std::to_string(members) + " compute processes (nodes " + have +
          "): give every part, or --merge-partial to merge these alone";

@@ -16,6 +16,7 @@
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/report_json.h"
 #endif
+#include "runtime/machine.h"
 
 namespace dmrt::bench {
 namespace {
@@ -180,10 +181,11 @@ nlohmann::json provenance_json(const std::vector<std::string>& argv,
   j["argv"] = argv;
   j["command"] = shell_command(argv);
   if (!config_file.empty()) {
-    std::ifstream f(config_file);
-    std::stringstream text;
-    text << f.rdbuf();
-    j["config_file"] = {{"path", config_file}, {"text", text.str()}};
+    // Read again for the record: capped as the parse was (tools/common/cli_config.h), in case
+    // the file changed meanwhile.
+    constexpr uint64_t kConfigCap = uint64_t{4} << 20;
+    j["config_file"] = {{"path", config_file},
+                        {"text", read_capped_file(config_file, kConfigCap, "--config")}};
   }
   return j;
 }

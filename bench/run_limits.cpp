@@ -1,10 +1,16 @@
 #include "bench/run_limits.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <optional>
+#include <utility>
 
 #include "runtime/error.h"
 #include "runtime/machine.h"
@@ -23,11 +29,59 @@ uint64_t history_bytes_per_op(const Options& opt, const Mix& mix) {
   return per_op;
 }
 
-std::string open_error(const std::string& flag, const std::string& path, int flags) {
-  int fd = ::open(path.c_str(), flags | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0) return flag + " " + path + ": cannot write there (" + std::strerror(errno) + ")";
-  ::close(fd);
+std::string write_error(const std::string& flag, const std::string& path) {
+  auto error = [&](int err) {
+    return flag + " " + path + ": cannot write there (" + std::strerror(err) + ")";
+  };
+  if (::access(path.c_str(), F_OK) == 0) {
+    // An existing file is opened as the run will, but neither truncated nor, if it is a FIFO
+    // with no reader, waited on.
+    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return error(errno);
+    ::close(fd);
+    return "";
+  }
+  // A new one must be creatable in its directory.
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  const std::string d = dir.empty() ? "." : dir.string();
+  struct stat st {};
+  if (::stat(d.c_str(), &st) != 0) return error(errno);
+  if (!S_ISDIR(st.st_mode)) return error(ENOTDIR);
+  if (::access(d.c_str(), W_OK | X_OK) != 0) return error(errno);
   return "";
+}
+
+std::string with_node(const std::string& tmpl, const std::string& node) {
+  std::string out = tmpl;
+  for (size_t at = out.find("{node}"); at != std::string::npos;
+       at = out.find("{node}", at + node.size()))
+    out.replace(at, 6, node);
+  return out;
+}
+
+// The node for which output paths `a` and `b` (either may hold {node}) name one file: "" when
+// they always do, nullopt when never.
+std::optional<std::string> same_file_for(const std::string& a, const std::string& b) {
+  auto norm = [](const std::string& p) {
+    return std::filesystem::absolute(p).lexically_normal().string();
+  };
+  const bool ta = a.find("{node}") != std::string::npos;
+  const bool tb = b.find("{node}") != std::string::npos;
+  if (!ta && !tb) return norm(a) == norm(b) ? std::optional<std::string>("") : std::nullopt;
+  if (ta && tb) {
+    for (const char* n : {"0", "1", "12"})
+      if (norm(with_node(a, n)) == norm(with_node(b, n))) return std::string("");
+    return std::nullopt;
+  }
+  // A template against a plain path: try each run of digits where the first {node} stands.
+  const std::string tmpl = norm(ta ? a : b), path = norm(ta ? b : a);
+  const size_t at = tmpl.find("{node}");
+  if (path.compare(0, at, tmpl, 0, at) != 0) return std::nullopt;
+  for (size_t len = 1;
+       at + len <= path.size() && std::isdigit(static_cast<unsigned char>(path[at + len - 1]));
+       ++len)
+    if (with_node(tmpl, path.substr(at, len)) == path) return path.substr(at, len);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -71,12 +125,26 @@ void check_limits(Options& opt, const Mix& mix, bool max_ops_given) {
 
 std::string check_writable(const Options& opt) {
   if (!opt.json.empty() && opt.json != "-") {
-    if (std::string e = open_error("--json", opt.json, O_CREAT | O_APPEND); !e.empty()) return e;
+    if (std::string e = write_error("--json", opt.json); !e.empty()) return e;
   }
   if (!opt.history.empty()) {
-    if (std::string e = open_error("--history", opt.history, O_CREAT | O_TRUNC); !e.empty())
-      return e;
+    if (std::string e = write_error("--history", opt.history); !e.empty()) return e;
   }
+  return "";
+}
+
+std::string check_distinct_outputs(const Options& opt) {
+  const std::pair<const char*, const std::string*> outputs[] = {
+      {"--json", &opt.json}, {"--history", &opt.history}, {"--merged-json", &opt.merged_json}};
+  for (size_t i = 0; i < std::size(outputs); ++i)
+    for (size_t j = i + 1; j < std::size(outputs); ++j) {
+      const std::string &a = *outputs[i].second, &b = *outputs[j].second;
+      if (a.empty() || b.empty() || a == "-" || b == "-") continue;
+      if (auto node = same_file_for(a, b))
+        return std::string(outputs[i].first) + " " + a + " and " + outputs[j].first + " " + b +
+               " name the same file" + (node->empty() ? "" : " for node " + *node) +
+               ": one would overwrite the other";
+    }
   return "";
 }
 

@@ -588,6 +588,7 @@ class Bench {
           {"node", attached_->node()},
           {"rank", attached_->rank()},
           {"members", attached_->members()},
+          {"compute_nodes", attached_->group->spec().compute},
           {"pid", static_cast<long>(::getpid())},
           {"host", host_name()},
           {"creator", attached_->creator()},

@@ -182,12 +182,13 @@ TEST(CheckDeadline, DmrtCheckRefusesBadNumbers) {
     const char* says;
   };
   for (const Case& c : std::vector<Case>{
-           {"--max-steps -1", "--max-steps: Value -1 not in range 1 to 18446744073709551615"},
-           {"--max-steps 18446744073709551616", "--max-steps: Value 18446744073709551616 not in"},
-           {"--max-steps nan", "--max-steps: Value nan not in range"},
-           {"--max-steps 1e30", "--max-steps: Value 1e30 not in range"},
-           {"--threads -1", "--threads: Value -1 not in range 0 to 4096"},
-           {"--deadline nan", "--deadline: Value nan is not a finite number"},
+           {"--max-steps -1",
+            "--max-steps: -1 is negative: give a whole number from 1 to 18446744073709551615"},
+           {"--max-steps 18446744073709551616", "--max-steps: 18446744073709551616 is too large"},
+           {"--max-steps nan", "--max-steps: nan is not a number"},
+           {"--max-steps 1e30", "--max-steps: 1e30 is too large"},
+           {"--threads -1", "--threads: -1 is negative: give a whole number from 0 to 4096"},
+           {"--deadline nan", "--deadline: nan is not a finite number"},
            {"--deadline -1", "--deadline: Value -1 not in range"},
            {"--deadline 1e300", "--deadline: Value 1e300 not in range"},
        }) {

@@ -6,11 +6,8 @@
 // widened by it before they join (docs/correctness.md, "Histories across hosts").
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
@@ -18,36 +15,7 @@
 #include "check/history_io.h"
 #include "check/linearizability.h"
 #include "check/report.h"
-
-namespace {
-
-// A whole number in [lo, hi], checked on the text: CLI11 2.1 reads "-1" into a uint64_t as
-// 2^64 - 1 and a number past 2^64 wrapped, so only plain digits within the range pass.
-CLI::Validator whole_in(uint64_t lo, uint64_t hi) {
-  std::string range = std::to_string(lo) + " to " + std::to_string(hi);
-  return CLI::Validator(
-      [lo, hi, range](std::string& s) -> std::string {
-        uint64_t v = 0;
-        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < lo || v > hi)
-          return "Value " + s + " not in range " + range;
-        return "";
-      },
-      "INT in [" + range + "]");
-}
-
-// A finite number (CLI::Range lets NaN through: it compares false with both ends).
-const CLI::Validator kFinite(
-    [](std::string& s) -> std::string {
-      char* end = nullptr;
-      double v = std::strtod(s.c_str(), &end);
-      if (s.empty() || *end != '\0' || !std::isfinite(v))
-        return "Value " + s + " is not a finite number";
-      return "";
-    },
-    "");
-
-}  // namespace
+#include "tools/common/cli_numbers.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"dmrt-check: linearizability check of a saved dmrt history"};
@@ -65,18 +33,18 @@ int main(int argc, char** argv) {
   app.add_option("--key", keys, "Check only the point operations on these keys (repeatable)");
   app.add_option("--max-steps", opts.max_steps_per_key,
                  "Search steps per key before it is declared undecided")
-      ->check(whole_in(1, UINT64_MAX))
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX))
       ->capture_default_str();
   app.add_option("--deadline", budget.seconds,
                  "Seconds for the whole check; then the verdict is unknown (0 = none)")
-      ->check(kFinite & CLI::Range(0.0, 1e9))
+      ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
   app.add_option("--memory-mb", budget.memory_mb,
                  "MiB the search may hold; then the verdict is unknown (0 = none)")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30))
       ->capture_default_str();
   app.add_option("--threads", opts.threads, "Keys checked in parallel (0 = every core)")
-      ->check(whole_in(0, 4096))
+      ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
   app.add_option("--max-history-mb", max_history_mb,
                  "Refuse a history file larger than this many MiB")
@@ -84,6 +52,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--no-scans", no_scans, "Skip the scan checks");
   app.add_flag("--no-shrink", no_shrink, "Report a violation's whole key history, unshrunk");
+  // "-1" for a count, NaN for a deadline, 1e6 for 1000000: every numeric flag, checked once.
+  dmrt::tools::strict_numbers(app);
   CLI11_PARSE(app, argc, argv);
   opts.check_scans = !no_scans;
   opts.shrink = !no_shrink;

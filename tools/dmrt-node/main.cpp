@@ -16,6 +16,7 @@
 #include "policies/verbs/cli.h"
 #endif
 #include "tools/common/cli_config.h"
+#include "tools/common/cli_numbers.h"
 #include "tools/dmrt-node/node.h"
 
 namespace dmrt::node {
@@ -139,6 +140,7 @@ int main(int argc, char** argv) {
   auto groups = registry.add_flags(app);
   std::string write_config_path;
   tools::add_config_flags(app, write_config_path);
+  tools::strict_numbers(app);  // every numeric flag, also from --config
   try {
     app.parse(argc, argv);
   } catch (const CLI::ConfigError& e) {

@@ -339,6 +339,9 @@ class Bench {
                                  : clock_offset_over(clock_start_, clock_start_local_ns_,
                                                      clock_end_, clock_end_local_ns_);
     if (!shared) to_reference_clock(h, c);  // sets h.clock_bound_ns
+    // Which part it is, so that dmrt-check refuses a set with parts missing.
+    h.part_rank = attached_->rank();
+    for (NodeId n : attached_->group->spec().compute) h.part_nodes.push_back(n);
     try {
       save_history(h, opt_.history);
     } catch (const std::exception& e) {

@@ -79,6 +79,11 @@ struct History {
   // every operation by it; parts with different bounds are widened before they are joined
   // (append_history).
   uint64_t clock_bound_ns = 0;
+  // One compute process's part of a multi-process run: its rank and the run's compute nodes by
+  // rank (empty for a whole history), so that a check of an incomplete set of parts can be
+  // refused instead of reporting the violations the missing operations would explain.
+  uint32_t part_rank = 0;
+  std::vector<uint32_t> part_nodes;
 
   size_t size() const { return ops.size(); }
   // Moves a recorder's records in (scan row indices are rebased).

@@ -27,6 +27,9 @@ constexpr std::string_view kHeader = "# dmrt history 2";
 constexpr std::string_view kHeaderV1 = "# dmrt history 1";
 constexpr std::string_view kEnd = "# end ";     // "# end N operations"
 constexpr std::string_view kClock = "# clock";  // "# clock bound_ns N"
+constexpr std::string_view kPart = "# part";    // "# part R of M nodes N0 ... N(M-1)"
+// More compute processes than any run has: a part line past it is not believed.
+constexpr uint64_t kMaxParts = 65536;
 
 // Lines of a stream, each at most max_line_bytes, at most max_bytes in all. next() is false at
 // the end; complete() says whether the input's last line ended with a newline.
@@ -112,11 +115,67 @@ std::vector<std::string_view> split(std::string_view line) {
   return f;
 }
 
+// The fields after "# part" into h.part_rank and h.part_nodes; "" or what is wrong.
+std::string parse_part(std::string_view rest, History& h) {
+  const auto f = split(rest);
+  uint64_t rank = 0, of = 0;
+  if (f.size() < 4 || f[1] != "of" || f[3] != "nodes" || !parse_num(f[0], rank) ||
+      !parse_num(f[2], of))
+    return "malformed part line";
+  if (of == 0 || of > kMaxParts || rank >= of)
+    return "part " + std::string(f[0]) + " of " + std::string(f[2]) + " is not a part";
+  if (f.size() != 4 + of)
+    return "the part line lists " + std::to_string(f.size() - 4) + " nodes for " +
+           std::to_string(of) + " parts";
+  std::vector<uint32_t> nodes(of);
+  for (uint64_t i = 0; i < of; ++i)
+    if (!parse_num(f[4 + i], nodes[i])) return "bad node '" + std::string(f[4 + i]) + "'";
+  h.part_rank = static_cast<uint32_t>(rank);
+  h.part_nodes = std::move(nodes);
+  return "";
+}
+
+// Which parts of their run a set of loaded parts lacks: "" when none (or when no file says it
+// is a part), else a sentence naming them. Throws for parts of different runs or a part twice.
+std::string missing_parts(const std::vector<std::string>& files,
+                          const std::vector<std::vector<uint32_t>>& nodes_of,
+                          const std::vector<uint32_t>& rank_of) {
+  const std::vector<uint32_t>* run = nullptr;
+  std::map<uint32_t, const std::string*> have;  // rank -> its file
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (nodes_of[i].empty()) continue;
+    if (run && *run != nodes_of[i])
+      throw HistoryFormatError(files[i] +
+                               " is a part of another run than the files before it "
+                               "(its part line lists other compute nodes)");
+    run = &nodes_of[i];
+    auto [it, fresh] = have.try_emplace(rank_of[i], &files[i]);
+    if (!fresh)
+      throw HistoryFormatError("part " + std::to_string(rank_of[i]) + " (node " +
+                               std::to_string((*run)[rank_of[i]]) + ") is both " + *it->second +
+                               " and " + files[i]);
+  }
+  if (!run || have.size() == run->size()) return "";
+  std::string given, missing;
+  for (uint32_t r = 0; r < run->size(); ++r) {
+    std::string& list = have.count(r) ? given : missing;
+    list += (list.empty() ? "" : ", ") + std::to_string((*run)[r]);
+  }
+  return "the parts of " + std::to_string(have.size()) + " of the run's " +
+         std::to_string(run->size()) + " compute processes (nodes " + given + "; missing: node" +
+         (run->size() - have.size() > 1 ? "s " : " ") + missing + ")";
+}
+
 }  // namespace
 
 void save_history(const History& h, std::ostream& out) {
   out << kHeader << "\n";
   if (h.clock_bound_ns) out << kClock << " bound_ns " << h.clock_bound_ns << "\n";
+  if (!h.part_nodes.empty()) {
+    out << kPart << " " << h.part_rank << " of " << h.part_nodes.size() << " nodes";
+    for (uint32_t n : h.part_nodes) out << " " << n;
+    out << "\n";
+  }
   out << "# kind client key arg out ok invoke_ns response_ns [row_key:row_value ...]\n";
   char buf[256];
   for (const Operation& o : h.ops) {
@@ -199,6 +258,15 @@ History load_history(std::istream& in, const HistoryLimits& limits) {
       clock = true;
       continue;
     }
+    if (v2 && line.starts_with(kPart) &&
+        (line.size() == kPart.size() || line[kPart.size()] == ' ')) {
+      if (!h.part_nodes.empty()) throw bad("a second part line");
+      if (!h.ops.empty()) throw bad("the part line must precede the operations");
+      if (std::string why = parse_part(std::string_view(line).substr(kPart.size()), h);
+          !why.empty())
+        throw bad(why + " (expected \"# part R of M nodes N0 ... N(M-1)\")");
+      continue;
+    }
     if (line.empty() || line[0] == '#') continue;
     auto f = split(line);
     if (f.size() < 8) throw bad("expected at least 8 fields, found " + std::to_string(f.size()));
@@ -264,11 +332,16 @@ History load_history(const std::string& path, const HistoryLimits& limits) {
 }
 
 History load_history_union(const std::vector<std::string>& files, const HistoryLimits& limits,
-                           std::vector<ClockWidening>* widened) {
+                           std::vector<ClockWidening>* widened, std::string* partial) {
   History h;
   std::map<uint32_t, const std::string*> client_file;  // each client's operations in one file
+  std::vector<std::vector<uint32_t>> nodes_of;
+  std::vector<uint32_t> rank_of;
   for (const std::string& file : files) {
     History part = load_history(file, limits);
+    nodes_of.push_back(std::move(part.part_nodes));
+    rank_of.push_back(part.part_rank);
+    part.part_nodes.clear();
     std::set<uint32_t> seen;
     for (const Operation& op : part.ops) {
       if (!seen.insert(op.client).second) continue;
@@ -282,6 +355,11 @@ History load_history_union(const std::vector<std::string>& files, const HistoryL
     if (widened && part.clock_bound_ns) widened->push_back({file, part.clock_bound_ns});
     append_history(h, std::move(part));
   }
+  std::string missing = missing_parts(files, nodes_of, rank_of);
+  if (partial)
+    *partial = std::move(missing);
+  else if (!missing.empty())
+    throw HistoryIncomplete(missing);
   return h;
 }
 

@@ -10,7 +10,9 @@
 // a file cut anywhere (even at a line boundary) is reported as truncated, never read as a shorter
 // history. Version 1 files (no end line) are still read, without that protection. A part of a
 // multi-host run has, right after the first line, "# clock bound_ns N": its History's
-// clock_bound_ns (absent = 0; older readers take it for a comment).
+// clock_bound_ns (absent = 0; older readers take it for a comment). A part saved by one compute
+// process of several has "# part R of M nodes N0 ... N(M-1)": its rank R and the run's compute
+// nodes by rank (History::part_rank, part_nodes; absent = a whole history, as in older files).
 #pragma once
 
 #include <cstdint>
@@ -56,12 +58,23 @@ struct ClockWidening {
   uint64_t bound_ns = 0;
 };
 
+// The parts of a run are not all there: checking them alone could report violations that the
+// missing operations explain. what() names the missing parts.
+class HistoryIncomplete : public HistoryFormatError {
+ public:
+  using HistoryFormatError::HistoryFormatError;
+};
+
 // The union of the parts of one run, saved by its processes: each part is widened by its own
 // clock bound before it joins (append_history), so the result has clock_bound_ns 0. Throws
-// HistoryFormatError as load_history, and when one client has operations in two files.
-// `widened` (when given) receives the parts that had a nonzero bound.
+// HistoryFormatError as load_history, when one client has operations in two files, and when
+// parts name different runs or one part twice. `widened` (when given) receives the parts that had
+// a nonzero bound. A set that lacks some of its run's parts (their "# part" lines say) throws
+// HistoryIncomplete, unless `partial` is given: then it receives that sentence ("" when complete)
+// and the union of the parts given is returned.
 History load_history_union(const std::vector<std::string>& files, const HistoryLimits& limits = {},
-                           std::vector<ClockWidening>* widened = nullptr);
+                           std::vector<ClockWidening>* widened = nullptr,
+                           std::string* partial = nullptr);
 // "clock: 2 parts widened by up to 0.812 ms (a by 0.812 ms, b by 31.5 us; cross-host timestamps,
 // docs/correctness.md)", or "" when none was.
 std::string clock_widening_line(const std::vector<ClockWidening>& widened);

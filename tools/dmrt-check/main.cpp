@@ -3,7 +3,9 @@
 // a change to the checker. Several files are checked as one history, their union: the parts that
 // the processes of a multi-process run saved (dmrt-bench --attach). On one host their timestamps
 // come from one clock; parts from other hosts carry a clock bound ("# clock bound_ns N") and are
-// widened by it before they join (docs/correctness.md, "Histories across hosts").
+// widened by it before they join (docs/correctness.md, "Histories across hosts"). Parts name
+// their run's compute processes ("# part R of M"): a set with parts missing is refused unless
+// --allow-partial.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
@@ -25,7 +27,7 @@ int main(int argc, char** argv) {
   opts.threads = 0;
   dmrt::CheckBudget budget;
   uint64_t max_history_mb = dmrt::HistoryLimits{}.max_bytes >> 20;
-  bool no_scans = false, no_shrink = false;
+  bool no_scans = false, no_shrink = false, allow_partial = false;
   app.add_option("FILE", files,
                  "History file (dmrt-bench --history); several: the parts of one run, checked "
                  "as their union (no client may appear in two)")
@@ -52,6 +54,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--no-scans", no_scans, "Skip the scan checks");
   app.add_flag("--no-shrink", no_shrink, "Report a violation's whole key history, unshrunk");
+  app.add_flag("--allow-partial", allow_partial,
+               "Check the parts given even when some of their run's parts are missing (each "
+               "part names its run's compute processes). A partial check may report false "
+               "violations: a missing process's writes explain what the others read");
   // "-1" for a count, NaN for a deadline, 1e6 for 1000000: every numeric flag, checked once.
   dmrt::tools::strict_numbers(app);
   CLI11_PARSE(app, argc, argv);
@@ -61,10 +67,17 @@ int main(int argc, char** argv) {
 
   dmrt::History h;
   std::vector<dmrt::ClockWidening> widened;
+  std::string partial;
   try {
     dmrt::HistoryLimits limits;
     limits.max_bytes = max_history_mb << 20;
-    h = dmrt::load_history_union(files, limits, &widened);
+    h = dmrt::load_history_union(files, limits, &widened, allow_partial ? &partial : nullptr);
+  } catch (const dmrt::HistoryIncomplete& e) {
+    std::fprintf(stderr,
+                 "dmrt-check: %s: give every part, or --allow-partial to check these alone (it "
+                 "may report false violations)\n",
+                 e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dmrt-check: %s\n", e.what());
     return 2;
@@ -79,5 +92,8 @@ int main(int argc, char** argv) {
   for (const std::string& f : files) names += (names.empty() ? "" : ", ") + f;
   std::printf("history: %zu operations from %s\n", h.ops.size(), names.c_str());
   if (!widened.empty()) std::printf("%s\n", dmrt::clock_widening_line(widened).c_str());
+  if (!partial.empty())
+    std::printf("partial: %s; a violation below may be explained by a missing part\n",
+                partial.c_str());
   return dmrt::report_check(dmrt::check_history(h, opts));
 }

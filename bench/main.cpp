@@ -12,6 +12,7 @@
 
 #include "bench/compare.h"
 #include "bench/indexes.h"
+#include "bench/interrupt.h"
 #include "bench/merge.h"
 #include "bench/options.h"
 #include "bench/provenance.h"
@@ -551,6 +552,8 @@ int main_impl(int argc, char** argv) {
   } else {
     return usage_error("unknown transport " + opt.transport + " (choices: shm, sim, verbs)");
   }
+  // From here a signal ends the run at the next operation, and what was measured is written.
+  catch_interrupts();
   int rc = kUsage;
   const bool found = with_spec(opt.index, flags, [&]<class S>(const FlagsOfSpec<S>& f) {
     const RunRequest request{kind, S::kName, S::kLocal, S::kScan, opt, config, *mix};

@@ -120,6 +120,10 @@ nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
   j["keyset"] = info.keyset;
   j["keys"] = info.keys;
   j["ops"] = r.all.count;
+  if (!r.interrupted.empty()) {
+    j["interrupted"] = true;
+    j["signal"] = r.interrupted;
+  }
   j["threads"] = info.threads;
   j["fibers"] = info.fibers;
   j["clients"] = info.threads * info.fibers;
@@ -170,6 +174,8 @@ void print_phase(const RunInfo& info, const PhaseResult& r) {
   out += fmt::format("== {} | {} | workload {} | {} phase | {} ==\n", info.index, info.transport,
                      info.workload, r.phase,
                      r.phase == "load" ? "sequential records" : info.distribution);
+  if (!r.interrupted.empty())
+    out += fmt::format("interrupted by {}: the counts are those done before it\n", r.interrupted);
   out += fmt::format(
       "keys {}  clients {}x{}  value {} B  ops {}  {:.3f} s  {:.3f} Mops/s  failed {}\n", info.keys,
       info.threads, info.fibers, info.value_size, r.all.count, r.seconds, mops, r.all.failed);

@@ -48,6 +48,8 @@ struct PhaseResult {
   // also carries the latency histograms, so that dmrt-bench --merge can add them up. Null
   // otherwise.
   nlohmann::json process;
+  // The signal that cut the phase short ("SIGINT"), or "" for a phase that ran to its end.
+  std::string interrupted;
 };
 
 struct RunInfo {

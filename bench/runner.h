@@ -22,6 +22,7 @@
 
 #include "bench/bench_index.h"
 #include "bench/group.h"
+#include "bench/interrupt.h"
 #include "bench/key_codec.h"
 #include "bench/merge.h"
 #include "bench/options.h"
@@ -198,11 +199,17 @@ class Bench {
     } else {
       if (attached_) attached_->group->begin_create();
       try {
+        PhaseResult load;
         if (maker_.bulk_loads(io)) {
-          emit(bulk_load_phase(io));
+          load = bulk_load_phase(io);
         } else {
           on_setup_client([&] { index_ = maker_.create(*setup_, io); });
-          emit(load_phase());
+          load = load_phase();
+        }
+        emit(load);
+        if (interrupted()) {
+          if (attached_) attached_->group->fail();
+          return end_interrupted(load);
         }
       } catch (...) {
         if (attached_) attached_->group->fail();  // the waiting processes stop too
@@ -212,7 +219,10 @@ class Bench {
     }
     if (!mix_.load_only) {
       if (attached_) attached_->group->barrier("start the run");
-      emit(run_phase());
+      const PhaseResult r = run_phase();
+      emit(r);
+      // No final barrier: the others see this process leave, and name it.
+      if (interrupted()) return end_interrupted(r);
     }
     if (attached_) {
       // Every phase ends together: no process stops a memory node or reads the index's final
@@ -239,6 +249,7 @@ class Bench {
   // it can read (paths with {node}, on a shared file system). Returns the exit code.
   int conclude(int rc) {
     if (!attached_ || !attached_->creator() || attached_->members() < 2) return rc;
+    if (interrupted()) return rc;
     attached_->group->await_all_done();
     if (!opt_.merged_json.empty()) {
       // The cluster's table on stdout (unless --quiet), then its JSON.
@@ -501,8 +512,10 @@ class Bench {
   }
   // A worker failed: the others stop at their next operation (the scheduler then reports the
   // first failure), so a run ends in bounded time instead of finishing its work around an error.
+  // So does SIGINT or SIGTERM (bench/interrupt.h).
   bool stopping() const {
-    return (sched_ && sched_->stop_requested()) || peer_lost_.load(std::memory_order_relaxed);
+    return (sched_ && sched_->stop_requested()) || peer_lost_.load(std::memory_order_relaxed) ||
+           interrupted() != 0;
   }
 
   static std::string host_name() {
@@ -563,6 +576,7 @@ class Bench {
     if (peer_lost_.load()) throw PeerLost(attached_->group->lost());
     PhaseResult r;
     r.phase = name;
+    if (int sig = interrupted()) r.interrupted = signal_name(sig);
     uint64_t start = ~0ull, end = 0;
     for (auto& w : workers_) {
       if (!w) continue;
@@ -768,6 +782,18 @@ class Bench {
       default:
         break;
     }
+  }
+
+  // After a signal: the phases measured are written (the last marked interrupted); no check runs
+  // on a history cut short. Returns the shell's exit code for the signal.
+  int end_interrupted(const PhaseResult& r) const {
+    const int sig = interrupted();
+    std::fprintf(stderr,
+                 "dmrt-bench: interrupted by %s in the %s phase after %llu operations%s%s\n",
+                 signal_name(sig), r.phase.c_str(), static_cast<unsigned long long>(r.all.count),
+                 opt_.json.empty() ? "" : "; the phases measured are in ", opt_.json.c_str());
+    if (opt_.verify) std::fprintf(stderr, "dmrt-bench: --verify: no check of an interrupted run\n");
+    return interrupted_exit_code(sig);
   }
 
   void emit(const PhaseResult& r) {

@@ -13,6 +13,8 @@ BENCH=${1:?usage: bench_stall.sh PATH/TO/dmrt-bench}
 OUT=$(mktemp "${TMPDIR:-/tmp}/dmrt-stall.XXXXXX")
 trap 'rm -f "$OUT"' EXIT
 status=0
+pass=0
+failed=0
 
 # expect NAME FAULT PATTERN... -- dmrt-bench arguments
 expect() {
@@ -30,8 +32,10 @@ expect() {
   for p in "${patterns[@]}"; do grep -q -- "$p" "$OUT" || ok=0; done
   if [ $ok = 1 ]; then
     echo "PASS $name: exit 1 after ${took} s"
+    pass=$((pass + 1))
   else
     echo "FAIL $name: rc=$rc after ${took} s (want exit 1 and: ${patterns[*]})"
+    failed=$((failed + 1))
     tail -n 15 "$OUT"
     status=1
   fi
@@ -58,7 +62,13 @@ fi
 # Control: the same runs without a fault end normally.
 if "$BENCH" --stall-seconds 1 --transport shm "${COMMON[@]}" --keys 2000 --ops 20000 >"$OUT" 2>&1; then
   echo "PASS control: no fault, exit 0"
+  pass=$((pass + 1))
 else
-  echo "FAIL control: exit $?"; tail -n 15 "$OUT"; status=1
+  echo "FAIL control: exit $?"; tail -n 15 "$OUT"; status=1; failed=$((failed + 1))
+fi
+# The counts for the suite's total (tests/hostile/count_cases.py), where meson asks for them.
+if [ -n "${GTEST_OUTPUT:-}" ]; then
+  mkdir -p "$(dirname "${GTEST_OUTPUT#json:}")"
+  printf '{"tests": %d, "failures": %d}\n' $((pass + failed)) "$failed" >"${GTEST_OUTPUT#json:}"
 fi
 exit $status

@@ -15,8 +15,9 @@ packages=(meson ninja-build g++ pkg-config libboost-fiber-dev libboost-context-d
           libtomlplusplus-dev libtbb-dev libabsl-dev libibverbs-dev ibverbs-providers
           libsodium-dev)
 # Only for `test`: mpirun and Slurm's srun start the multi-process experiments
-# (tests/bench/cluster_run.sh, cluster_srun.sh: a private one-host Slurm).
-test_packages=(openmpi-bin slurmctld slurmd slurm-client munge)
+# (tests/bench/cluster_run.sh, cluster_srun.sh: a private one-host Slurm); cmake builds the
+# installed examples with find_package(dmrt) (tests/install/install.sh).
+test_packages=(openmpi-bin slurmctld slurmd slurm-client munge cmake)
 # Only for `repro`: the figures' plots.
 repro_packages=(python3 python3-matplotlib)
 

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# The installed package as a user sees it: `meson install --destdir`, then pkg-config.
+# The installed package as a user sees it: `meson install --destdir`, then pkg-config and CMake.
 #
 # Usage: tests/install/install.sh BUILD_DIR SOURCE_DIR
 # dmrt.pc must carry no test switch (DMRT_FAULT_INJECTION) and no other transport (its define or
-# rdma-core); dmrt-verbs.pc adds those. The examples (examples/*.cpp) build against the installed
-# headers and library with `pkg-config --cflags --libs dmrt` and run. Every installed header
-# compiles alone in a translation unit of its own, with the .pc files its directory needs.
+# rdma-core); dmrt-verbs.pc adds those. No .pc names a library by its absolute path. The
+# installed examples (DATADIR/doc/dmrt/examples) build against the installed headers and library
+# twice, with `pkg-config --cflags --libs dmrt` and with their CMakeLists.txt
+# (find_package(dmrt), dmrt::dmrt, the same flags), and each program runs. The CMake package's
+# components (dmrt::sim, dmrt::verbs, dmrt::check) link, and its version file answers requests.
+# Every installed header compiles alone in a translation unit of its own, with the .pc files its
+# directory needs.
 set -u
 
 BUILD=$(cd "${1:?usage: install.sh BUILD_DIR SOURCE_DIR}" && pwd)
@@ -44,22 +48,77 @@ if [ -f "$(dirname "$pc")/dmrt-verbs.pc" ]; then
   [[ $(pkg-config --cflags dmrt-verbs) == *-DDMRT_TRANSPORT_VERBS=1* ]] ||
     fail "dmrt-verbs.pc does not define DMRT_TRANSPORT_VERBS"
 fi
+# Libraries by name (-l, or a Requires on their .pc), never by path: a path is this machine's.
+pcs=$(for f in "$WORK"/pc/*.pc; do basename "$f" .pc; done)
+# shellcheck disable=SC2086
+for word in $(pkg-config --static --libs $pcs) $(pkg-config --cflags $pcs); do
+  case $word in
+    /* | *.so | *.so.* | *.a) fail "a .pc names a file, not a library: $word" ;;
+  esac
+done
+# libdmrt is static: what `--static` adds must already be in `--libs` (the documented command).
+static_libs=$(pkg-config --static --libs dmrt)
+for word in $static_libs; do
+  [[ " $libs " == *" $word "* ]] || fail "pkg-config --libs dmrt lacks $word (of --static --libs: $static_libs)"
+done
 
-# The examples, as a user builds them.
-for ex in race_shm chime_cluster hstore_deploy shm_attach; do
-  # shellcheck disable=SC2086
-  if ! $CXX -O1 "$SRC/examples/$ex.cpp" -o "$WORK/$ex" $cflags $libs 2>"$WORK/$ex.err"; then
-    fail "example $ex does not build against the installed package: $(head -c 3000 "$WORK/$ex.err")"
-    continue
-  fi
-  args=()
-  [ $ex = chime_cluster ] && args=("$SRC/examples/cluster.toml")
-  if "$WORK/$ex" "${args[@]}" >"$WORK/$ex.out" 2>&1; then
-    echo "installed $(cat "$WORK/$ex.out")"
+# The installed examples, as a user builds them: with pkg-config, then with CMake.
+prefix=$(pkg-config --variable=prefix dmrt)
+examples=$(find "$DEST" -type d -path "*/doc/dmrt/examples" | head -n 1)
+[ -n "$examples" ] || { echo "FAIL: no examples installed (DATADIR/doc/dmrt/examples)"; exit 1; }
+for f in "$SRC"/examples/*.cpp "$SRC"/examples/CMakeLists.txt "$SRC"/examples/cluster.toml; do
+  [ -f "$examples/$(basename "$f")" ] ||
+    fail "examples/$(basename "$f") is not installed (example_files in examples/meson.build)"
+done
+example_names=$(for f in "$examples"/*.cpp; do basename "$f" .cpp; done)
+run_example() {  # run_example HOW PROGRAM
+  local how=$1 exe=$2 ex args=()
+  ex=$(basename "$exe")
+  [ "$ex" = chime_cluster ] && args=("$examples/cluster.toml")
+  if "$exe" "${args[@]}" >"$exe.out" 2>&1; then
+    echo "installed ($how) $(head -n 3 "$exe.out")"
   else
-    fail "example $ex: $(cat "$WORK/$ex.out")"
+    fail "example $ex built with $how: $(cat "$exe.out")"
+  fi
+}
+mkdir -p "$WORK/pkg-config"
+for ex in $example_names; do
+  # shellcheck disable=SC2086
+  if $CXX -O1 "$examples/$ex.cpp" -o "$WORK/pkg-config/$ex" $cflags $libs 2>"$WORK/$ex.err"; then
+    run_example pkg-config "$WORK/pkg-config/$ex"
+  else
+    fail "example $ex does not build with pkg-config: $(head -c 3000 "$WORK/$ex.err")"
   fi
 done
+
+# CMake: the installed CMakeLists.txt finds the package from CMAKE_PREFIX_PATH alone. Its
+# compile commands carry what dmrt.pc's flags carry, no more.
+if ! command -v cmake >/dev/null; then
+  fail "cmake is not installed: the CMake package is not checked (apt-get install cmake)"
+elif ! cmake -S "$examples" -B "$WORK/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$WORK/cmake.log" 2>&1 ||
+    ! cmake --build "$WORK/cmake" -j "${JOBS:-2}" >>"$WORK/cmake.log" 2>&1; then
+  fail "the examples do not build with CMake (find_package(dmrt)): $(tail -c 3000 "$WORK/cmake.log")"
+else
+  found=$(sed -n 's/^dmrt_DIR:PATH=//p' "$WORK/cmake/CMakeCache.txt")
+  [[ $found == "$DEST"/* ]] || fail "CMake found dmrt in $found, not in the installed tree $DEST"
+  commands=$(cat "$WORK/cmake/compile_commands.json")
+  [[ $commands == *-DDMRT_TRANSPORT_SHM=1* ]] || fail "dmrt::dmrt does not define DMRT_TRANSPORT_SHM"
+  [[ $commands == *-std=*++20* ]] || fail "dmrt::dmrt does not ask for C++20: $commands"
+  for bad in DMRT_FAULT_INJECTION DMRT_TRANSPORT_SIM DMRT_TRANSPORT_VERBS DMRT_HAVE_NUMA; do
+    [[ $commands == *$bad* ]] && fail "dmrt::dmrt's flags carry $bad"
+  done
+  for bad in ibverbs mlx5 sodium; do
+    grep -rq -- "$bad" "$WORK"/cmake/CMakeFiles/*.dir/link.txt && fail "dmrt::dmrt links $bad"
+  done
+  for ex in $example_names; do
+    if [ -x "$WORK/cmake/$ex" ]; then
+      run_example CMake "$WORK/cmake/$ex"
+    else
+      fail "example $ex is not built by the installed CMakeLists.txt"
+    fi
+  done
+fi
 
 # A program using an index over verbs links with dmrt + dmrt-verbs (the verbs objects, then
 # rdma-core after libdmrt); referencing the entry point pulls them in, no device needed.
@@ -79,6 +138,59 @@ CPP
   else
     fail "RACE over verbs with dmrt dmrt-verbs: $(head -c 3000 "$WORK/verbs_link.err")"
   fi
+fi
+
+# The CMake package's other targets, the way a program on sim and verbs, or with the checker,
+# links them; and its version file: 0.x releases answer requests of their own minor version.
+if command -v cmake >/dev/null; then
+  components=$(sed -n 's/^set(_dmrt_components "\(.*\)")$/\1/p' "$(find "$DEST" -name dmrtConfig.cmake)")
+  mkdir -p "$WORK/components"
+  cat >"$WORK/components/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.16)
+project(dmrt_components LANGUAGES CXX)
+set(wanted sim verbs check)
+list(FILTER wanted INCLUDE REGEX "^($(echo "$components" | tr ';' '|'))\$")
+find_package(dmrt CONFIG REQUIRED COMPONENTS \${wanted})
+list(TRANSFORM wanted PREPEND dmrt::)
+add_executable(link link.cpp)
+target_link_libraries(link PRIVATE \${wanted})
+CMAKE
+  cat >"$WORK/components/link.cpp" <<'CPP'
+#include "check/linearizability.h"
+#include "indexes/race/prebuilt.h"
+int main() {
+  // Volatile copies keep the references: the linker must find RACE's instantiations.
+#if DMRT_TRANSPORT_SIM
+  auto* volatile sim = &dmrt::race::RaceIndex<dmrt::SimTransport>::create;
+  if (sim == nullptr) return 1;
+#endif
+#if DMRT_TRANSPORT_VERBS
+  auto* volatile verbs = &dmrt::race::RaceIndex<dmrt::VerbsTransport>::create;
+  if (verbs == nullptr) return 1;
+#endif
+  return 0;
+}
+CPP
+  if cmake -S "$WORK/components" -B "$WORK/components/build" -DCMAKE_PREFIX_PATH="$prefix" \
+       -DCMAKE_CXX_FLAGS=-O1 >"$WORK/components.log" 2>&1 &&
+     cmake --build "$WORK/components/build" >>"$WORK/components.log" 2>&1 &&
+     "$WORK/components/build/link"; then
+    echo "installed (CMake): a program on sim and verbs with the checker links (components of this build: $components)"
+  else
+    fail "CMake components ($components): $(tail -c 3000 "$WORK/components.log")"
+  fi
+  cfg=$(dirname "$(find "$DEST" -name dmrtConfigVersion.cmake)")/dmrtConfigVersion.cmake
+  version=$(pkg-config --modversion dmrt)
+  major=${version%%.*} rest=${version#*.} minor=${rest%%.*}
+  # shellcheck disable=SC2016
+  printf 'include("%s")\nmessage("${PACKAGE_VERSION_COMPATIBLE}")\n' "$cfg" >"$WORK/version.cmake"
+  answers=""
+  for want in "$version" "$major.$minor" "$major.$((minor + 1))" "$((major + 1)).0"; do
+    answers+="$(cmake -DPACKAGE_FIND_VERSION="$want" -DPACKAGE_FIND_VERSION_MAJOR="${want%%.*}" \
+      -DPACKAGE_FIND_VERSION_MINOR="$(echo "$want" | cut -d. -f2)" -P "$WORK/version.cmake" 2>&1) "
+  done
+  [ "$answers" = "TRUE TRUE FALSE FALSE " ] ||
+    fail "dmrtConfigVersion.cmake ($version) answers $version, $major.$minor, $major.$((minor + 1)), $((major + 1)).0 with: $answers"
 fi
 
 # Each installed header alone. The packages a header needs follow from where it lives.

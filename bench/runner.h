@@ -230,18 +230,22 @@ class Bench {
       attached_->group->barrier("end the run");
       clock_end_ = env_.clock_offset();
       clock_end_local_ns_ = setup_clock_ns();
-      attached_->group->finish();
     }
-
+    History h;
     if (opt_.verify) {
-      History h;
       h.append(std::move(load_history_));
       for (auto& w : workers_)
         if (w) h.append(std::move(w->history));
-      if (attached_ && attached_->members() > 1) return save_part_of_history(std::move(h));
-      return verify_history(std::move(h), opt_);
     }
-    return 0;
+    if (attached_ && attached_->members() > 1) {
+      // The part is saved before this process says it is done: the creator reads every part
+      // once all are (conclude), and read one still being written as truncated.
+      const int rc = opt_.verify ? save_part_of_history(std::move(h)) : 0;
+      attached_->group->finish();
+      return rc;
+    }
+    if (attached_) attached_->group->finish();
+    return opt_.verify ? verify_history(std::move(h), opt_) : 0;
   }
 
   // The creator of a multi-process run, once every process is done: the merged report of every

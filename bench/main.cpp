@@ -20,6 +20,7 @@
 #include "bench/run_limits.h"
 #include "bench/run_on.h"
 #include "bench/spec_flags.h"
+#include "bench/trace_cli.h"
 #include "bench/verify.h"
 #include "bench/workload.h"
 #if DMRT_TRANSPORT_SIM
@@ -285,6 +286,7 @@ int main_impl(int argc, char** argv) {
                  "With --verify: also write the recorded history to FILE (text, one operation per "
                  "line), to check again with dmrt-check")
       ->needs(verify);
+  add_trace_flags(app, opt);
   auto* vmax = app.add_option("--verify-max-ops", opt.verify_max_ops,
                               "With --verify --seconds: the run phase ends after N operations, so "
                               "the history stays bounded (default: what a quarter of this "
@@ -368,6 +370,8 @@ int main_impl(int argc, char** argv) {
     ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   auto mix = mix_of(opt.workload);
   if (!mix) return usage_error("unknown workload " + opt.workload);
+  if (std::string err = check_trace_flags(app, opt, *mix); !err.empty()) return usage_error(err);
+  if (!opt.write_trace.empty()) return write_trace(opt, *mix);
   if (key_format->count() > 0 && !opt.byte_keys())
     return usage_error("--key-format applies to byte-string keys: give --key-size > 8 too");
   if (opt.byte_keys() && opt.key_size < min_key_size(opt.key_codec().format()))

@@ -65,6 +65,9 @@ struct Options {
   std::string cpus;                  // bind this process's threads to these CPUs ("" = no)
   int numa_node = -1;                // run this process on this NUMA node (-1 = no)
   bool stop_nodes = false;           // verbs: ask the memory nodes (dmrt-node) to exit at the end
+  std::string trace_load;   // a YCSB trace file for the load phase (bench/trace.h)
+  std::string trace_run;    // and one for the run phase
+  std::string write_trace;  // write the generated load and run phases as trace files here
   bool verify = false;
   uint64_t verify_max_ops = ~uint64_t{0};  // --verify --seconds: the run phase ends here
   std::string history;  // --verify: also save the recorded history here (check/history_io.h)

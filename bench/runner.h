@@ -27,6 +27,7 @@
 #include "bench/merge.h"
 #include "bench/options.h"
 #include "bench/report.h"
+#include "bench/trace.h"
 #include "bench/transports.h"
 #include "bench/verify.h"
 #include "bench/watchdog.h"
@@ -142,8 +143,11 @@ class Bench {
 
   // Runs the phases; returns the process exit code (0, or the verifier's verdict).
   int run() {
+    open_traces();
     const uint64_t run_ops = mix_.load_only ? 0 : (opt_.seconds > 0 ? opt_.keys : opt_.ops);
-    expected_inserts_ = static_cast<uint64_t>(static_cast<double>(run_ops) * mix_.insert * 2.0);
+    expected_inserts_ =
+        trun_ ? trun_->inserts()
+              : static_cast<uint64_t>(static_cast<double>(run_ops) * mix_.insert * 2.0);
 
     // A key-set table covers every record the run can insert: expected_inserts_ is already twice
     // what a --ops run inserts; a --seconds run is open-ended, so it gets twice that again.
@@ -190,7 +194,7 @@ class Bench {
       clock_start_local_ns_ = setup_clock_ns();
       clock_start_ = env_.clock_offset();
     }
-    ops_ = my_share(opt_.ops);
+    ops_ = trun_ ? my_trace_lines() : my_share(opt_.ops);
     setup_ = std::make_unique<Client<T>>(env_.endpoint(compute_[0], id_base_ + clients));
     if (attached_ && !attached_->creator()) {
       // Another process creates and loads the index: wait for it, then join it.
@@ -288,6 +292,7 @@ class Bench {
     std::string value, out;
     std::vector<std::pair<Key, std::string>> rows;
     std::string kbuf;  // --key-size > 8: the current key's bytes (its capacity is reused)
+    std::string_view trace_key;  // a byte-key trace's current key (its line's bytes)
     std::vector<std::pair<std::string, std::string>> brows;  // a byte-key scan's rows
     HistoryRecorder history;                                 // --verify: this client's operations
     Watchdog::Slot* watch = nullptr;  // this worker's slot of the stall watchdog
@@ -341,6 +346,8 @@ class Bench {
                     std::to_string(opt_.value_size) + "|" + std::to_string(opt_.key_size) + "|" +
                     (bytes_ ? opt_.key_format : "") + "|" + opt_.key_order + "|" + opt_.keyset +
                     "|" + std::to_string(opt_.seed) + "|" + info_.index_options.dump();
+    if (tload_)  // every process cuts the same files into the same parts
+      s += "|" + opt_.trace_load + "|" + opt_.trace_run + "|" + std::to_string(workers_.size());
     return std::hash<std::string>{}(s) | 1;  // never 0, which no creator has written
   }
 
@@ -424,11 +431,12 @@ class Bench {
   // worker's buffer before the timed call; histories keep the integer key.
   std::string_view key_bytes_of(Worker& w, Key key) {
     if (!bytes_) return {};
+    if (!w.trace_key.empty()) return w.trace_key;  // a byte-string key from a trace file
     codec_.encode(key, w.kbuf);
     return w.kbuf;
   }
-  bool do_insert(Worker& w, uint32_t id, uint64_t record) {
-    Key key = keys_(record);
+  bool do_insert(Worker& w, uint32_t id, uint64_t record) { return insert_key(w, id, keys_(record)); }
+  bool insert_key(Worker& w, uint32_t id, Key key) {
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
     bool ok = false;
     const std::string_view kb = key_bytes_of(w, key);
@@ -471,6 +479,13 @@ class Bench {
       w.history.search(key, found, w.out, w.t0, mid);
       w.history.update(key, w.value, updated, mid, w.t1);
     }
+  }
+  void do_remove(Worker& w, uint32_t, Key key) {
+    bool ok = false;
+    const std::string_view kb = key_bytes_of(w, key);
+    timed(w, OpKind::kRemove, key,
+          [&] { return ok = bytes_ ? w.handle->remove(kb) : w.handle->remove(key); });
+    if (opt_.verify) w.history.remove(key, ok, w.t0, w.t1);
   }
   void do_scan(Worker& w, uint32_t, Key key, uint32_t count) {
     if (!maker_.scan())
@@ -637,7 +652,10 @@ class Bench {
       throw ConfigError("index " + info_.index +
                         " bulk loads integer keys: --key-size > 8 needs its load as inserts");
     std::vector<std::pair<Key, uint64_t>> recs(opt_.keys);
-    for (uint64_t rec = 0; rec < opt_.keys; ++rec) recs[rec] = {keys_(rec), rec};
+    if (tload_)
+      trace_load_keys(recs);
+    else
+      for (uint64_t rec = 0; rec < opt_.keys; ++rec) recs[rec] = {keys_(rec), rec};
     std::sort(recs.begin(), recs.end());
     std::vector<Key> sorted(recs.size());
     for (size_t i = 0; i < recs.size(); ++i) sorted[i] = recs[i].first;
@@ -680,6 +698,10 @@ class Bench {
   }
 
   PhaseResult load_phase() {
+    if (tload_)  // one part of the load file per client of this (the creating) process
+      return phase("load", tload_->lines(), 0, [&](Worker& w, const WorkerId& id, Progress& p) {
+        replay(w, id_base_ + id.index, *tload_, id.index, p);
+      });
     std::atomic<uint64_t> next{0};
     constexpr uint64_t kChunk = 32;
     return phase("load", opt_.keys, 0, [&](Worker& w, const WorkerId& id, Progress& p) {
@@ -698,6 +720,10 @@ class Bench {
   }
 
   PhaseResult run_phase() {
+    if (trun_)  // one part of the run file per client of the experiment
+      return phase("run", ops_, 0, [&](Worker& w, const WorkerId& id, Progress& p) {
+        replay(w, id_base_ + id.index, *trun_, trace_part(id.index), p);
+      });
     InsertSequence seq(opt_.keys);
     ChooserSpec spec;
     spec.dist = opt_.dist();
@@ -800,6 +826,90 @@ class Bench {
     return interrupted_exit_code(sig);
   }
 
+  // --- trace files (--trace-load, --trace-run; bench/trace.h) ------------------------------------
+  // Measures and cuts the files before the index is sized: the load file's lines are the keys,
+  // the run file's INSERTs the inserts to expect. The run file is cut into one part per client
+  // of the whole experiment (every process has the same threads x fibers: the fingerprint checks
+  // it), the load file into one part per client of the process that loads.
+  void open_traces() {
+    if (opt_.trace_load.empty()) return;
+    const auto kind = bytes_ ? trace::KeyKind::kBytes : trace::KeyKind::kInteger;
+    tload_.emplace(opt_.trace_load, static_cast<unsigned>(workers_.size()), kind, opt_.key_size);
+    opt_.keys = info_.keys = tload_->lines();
+    if (!opt_.trace_run.empty()) {
+      const uint64_t members = attached_ ? attached_->members() : 1;
+      trun_.emplace(opt_.trace_run, static_cast<unsigned>(members * workers_.size()), kind,
+                    opt_.key_size);
+    }
+    for (const auto* f : {&*tload_, trun_ ? &*trun_ : nullptr})
+      if (f && f->count(OpKind::kScan) > 0 && !maker_.scan())
+        throw ConfigError("index " + info_.index + " does not support scans, and " + f->path() +
+                          " has " + std::to_string(f->count(OpKind::kScan)) + " SCAN lines");
+  }
+  unsigned trace_part(size_t worker) const {
+    return static_cast<unsigned>((attached_ ? attached_->rank() : 0) * workers_.size() + worker);
+  }
+  uint64_t my_trace_lines() const {
+    uint64_t n = 0;
+    for (size_t i = 0; i < workers_.size(); ++i) n += trun_->part_lines(trace_part(i));
+    return n;
+  }
+  // A bulk load's keys from the load file, in file order (the record number is the line's
+  // place). Every line must be an INSERT of a key not inserted before: a bulk load builds the
+  // index from a set of keys, with no operation to replay in between.
+  void trace_load_keys(std::vector<std::pair<Key, uint64_t>>& recs) {
+    uint64_t n = 0;
+    trace::Op op;
+    for (unsigned p = 0; p < tload_->parts(); ++p) {
+      auto r = tload_->reader(p);
+      while (r.next(op)) {
+        if (op.kind != OpKind::kInsert)
+          throw ConfigError(opt_.trace_load + ":" + std::to_string(r.line_number()) +
+                            ": index " + info_.index +
+                            " bulk loads its load phase, which takes INSERT lines only");
+        recs[n] = {op.key, n};
+        ++n;
+      }
+    }
+    std::vector<Key> keys(recs.size());
+    for (size_t i = 0; i < recs.size(); ++i) keys[i] = recs[i].first;
+    std::sort(keys.begin(), keys.end());
+    if (auto d = std::adjacent_find(keys.begin(), keys.end()); d != keys.end())
+      throw ConfigError(opt_.trace_load + ": key " + std::to_string(*d - 1) +
+                        " is inserted twice; index " + info_.index +
+                        " bulk loads its load phase, a set of distinct keys");
+  }
+  // Runs one part of a trace file, line by line, on this worker's client.
+  void replay(Worker& w, uint32_t id, const trace::TraceFile& f, unsigned part, Progress& p) {
+    auto r = f.reader(part);
+    trace::Op op;
+    while (!stopping() && r.next(op)) {
+      w.trace_key = op.bytes;
+      switch (op.kind) {
+        case OpKind::kInsert:
+          insert_key(w, id, op.key);
+          break;
+        case OpKind::kSearch:
+          do_search(w, id, op.key);
+          break;
+        case OpKind::kUpdate:
+          do_update(w, id, op.key);
+          break;
+        case OpKind::kRemove:
+          do_remove(w, id, op.key);
+          break;
+        case OpKind::kScan:
+          do_scan(w, id, op.key, op.scan_count);
+          break;
+        case OpKind::kRmw:
+          break;  // no trace line is one
+      }
+      w.trace_key = {};
+      env_.between_ops(*w.client);
+      p.add(1);
+    }
+  }
+
   void emit(const PhaseResult& r) {
     if (!opt_.quiet) print_phase(info_, r);
     if (!opt_.json.empty()) write_json_line(opt_.json, phase_json(info_, r));
@@ -829,6 +939,7 @@ class Bench {
   uint32_t id_base_ = 0;                                        // first client id of this process
   std::vector<int> cpus_;             // --cpus: thread t runs on cpus_[t % size]
   HistoryRecorder load_history_;      // --verify: a bulk load's keys, as inserts
+  std::optional<trace::TraceFile> tload_, trun_;  // --trace-load, --trace-run: measured, cut
   const Scheduler* sched_ = nullptr;  // the running phase's, for its stop flag
 };
 

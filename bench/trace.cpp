@@ -12,10 +12,12 @@ namespace dmrt::bench::trace {
 
 namespace {
 
-constexpr size_t kBlock = size_t{1} << 20;  // read 1 MiB at a time
+constexpr size_t kBlock = size_t{1} << 20;    // read 1 MiB at a time
 constexpr size_t kMaxLine = size_t{1} << 20;  // a longer line is malformed, not buffered on
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
 
 // The next token of `s` from `pos` (skipping blanks); empty at the end.
 std::string_view token(std::string_view s, size_t& pos) {
@@ -30,12 +32,6 @@ bool counted(std::string_view line) {
   size_t i = 0;
   while (i < line.size() && is_space(line[i])) ++i;
   return i < line.size() && line[i] != '#';
-}
-
-bool starts_insert(std::string_view line) {
-  size_t i = 0;
-  while (i < line.size() && is_space(line[i])) ++i;
-  return line.substr(i, 7) == "INSERT " || line.substr(i, 7) == "INSERT\t";
 }
 
 std::string shown(std::string_view s) {
@@ -157,18 +153,21 @@ void parse_line(std::string_view line, KeyKind kind, size_t max_bytes, const std
   if (!rest.empty() && rest.front() != '[') bad(where, line, "unexpected \"" + shown(rest) + "\"");
 }
 
-TraceFile::TraceFile(std::string path, unsigned parts) : path_(std::move(path)) {
+TraceFile::TraceFile(std::string path, unsigned parts, KeyKind kind, size_t max_bytes)
+    : path_(std::move(path)), kind_(kind), max_bytes_(max_bytes) {
   if (parts == 0) throw TraceError(path_ + ": no client to replay it");
   // Two passes and a seek per part: only a regular file will do (not a pipe, not /dev/zero).
   struct stat st {};
   if (::stat(path_.c_str(), &st) != 0)
     throw TraceError(path_ + ": cannot open: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw TraceError(path_ + ": not a regular file");
-  // Pass 1: count the operations and the inserts.
-  each_line(path_, [&](std::string_view line, uint64_t, uint64_t) {
+  // Pass 1: check every line; count the operations and the inserts.
+  Op op;
+  each_line(path_, [&](std::string_view line, uint64_t no, uint64_t) {
     if (!counted(line)) return;
+    parse_line(line, kind_, max_bytes_, path_ + ":" + std::to_string(no), op);
     ++lines_;
-    if (starts_insert(line)) ++inserts_;
+    ++kinds_[static_cast<size_t>(op.kind)];
   });
   // The parts' sizes, then pass 2: where each part starts.
   starts_.resize(parts);
@@ -193,10 +192,12 @@ TraceFile::TraceFile(std::string path, unsigned parts) : path_(std::move(path)) 
   });
 }
 
-uint64_t TraceFile::part_lines(unsigned part) const { return starts_.at(part).ops; }
+uint64_t TraceFile::part_lines(unsigned part) const {
+  return starts_.at(part).ops;
+}
 
-TraceFile::Reader TraceFile::reader(unsigned part, KeyKind kind, size_t max_bytes) const {
-  return Reader(*this, part, kind, max_bytes);
+TraceFile::Reader TraceFile::reader(unsigned part) const {
+  return Reader(*this, part, kind_, max_bytes_);
 }
 
 TraceFile::Reader::Reader(const TraceFile& f, unsigned part, KeyKind kind, size_t max_bytes)

@@ -3,6 +3,7 @@
 // streamed, and written from dmrt's own generated workloads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -51,14 +52,17 @@ void parse_line(std::string_view line, KeyKind kind, size_t max_bytes, const std
 // them: part i holds the i-th run of floor(lines / parts) lines. The artifacts drop the remaining
 // lines; here the first (lines mod parts) parts take one more line each, so every line runs.
 // Blank lines and lines starting with '#' are skipped and not counted. The file is streamed in
-// blocks: two passes to measure and cut, then each part reads only its own range.
+// blocks: two passes to check every line and cut, then each part reads only its own range. A
+// malformed line is a TraceError from the constructor, before anything runs.
 class TraceFile {
  public:
-  TraceFile(std::string path, unsigned parts);
+  TraceFile(std::string path, unsigned parts, KeyKind kind = KeyKind::kInteger,
+            size_t max_bytes = 8);
 
   const std::string& path() const { return path_; }
-  uint64_t lines() const { return lines_; }      // operations (counted lines)
-  uint64_t inserts() const { return inserts_; }  // of which INSERT
+  uint64_t lines() const { return lines_; }  // operations (counted lines)
+  uint64_t inserts() const { return count(OpKind::kInsert); }
+  uint64_t count(OpKind k) const { return kinds_[static_cast<size_t>(k)]; }  // lines of a kind
   unsigned parts() const { return static_cast<unsigned>(starts_.size()); }
   uint64_t part_lines(unsigned part) const;
 
@@ -83,7 +87,7 @@ class TraceFile {
     size_t pos_ = 0, end_ = 0;
     std::string carry_;  // a line that straddles two blocks
   };
-  Reader reader(unsigned part, KeyKind kind, size_t max_bytes = 8) const;
+  Reader reader(unsigned part) const;
 
  private:
   struct Start {
@@ -92,7 +96,10 @@ class TraceFile {
     uint64_t ops = 0;   // counted lines in the part
   };
   std::string path_;
-  uint64_t lines_ = 0, inserts_ = 0;
+  KeyKind kind_;
+  size_t max_bytes_;
+  uint64_t lines_ = 0;
+  std::array<uint64_t, kOpKinds> kinds_{};
   std::vector<Start> starts_;
 };
 

@@ -291,7 +291,7 @@ class Bench {
     uint64_t stamp = 0;  // per-writer value sequence
     std::string value, out;
     std::vector<std::pair<Key, std::string>> rows;
-    std::string kbuf;  // --key-size > 8: the current key's bytes (its capacity is reused)
+    std::string kbuf;            // --key-size > 8: the current key's bytes (its capacity is reused)
     std::string_view trace_key;  // a byte-key trace's current key (its line's bytes)
     std::vector<std::pair<std::string, std::string>> brows;  // a byte-key scan's rows
     HistoryRecorder history;                                 // --verify: this client's operations
@@ -435,7 +435,9 @@ class Bench {
     codec_.encode(key, w.kbuf);
     return w.kbuf;
   }
-  bool do_insert(Worker& w, uint32_t id, uint64_t record) { return insert_key(w, id, keys_(record)); }
+  bool do_insert(Worker& w, uint32_t id, uint64_t record) {
+    return insert_key(w, id, keys_(record));
+  }
   bool insert_key(Worker& w, uint32_t id, Key key) {
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
     bool ok = false;
@@ -725,15 +727,8 @@ class Bench {
         replay(w, id_base_ + id.index, *trun_, trace_part(id.index), p);
       });
     InsertSequence seq(opt_.keys);
-    ChooserSpec spec;
-    spec.dist = opt_.dist();
-    spec.theta = opt_.zipf_theta;
-    spec.loaded = opt_.keys;
-    spec.zipf_items = opt_.keys + expected_inserts_;
-    if (spec.dist == Distribution::kZipfian)
-      spec.zipf_zetan = zeta_extend(0, spec.zipf_items, spec.theta, 0.0);
-    if (spec.dist == Distribution::kLatest)
-      spec.latest_zetan = zeta_extend(0, spec.loaded, spec.theta, 0.0);
+    const ChooserSpec spec =
+        make_chooser_spec(opt_.dist(), opt_.zipf_theta, opt_.keys, expected_inserts_);
     for (auto& w : workers_)
       if (w) w->chooser.reset();
 
@@ -864,8 +859,8 @@ class Bench {
       auto r = tload_->reader(p);
       while (r.next(op)) {
         if (op.kind != OpKind::kInsert)
-          throw ConfigError(opt_.trace_load + ":" + std::to_string(r.line_number()) +
-                            ": index " + info_.index +
+          throw ConfigError(opt_.trace_load + ":" + std::to_string(r.line_number()) + ": index " +
+                            info_.index +
                             " bulk loads its load phase, which takes INSERT lines only");
         recs[n] = {op.key, n};
         ++n;
@@ -937,10 +932,10 @@ class Bench {
   ClockOffset clock_start_, clock_end_;           // this host's clock against the group's reference
   uint64_t clock_start_local_ns_ = 0, clock_end_local_ns_ = 0;  // before / after measuring
   uint32_t id_base_ = 0;                                        // first client id of this process
-  std::vector<int> cpus_;             // --cpus: thread t runs on cpus_[t % size]
-  HistoryRecorder load_history_;      // --verify: a bulk load's keys, as inserts
+  std::vector<int> cpus_;                         // --cpus: thread t runs on cpus_[t % size]
+  HistoryRecorder load_history_;                  // --verify: a bulk load's keys, as inserts
   std::optional<trace::TraceFile> tload_, trun_;  // --trace-load, --trace-run: measured, cut
-  const Scheduler* sched_ = nullptr;  // the running phase's, for its stop flag
+  const Scheduler* sched_ = nullptr;              // the running phase's, for its stop flag
 };
 
 template <Transport T>

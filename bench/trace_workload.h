@@ -49,16 +49,7 @@ inline Written write_workload(const Options& o, const Mix& mix, const std::strin
   }
   if (mix.load_only) return out;
   out.run_path = dir + "/" + trace_name(o, false);
-  ChooserSpec spec;
-  spec.dist = o.dist();
-  spec.theta = o.zipf_theta;
-  spec.loaded = o.keys;
-  spec.zipf_items = o.keys + expected_inserts;
-  if (spec.dist == Distribution::kZipfian)
-    spec.zipf_zetan = zeta_extend(0, spec.zipf_items, spec.theta, 0.0);
-  if (spec.dist == Distribution::kLatest)
-    spec.latest_zetan = zeta_extend(0, spec.loaded, spec.theta, 0.0);
-  KeyChooser chooser(spec);
+  KeyChooser chooser(make_chooser_spec(o.dist(), o.zipf_theta, o.keys, expected_inserts));
   Rng rng(o.seed * 0x9e3779b97f4a7c15ull + 1);
   uint64_t next_record = o.keys;
   Writer w(out.run_path);

@@ -204,6 +204,20 @@ struct ChooserSpec {
   double latest_zetan = 0;  // zeta(loaded), the starting point of skewed-latest
 };
 
+// The spec of a run over `loaded` records that expects `inserts` more, zeta computed once.
+inline ChooserSpec make_chooser_spec(Distribution dist, double theta, uint64_t loaded,
+                                     uint64_t inserts) {
+  ChooserSpec spec;
+  spec.dist = dist;
+  spec.theta = theta;
+  spec.loaded = loaded;
+  spec.zipf_items = loaded + inserts;
+  if (dist == Distribution::kZipfian)
+    spec.zipf_zetan = zeta_extend(0, spec.zipf_items, spec.theta, 0.0);
+  if (dist == Distribution::kLatest) spec.latest_zetan = zeta_extend(0, loaded, spec.theta, 0.0);
+  return spec;
+}
+
 // Chooses existing record numbers, never at or beyond the acknowledged insert limit.
 //   zipfian : YCSB's ScrambledZipfianGenerator: rank from zipfian(items), record =
 //             fnv1a64(rank) mod items, retried while >= the acknowledged limit.

@@ -42,13 +42,8 @@ class HashTableServer {
   // The entry point of every fiber of the host (prebuilt in libdmrt: indexes/hstore/prebuilt.h).
   [[gnu::noinline]] void run(ServiceContext<T>& ctx) {
     if (ctx.fiber() == 0) {
-      try {
-        if (init(ctx)) rpc_loop(ctx);
-      } catch (...) {
-        if (claim_) claim_->release(ctx.client());
-        throw;
-      }
-      if (claim_) claim_->release(ctx.client());  // a later host need not wait for a lease
+      ClaimRelease<T> release(claim_, ctx.client());
+      if (init(ctx)) rpc_loop(ctx);
     } else {
       while (!ready_.load(std::memory_order_acquire)) {
         if (ctx.stop_requested()) return;

@@ -616,6 +616,13 @@ TEST(HStoreErrors, ClearErrors) {
 // sequence word in the HTS's request inbox and the SLS's) is counted and skipped; the servers
 // keep serving, where it used to stop the hosted service.
 TEST(HStoreHostile, MalformedSlotsInServerInboxesAreCountedAndSkipped) {
+  // The ring throws for a malformed slot and the server fiber catches it and serves on. On a fiber
+  // stack AddressSanitizer cannot follow that (boost.context has no ASan annotations here): the
+  // frames the exception left stay poisoned and later calls report false errors. The case runs
+  // in the release build.
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer cannot follow an exception caught on a fiber stack";
+#endif
   hstore::Options o;
   o.expected_keys = 4096;
   HStoreCluster cl(o);

@@ -5,7 +5,6 @@
 
 #include <unistd.h>
 #include <cstdint>
-#include <optional>
 #include <random>
 #include <string>
 
@@ -120,23 +119,6 @@ class ServiceClaim {
   uint64_t last_ = 0;
   bool held_ = false;
   bool took_over_ = false;
-};
-
-// Releases a claim when the serving code leaves its scope, by return or by exception, so that a
-// later host need not wait for the lease. An empty optional (the claim was never made) is fine.
-template <Transport T>
-class ClaimRelease {
- public:
-  ClaimRelease(std::optional<ServiceClaim<T>>& claim, Client<T>& c) : claim_(claim), c_(c) {}
-  ~ClaimRelease() {
-    if (claim_) claim_->release(c_);
-  }
-  ClaimRelease(const ClaimRelease&) = delete;
-  ClaimRelease& operator=(const ClaimRelease&) = delete;
-
- private:
-  std::optional<ServiceClaim<T>>& claim_;
-  Client<T>& c_;
 };
 
 }  // namespace dmrt

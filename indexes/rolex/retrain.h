@@ -3,7 +3,6 @@
 #pragma once
 
 #include <chrono>
-#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -257,15 +256,13 @@ void retrain_service(ServiceContext<T>& ctx, ServiceOptions so = {}) {
   }
   // One retrainer per index (the CirQ has one consumer): a second host is refused while this
   // one's heartbeat advances; a clean stop frees the claim at once.
-  std::optional<ServiceClaim<T>> claim;
-  ClaimRelease<T> release(claim, c);
-  claim.emplace(r.cirq_owner(),
-                "the ROLEX retraining service at root slot " + std::to_string(so.root_slot));
-  if (!claim->acquire(c, [&] { return ctx.stop_requested(); })) return;
+  ServiceClaim<T> claim(
+      r.cirq_owner(), "the ROLEX retraining service at root slot " + std::to_string(so.root_slot));
+  if (!claim.acquire(c, [&] { return ctx.stop_requested(); })) return;
   uint64_t head = c.template read_value<uint64_t>(r.cirq_head());
   std::set<uint64_t> pending;
   while (!ctx.stop_requested()) {
-    claim->beat(c);
+    claim.beat(c);
     // Drain CirQ.
     for (;;) {
       GlobalAddress slot = r.cirq_entry(head);
@@ -290,6 +287,7 @@ void retrain_service(ServiceContext<T>& ctx, ServiceOptions so = {}) {
     pending.erase(best);
     retrain_group(c, r, best, so.train_ns_per_key);
   }
+  claim.release(c);  // a clean stop: a later host need not wait for the lease
 }
 
 }  // namespace dmrt::rolex

@@ -791,7 +791,17 @@ class Bench {
       return;
     }
     const Key key = keys_(w.chooser->next(w.rng, seq.limit()));
+    const uint32_t count =
+        kind == OpKind::kScan ? 1 + static_cast<uint32_t>(w.rng.below(mix_.max_scan)) : 0;
+    do_op(w, id, kind, key, count);
+  }
+  // One operation of `kind` on `key` (`count`: a scan's length); the generator and the trace
+  // replay both go through it.
+  void do_op(Worker& w, uint32_t id, OpKind kind, Key key, uint32_t count) {
     switch (kind) {
+      case OpKind::kInsert:
+        insert_key(w, id, key);
+        break;
       case OpKind::kSearch:
         do_search(w, id, key);
         break;
@@ -802,9 +812,10 @@ class Bench {
         do_rmw(w, id, key);
         break;
       case OpKind::kScan:
-        do_scan(w, id, key, 1 + static_cast<uint32_t>(w.rng.below(mix_.max_scan)));
+        do_scan(w, id, key, count);
         break;
-      default:
+      case OpKind::kRemove:
+        do_remove(w, id, key);
         break;
     }
   }
@@ -880,25 +891,7 @@ class Bench {
     trace::Op op;
     while (!stopping() && r.next(op)) {
       w.trace_key = op.bytes;
-      switch (op.kind) {
-        case OpKind::kInsert:
-          insert_key(w, id, op.key);
-          break;
-        case OpKind::kSearch:
-          do_search(w, id, op.key);
-          break;
-        case OpKind::kUpdate:
-          do_update(w, id, op.key);
-          break;
-        case OpKind::kRemove:
-          do_remove(w, id, op.key);
-          break;
-        case OpKind::kScan:
-          do_scan(w, id, op.key, op.scan_count);
-          break;
-        case OpKind::kRmw:
-          break;  // no trace line is one
-      }
+      do_op(w, id, op.kind, op.key, op.scan_count);
       w.trace_key = {};
       env_.between_ops(*w.client);
       p.add(1);

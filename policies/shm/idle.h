@@ -1,10 +1,12 @@
-// Idle threads on shm: a thread whose fibers only wait sleeps on a futex until a message is sent.
+// Idle threads on shm: a thread whose fibers only wait sleeps on a futex until a message is sent,
+// or, on a pool that may span hosts, polls with a bounded backoff.
 #pragma once
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstddef>
@@ -84,7 +86,16 @@ struct IdleThread {
   static constexpr uint32_t kArmAfter = 256, kRecheck = 64;
   static constexpr uint64_t kSleepNs = 100'000;
 
+  // Polling instead (a pool from a device or file, Pool::polling_waits: its processes may be on
+  // other hosts, which no futex reaches): after kArmAfter pauses in a row the thread sleeps once
+  // per kRecheck pauses (a round of its fibers' looks), 1 us first, doubling up to kSleepNs. So a
+  // message or word a waiting fiber wants is seen at most kSleepNs after it appears, plus the
+  // kernel's timer slack (50 us by default, which also rounds the first short sleeps up), plus
+  // one round of the thread's fibers; the first kArmAfter pauses after any progress never sleep.
+  static constexpr uint64_t kFirstPollNs = 1'000;
+
   uint64_t pauses = 0;
+  uint64_t poll_ns = 0;  // the last polling sleep (0: none since progress)
   uint32_t streak = 0;
   uint32_t seen = 0;
   // The bell the fibers pausing in this streak wait on: their home's, or kAnyBell when their
@@ -94,6 +105,7 @@ struct IdleThread {
 
   void progress() {
     streak = 0;
+    poll_ns = 0;
     if (armed) {
       want.disarm();
       armed = false;
@@ -111,6 +123,14 @@ struct IdleThread {
       // Woken by a message, its receiver makes progress; after a timeout, arm again at once.
       streak = kArmAfter - 1;
     }
+  }
+  // The polling pause (above): sleeps when a round of looks since the last sleep found nothing.
+  void pause_polling() {
+    if (++streak < kArmAfter + kRecheck) return;
+    streak = kArmAfter;
+    poll_ns = poll_ns ? std::min(2 * poll_ns, kSleepNs) : kFirstPollNs;
+    timespec ts{0, static_cast<long>(poll_ns)};
+    nanosleep(&ts, nullptr);
   }
 };
 

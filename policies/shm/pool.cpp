@@ -13,16 +13,12 @@
 #include <cstring>
 #include <utility>
 
+#include "policies/shm/numa_bind.h"
 #include "runtime/error.h"
 #include "runtime/layout.h"
 #include "runtime/local_memory.h"
 #include "runtime/machine.h"
 #include "runtime/messaging.h"
-
-#ifdef DMRT_HAVE_NUMA
-#include <numa.h>
-#include <numaif.h>
-#endif
 
 namespace dmrt::shm {
 
@@ -258,20 +254,8 @@ std::shared_ptr<Pool> Pool::create(const ClusterConfig& config, const std::strin
     }
     std::byte* base = pool->regions_[n].base;
     if (spec.numa_node >= 0) {
-#ifdef DMRT_HAVE_NUMA
-      if (numa_available() < 0 || spec.numa_node > numa_max_node())
-        throw ConfigError("node " + std::to_string(n) + " asks for NUMA node " +
-                          std::to_string(spec.numa_node) + ", which this machine does not have");
-      unsigned long mask[16] = {};
-      mask[spec.numa_node / 64] = 1ul << (spec.numa_node % 64);
-      if (mbind(base, spec.region_bytes, MPOL_BIND, mask, 1024, 0) != 0)
-        throw Error("mbind to NUMA node " + std::to_string(spec.numa_node) +
-                    " failed: " + errno_text());
+      bind_to_numa_node(base, spec.region_bytes, spec.numa_node, "node " + std::to_string(n));
       pool->numa_bound_ = true;
-#else
-      throw ConfigError("node " + std::to_string(n) +
-                        " asks for NUMA placement, but dmrt was built without libnuma");
-#endif
     }
     // After mbind: the reserved pages follow the object's NUMA policy.
     if (!name.empty() && fd.fd >= 0)
@@ -279,6 +263,16 @@ std::shared_ptr<Pool> Pool::create(const ClusterConfig& config, const std::strin
     layout::format_region(base, spec.region_bytes, n, spec.role, config);
   }
   pool->pages_ = all_huge ? "thp" : "4k";
+  if (name.empty()) {
+    pool->prov_.kind = "memfd";
+    pool->prov_.kernel_path =
+        all_huge ? "private anonymous memory (THP), this process's" : "memfds, this process's";
+  } else {
+    pool->prov_.kind = "shm";
+    pool->prov_.path = std::string(kShmDir) + "/dmrt." + name + ".*";
+    pool->prov_.kernel_path = "POSIX shared memory objects (shm_open), one per node";
+    pool->prov_.filesystem = "tmpfs";
+  }
   pool->model_far_memory(config);
   return pool;
 }
@@ -304,36 +298,58 @@ std::shared_ptr<Pool> Pool::attach(const std::string& name) {
   if (name.empty()) throw ConfigError("attach needs the name of a pool");
   std::shared_ptr<Pool> pool(new Pool());
   pool->name_ = name;
-  auto bad = [&](size_t n, const std::string& why) {
-    return ConfigError("pool '" + name + "' node " + std::to_string(n) + ": " + why +
-                       " (a corrupt or foreign pool: remove it and create it again)");
-  };
   // An object's real size, which is all a mapping of it may cover.
   auto object_bytes = [&](int fd) {
     struct stat st;
     if (fstat(fd, &st) != 0) throw Error("fstat of pool '" + name + "' failed: " + errno_text());
     return static_cast<uint64_t>(st.st_size < 0 ? 0 : st.st_size);
   };
-  auto open_node = [&](size_t n, uint64_t& bytes) {
+  auto map_region = [&](size_t n) {
     Fd fd{open_region(name, static_cast<NodeId>(n), false)};
-    bytes = object_bytes(fd.fd);
+    const uint64_t bytes = object_bytes(fd.fd);
     if (bytes < layout::kHeaderBytes)
       throw ConfigError("pool '" + name + "' node " + std::to_string(n) +
                         " is not initialised (its object is " + std::to_string(bytes) +
                         " bytes, less than a header)");
     if (bytes > GlobalAddress::kDeviceMemoryBit)
-      throw bad(n, "its object is " + std::to_string(bytes) + " bytes, more than 2^47");
-    return std::exchange(fd.fd, -1);
+      throw ConfigError("pool '" + name + "' node " + std::to_string(n) + ": its object is " +
+                        std::to_string(bytes) +
+                        " bytes, more than 2^47 (a corrupt or foreign pool: remove it and create "
+                        "it again)");
+    pool->map_node(static_cast<NodeId>(n), fd.fd, bytes, NodeRole::kMemory);
+  };
+  auto map_device = [&](size_t n, uint64_t dm) {
+    Fd dfd{open_region(name, static_cast<NodeId>(n), false, true)};
+    const uint64_t real = object_bytes(dfd.fd);
+    if (real != dm)
+      throw ConfigError("pool '" + name + "' node " + std::to_string(n) +
+                        ": its header says it has " + std::to_string(dm) +
+                        " bytes of device memory but that object is " + std::to_string(real) +
+                        " bytes (truncated or resized) (a corrupt or foreign pool: remove it and "
+                        "create it again)");
+    pool->map_device(static_cast<NodeId>(n), dfd.fd, dm);
+  };
+  attach_regions(*pool, map_region, map_device);
+  pool->prov_.kind = "shm";
+  pool->prov_.path = std::string(kShmDir) + "/dmrt." + name + ".*";
+  pool->prov_.kernel_path = "POSIX shared memory objects (shm_open), one per node";
+  pool->prov_.filesystem = "tmpfs";
+  return pool;
+}
+
+void Pool::attach_regions(Pool& pool, const std::function<void(size_t)>& map_region,
+                          const std::function<void(size_t, uint64_t)>& map_device) {
+  const std::string& name = pool.name_;
+  auto bad = [&](size_t n, const std::string& why) {
+    return ConfigError("pool '" + name + "' node " + std::to_string(n) + ": " + why +
+                       " (a corrupt or foreign pool: remove it and create it again)");
   };
   // Node 0 tells how many nodes there are and the mailbox geometry.
-  uint64_t bytes0 = 0;
-  pool->regions_.resize(1);
-  pool->device_.resize(1);
-  {
-    Fd fd0{open_node(0, bytes0)};
-    pool->map_node(0, fd0.fd, bytes0, NodeRole::kMemory);
-  }
-  std::byte* b0 = pool->regions_[0].base;
+  pool.regions_.resize(1);
+  pool.device_.resize(1);
+  map_region(0);
+  std::byte* b0 = pool.regions_[0].base;
+  const uint64_t bytes0 = pool.regions_[0].bytes;
   if (local::load_word(b0 + layout::kMagicOffset) != layout::kMagic)
     throw ConfigError("pool '" + name + "' is not a dmrt pool, or is still being created");
   const uint64_t count = local::load_word(b0 + layout::kNodeCountOffset);
@@ -342,7 +358,7 @@ std::shared_ptr<Pool> Pool::attach(const std::string& name) {
                      std::to_string(ClusterConfig::kMaxNodes) + " can be)");
   const uint64_t geom = local::load_word(b0 + layout::kMailboxGeomOffset);
   const uint64_t slot_bytes = local::load_word(b0 + layout::kSlotBytesOffset);
-  MailboxGeometry& g = pool->config_.mailbox;
+  MailboxGeometry& g = pool.config_.mailbox;
   g.mailboxes = static_cast<uint32_t>(geom & 0xffffffff);
   g.slots = static_cast<uint32_t>(geom >> 32);
   g.slot_bytes = static_cast<uint32_t>(slot_bytes);
@@ -358,24 +374,20 @@ std::shared_ptr<Pool> Pool::attach(const std::string& name) {
   } catch (const ConfigError& e) {
     throw bad(0, std::string("its header's mailbox geometry is wrong: ") + e.what());
   }
-  pool->regions_.resize(count);
-  pool->device_.resize(count);
-  pool->config_.nodes.resize(count);
+  pool.regions_.resize(count);
+  pool.device_.resize(count);
+  pool.config_.nodes.resize(count);
   for (size_t n = 0; n < count; ++n) {
-    const auto id = static_cast<NodeId>(n);
     if (n > 0) {
-      uint64_t bytes = 0;
-      Fd fd;
       try {
-        fd.fd = open_node(n, bytes);
+        map_region(n);
       } catch (const ConfigError& e) {
         throw ConfigError(std::string(e.what()) + "; node 0's header says the pool has " +
                           std::to_string(count) + " nodes");
       }
-      pool->map_node(id, fd.fd, bytes, NodeRole::kMemory);
     }
-    std::byte* b = pool->regions_[n].base;
-    const uint64_t bytes = pool->regions_[n].bytes;
+    std::byte* b = pool.regions_[n].base;
+    const uint64_t bytes = pool.regions_[n].bytes;
     auto word = [&](uint64_t offset) { return local::load_word(b + offset); };
     if (n > 0 && word(layout::kMagicOffset) != layout::kMagic)
       throw bad(n, "it is not formatted (no magic word)");
@@ -396,7 +408,7 @@ std::shared_ptr<Pool> Pool::attach(const std::string& name) {
       throw bad(
           n, "its header's node word " + std::to_string(info) + " names another node or no role");
     const NodeRole role = static_cast<NodeRole>((info >> 16) & 0xff);
-    pool->regions_[n].role = role;
+    pool.regions_[n].role = role;
     if (bytes < layout::heap_start(g) + 4096)
       throw bad(n, "its region of " + std::to_string(bytes) +
                        " bytes is smaller than its header and mailboxes need (" +
@@ -405,27 +417,25 @@ std::shared_ptr<Pool> Pool::attach(const std::string& name) {
     if (dm > NodeSpec::kMaxDeviceMemoryBytes || dm % 64)
       throw bad(n, "its header says it has " + std::to_string(dm) +
                        " bytes of device memory (a multiple of 64, at most 1 GiB, can be)");
-    pool->config_.nodes[n] = {role, bytes, -1, "", dm, {}};
-    if (dm) {
-      Fd dfd{open_region(name, id, false, true)};
-      const uint64_t real = object_bytes(dfd.fd);
-      if (real != dm)
-        throw bad(n, "its header says it has " + std::to_string(dm) +
-                         " bytes of device memory but that object is " + std::to_string(real) +
-                         " bytes (truncated or resized)");
-      pool->map_device(id, dfd.fd, dm);
-    }
+    pool.config_.nodes[n] = {role, bytes, -1, "", dm, {}};
+    if (dm) map_device(n, dm);
   }
   try {
-    pool->config_.validate();
+    pool.config_.validate();
   } catch (const ConfigError& e) {
     throw ConfigError("pool '" + name + "': " + e.what() +
                       " (a corrupt or foreign pool: remove it and create it again)");
   }
-  return pool;
 }
 
 Pool::~Pool() {
+  if (source_base_) {  // a pool from a device or file: one mapping, and the path stays
+    // Its creator closes it: a process that attaches later waits for the next creator instead of
+    // using a pool nobody serves.
+    if (owner_) local::store_word(source_base_ + layout::kMagicOffset, 0);
+    munmap(source_base_, source_map_bytes_);
+    return;
+  }
   for (size_t n = 0; n < regions_.size(); ++n) {
     const auto id = static_cast<NodeId>(n);
     if (regions_[n].base) munmap(regions_[n].base, regions_[n].bytes);

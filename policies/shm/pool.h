@@ -1,8 +1,10 @@
-// Pool: every node region of a cluster as shared memory (memfd or named shm), mapped here.
+// Pool: every node region of a cluster as shared memory (memfd, named shm, or a device or file
+// the user names), mapped here.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "policies/shm/coherence.h"
 #include "policies/shm/execution.h"
 #include "policies/shm/far_memory.h"
+#include "policies/shm/source.h"
 #include "runtime/cluster.h"
 
 namespace dmrt::shm {
@@ -22,12 +25,33 @@ struct Region {
 
 // Owns the mappings. An anonymous pool (no name) lives in memfds of this process; a named pool
 // is created with shm_open under /dev/shm/dmrt.<name>.<node> so that other processes can attach,
-// and is unlinked when its creator goes away.
+// and is unlinked when its creator goes away. A pool from a path (PoolSource, policies/shm/
+// source.h) lies whole in one device or file: node n's region at offset(n), each region and
+// device memory starting on a kSourceAlign boundary after the one before (region, then its
+// device memory, node by node), so the regions' own headers are the layout an attacher reads.
 class Pool {
  public:
   static std::shared_ptr<Pool> create(const ClusterConfig& config, const std::string& name = "");
   // Attaches to a named pool created by another process; throws ConfigError if there is none.
   static std::shared_ptr<Pool> attach(const std::string& name);
+  // A pool on a device or file (source.path; an empty path is create(config)). The file is made
+  // if it does not exist and grown if it is smaller than source_bytes_needed(config); a device
+  // must already be that large. What was there is cleared (node 0's magic word first, so that a
+  // process attaching meanwhile waits). source.numa_node binds the whole mapping (mbind); a
+  // node's NodeSpec::numa_node binds its region. The pool's waits poll (polling_waits()).
+  // Its creator clears node 0's magic word when it goes away; the device or file stays.
+  static std::shared_ptr<Pool> create(const ClusterConfig& config, const PoolSource& source);
+  // Attaches to the pool another process created on source.path, from the regions' headers;
+  // every header word is checked against what the device or file really holds (its sysfs size or
+  // fstat) before it sizes anything. With `expect`, a pool of another geometry (node count,
+  // roles, region and device-memory sizes, mailboxes) is refused. ConfigError when there is no
+  // pool there yet: its text then says "no pool named", "is not initialised" or "still being
+  // created", as attach(name)'s does, for callers that wait.
+  static std::shared_ptr<Pool> attach(const PoolSource& source,
+                                      const ClusterConfig* expect = nullptr);
+  // Bytes a pool of `config` takes on a device or file (create(config, source)).
+  static uint64_t source_bytes_needed(const ClusterConfig& config);
+  static constexpr uint64_t kSourceAlign = uint64_t{2} << 20;  // devdax's usual alignment
   ~Pool();
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
@@ -42,8 +66,16 @@ class Pool {
   const Region& region_of(GlobalAddress a) const {
     return a.in_device_memory() ? device_[a.node()] : regions_[a.node()];
   }
+  // The pool's name, or its path for a pool from a device or file.
   const std::string& name() const { return name_; }
   bool owner() const { return owner_; }
+  // True for a pool from a device or file: its processes may be on several hosts, so a thread
+  // whose fibers only wait polls with a bounded backoff instead of sleeping on a futex, and a
+  // sender rings no bell (policies/shm/idle.h, IdleThread::pause_polling).
+  bool polling_waits() const { return polling_; }
+  // Which device or file, NUMA node and kernel path serve the pool (policies/shm/source.h), with
+  // a sample of where its pages are now.
+  PoolProvenance provenance() const;
   // Bytes handed out by the allocator so far on node n (bump word minus heap start).
   uint64_t heap_used(NodeId n) const;
   // The pages the node regions are on: "thp" (an anonymous pool in private memory with
@@ -127,6 +159,11 @@ class Pool {
   void map_node(NodeId n, int fd, uint64_t bytes, NodeRole role);
   void map_device(NodeId n, int fd, uint64_t bytes);
   static std::byte* map_anonymous_huge(uint64_t bytes);
+  // attach's checks of every header, whatever maps the regions: `map_region(n)` maps node n's
+  // region into regions_[n] (bytes from what really holds it), `map_device(n, dm)` its device
+  // memory of the `dm` bytes its header says.
+  static void attach_regions(Pool& pool, const std::function<void(size_t)>& map_region,
+                             const std::function<void(size_t, uint64_t)>& map_device);
   void set_hook(RoundTripHook h, bool on) {
     hooks_ = static_cast<uint8_t>(on ? hooks_ | h : hooks_ & ~h);
   }
@@ -136,6 +173,10 @@ class Pool {
   std::string name_;
   bool owner_ = false;
   bool numa_bound_ = false;
+  bool polling_ = false;              // a pool from a path (polling_waits)
+  std::byte* source_base_ = nullptr;  // a pool from a path: its one mapping
+  uint64_t source_map_bytes_ = 0;
+  PoolProvenance prov_;  // what provenance() reports, less the page sample
   std::string pages_ = "4k";
   uint8_t hooks_ = 0;    // RoundTripHook bits; present in every build so the layout never varies
   unsigned jitter_ = 0;  // set_round_trip_jitter

@@ -38,7 +38,8 @@ class Endpoint {
         device_(&pool_->device_region(0)),
         nodes_(pool_->node_count()),
         home_(home),
-        client_(client_id) {}
+        client_(client_id),
+        polling_(pool_->polling_waits()) {}
   // A thread whose last fiber ends while its thread is armed must not leave the bell counting a
   // sleeper (every send would then make a futex call for nobody).
   ~Endpoint() { idle_thread().progress(); }
@@ -60,10 +61,14 @@ class Endpoint {
   // A fiber that waits: the next fiber of the thread runs. When every fiber of the thread has
   // only paused for a while (no verb, no message), the thread sleeps until a message is sent
   // anywhere in the pool or 100 us pass (policies/shm/idle.h), so that idle servers and clients
-  // waiting for answers leave the cores to the threads that have work.
+  // waiting for answers leave the cores to the threads that have work. On a pool that may span
+  // hosts (Pool::polling_waits) it sleeps 1 to 100 us between looks instead: no futex.
   void pause() {
     IdleThread& t = idle_thread();
-    t.pause(home_bell_, bell(IdleBell::kAnyBell));
+    if (polling_)
+      t.pause_polling();
+    else
+      t.pause(home_bell_, bell(IdleBell::kAnyBell));
     yield();
     // A lone fiber spinning on a word another thread holds must let that thread run. Counted
     // per thread: counted per fiber, the idle fibers of a thread reach their 64th pause in the
@@ -95,6 +100,7 @@ class Endpoint {
                 std::span<const std::byte> payload) {
     if (!ring(node, mailbox).try_push(h, payload)) return false;
     idle_thread().progress();
+    if (polling_) return true;  // its receiver polls: no bell, no futex across hosts
     bell(IdleBell::of_node(node, role(node))).ring();
     bell(IdleBell::kAnyBell).ring(true);
     return true;
@@ -308,6 +314,7 @@ class Endpoint {
   uint32_t client_;
   uint64_t draws_ = 0;  // next_random() calls so far (torn reads, jitter)
   uint64_t last_due_ns_ = 0;
+  bool polling_;  // Pool::polling_waits: no idle bells
   bool yielded_ = false;
 };
 

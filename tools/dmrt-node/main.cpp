@@ -45,7 +45,10 @@ struct Host {
 Host add_shm_host(CLI::App& app) {
   auto* group = app.add_option_group("shm", "flags of --transport shm");
   auto sa = std::make_shared<ShmArgs>();
-  group->add_option("--pool", sa->pool, "name of the shm pool (/dev/shm/dmrt.NAME.*)");
+  group->add_option("--pool", sa->pool,
+                    "the shm pool: a NAME (/dev/shm/dmrt.NAME.*, one host), or a PATH with a '/': "
+                    "a device-dax (/dev/daxX.Y), a PCI BAR (/sys/bus/pci/devices/D/resource2, "
+                    "ivshmem) or a file, whose processes may be on several hosts (waits poll)");
   auto* create = group->add_flag(
       "--create", sa->create,
       "create the pool (the memory node process of a multi-process shm run: it serves until "
@@ -69,7 +72,8 @@ Host add_shm_host(CLI::App& app) {
   auto* numa = group
                    ->add_option("--numa-node", sa->numa_node,
                                 "with --create: bind the memory nodes' regions to this NUMA "
-                                "node (mbind; over the cluster file's numa)")
+                                "node (mbind; over the cluster file's numa); with --pool PATH, "
+                                "the whole pool's mapping (a file's pages)")
                    ->check(CLI::Range(0, 1023));
   for (CLI::Option* o : {mn, cn, mb, numa}) o->needs(create);
   return {"shm", group, [sa](const NodeArgs& args, const Services& registry) {
@@ -122,7 +126,8 @@ int main(int argc, char** argv) {
   bool no_echo = false;
   app.add_flag("--no-echo", no_echo, "do not run the echo service on mailbox 0");
   auto* cluster = app.add_option("--cluster", args.cluster_file,
-                                 "cluster file (TOML; verbs, and shm with --create)")
+                                 "cluster file (TOML; verbs, and shm with --create; shm --pool "
+                                 "PATH without --create: the geometry the pool must have)")
                       ->check(CLI::ExistingFile);
   std::vector<Host> hosts;
 #if DMRT_TRANSPORT_VERBS

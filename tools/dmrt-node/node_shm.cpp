@@ -1,14 +1,16 @@
 // dmrt-node on shm: the memory-node process of a multi-process shm run. With --create it creates
-// the named pool (a cluster file's nodes, or an embedded cluster; memory regions bound to a NUMA
+// the pool (a cluster file's nodes, or an embedded cluster; memory regions bound to a NUMA
 // node when asked), otherwise it attaches to one another process made; either way it hosts the
 // echo service and the requested services on one of the pool's nodes, each a shm::ServiceHost
-// thread, until SIGINT/SIGTERM arrives. A pool it created is removed when it stops.
+// thread, until SIGINT/SIGTERM arrives. A named pool it created is removed when it stops; a pool
+// on a device or file (--pool PATH) is closed (its magic word cleared) and the path stays.
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "policies/shm/pool.h"
 #include "policies/shm/service.h"
+#include "policies/shm/source.h"
 #include "runtime/error.h"
 #include "runtime/layout.h"
 #include "runtime/local_memory.h"
@@ -19,18 +21,32 @@ namespace dmrt::node {
 
 namespace {
 
+// Which device or file serves a pool from a path, and how its processes wait.
+void describe_source(const shm::Pool& pool) {
+  const shm::PoolProvenance p = pool.provenance();
+  std::cout << "dmrt-node: pool on " << p.kind << " " << p.path << ": " << p.kernel_path << "; "
+            << (p.pool_bytes >> 20) << " MiB of its " << (p.source_bytes >> 20) << " MiB";
+  if (p.device_numa_node >= 0) std::cout << "; the device is on NUMA node " << p.device_numa_node;
+  if (p.numa_node >= 0) std::cout << "; bound to NUMA node " << p.numa_node << " (mbind)";
+  std::cout << "; waits poll (no futex: its processes may be on other hosts)" << std::endl;
+}
+
 // The pool a --create run makes: the cluster file, or the embedded cluster of the flags.
 std::shared_ptr<shm::Pool> create_pool(const ShmArgs& sa, const NodeArgs& args) {
   ClusterConfig config =
       args.cluster_file.empty()
           ? ClusterConfig::embedded(sa.memory_nodes, sa.compute_nodes, sa.memory_mb << 20)
           : ClusterConfig::from_toml_file(args.cluster_file);
-  if (sa.numa_node >= 0)
+  const bool path = shm::PoolSource::is_path(sa.pool);
+  // A pool on a device or file is one mapping: the binding is the whole mapping's.
+  if (sa.numa_node >= 0 && !path)
     for (NodeId m : config.memory_nodes()) config.nodes[m].numa_node = sa.numa_node;
-  auto pool = shm::Pool::create(config, sa.pool);
+  auto pool = path ? shm::Pool::create(config, shm::PoolSource{sa.pool, sa.numa_node})
+                   : shm::Pool::create(config, sa.pool);
   std::cout << "dmrt-node: created shm pool '" << sa.pool << "': " << config.size() << " nodes ("
             << config.memory_nodes().size() << " memory, " << config.compute_nodes().size()
             << " compute)" << std::endl;
+  if (path) describe_source(*pool);
   // Where the memory lies: the binding asked for, and where the pages written so far (each
   // region's header and mailboxes) landed.
   const int host_nodes = placement::host_numa_nodes();
@@ -60,12 +76,25 @@ std::shared_ptr<shm::Pool> create_pool(const ShmArgs& sa, const NodeArgs& args) 
 }  // namespace
 
 int run_shm(const ShmArgs& sa, const NodeArgs& args, const Services& registry) {
-  if (sa.pool.empty()) throw ConfigError("--transport shm needs --pool NAME");
-  if (!sa.create && !args.cluster_file.empty())
+  if (sa.pool.empty()) throw ConfigError("--transport shm needs --pool NAME or --pool PATH");
+  const bool path = shm::PoolSource::is_path(sa.pool);
+  if (!sa.create && !args.cluster_file.empty() && !path)
     throw ConfigError(
         "--cluster with --transport shm needs --create (an attached pool's nodes "
-        "are the creator's)");
-  std::shared_ptr<shm::Pool> pool = sa.create ? create_pool(sa, args) : shm::Pool::attach(sa.pool);
+        "are the creator's), or a pool on a device or file, whose geometry it then checks");
+  std::shared_ptr<shm::Pool> pool;
+  if (sa.create) {
+    pool = create_pool(sa, args);
+  } else if (path) {
+    // With --cluster, a pool of another geometry is refused rather than served.
+    ClusterConfig expect;
+    if (!args.cluster_file.empty()) expect = ClusterConfig::from_toml_file(args.cluster_file);
+    pool = shm::Pool::attach(shm::PoolSource{sa.pool, -1},
+                             args.cluster_file.empty() ? nullptr : &expect);
+    describe_source(*pool);
+  } else {
+    pool = shm::Pool::attach(sa.pool);
+  }
   long node_id = args.node;
   if (node_id < 0) {
     if (!sa.create) throw ConfigError("--node N is required");
@@ -99,8 +128,9 @@ int run_shm(const ShmArgs& sa, const NodeArgs& args, const Services& registry) {
   };
   const int rc = serve();
   if (sa.create) {
-    pool.reset();  // the last reference: unmaps and removes /dev/shm/dmrt.NAME.*
-    std::cout << "dmrt-node: removed shm pool '" << sa.pool << "'" << std::endl;
+    pool.reset();  // the last reference: unmaps and removes /dev/shm/dmrt.NAME.*, or closes PATH
+    std::cout << "dmrt-node: " << (path ? "closed" : "removed") << " shm pool '" << sa.pool << "'"
+              << std::endl;
   }
   return rc;
 }

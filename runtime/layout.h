@@ -40,10 +40,10 @@ inline constexpr uint64_t kDeviceBumpOffset = 88;
 // Formatting leaves them zero.
 inline constexpr uint64_t kClaimOffset = 96;
 inline constexpr uint64_t kGroupOffset = 1024;
-inline constexpr uint64_t kGroupWords = 128;  // up to the idle bells (bench/group.h)
+inline constexpr uint64_t kGroupWords = 128;  // up to the idle bells (bench/driver/group.h)
 // The heartbeat of the process serving the node (dmrt-node): a counter bumped every 100 ms while
 // it serves, kHeartbeatStopped once it stopped, 0 when no process of its own serves it. Compute
-// processes watch it to end with an error naming a lost memory node (bench/group.h).
+// processes watch it to end with an error naming a lost memory node (bench/driver/group.h).
 inline constexpr uint64_t kHeartbeatOffset = 104;
 inline constexpr uint64_t kHeartbeatStopped = ~uint64_t{0};
 // shm: a compute process asks the node's serving process to stop (dmrt-bench --stop-nodes once

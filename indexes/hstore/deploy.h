@@ -19,12 +19,13 @@ template <Transport T>
 class Deployment {
  public:
   // Starts `fibers` fibers of `body` homed on `node`; returns what stops them (and re-throws what
-  // a fiber threw). On shm: a shm::ServiceHost; on sim: a sim host (see bench/run_hstore.h).
+  // a fiber threw). On shm: a shm::ServiceHost; on sim: a sim host (see
+  // bench/indexes/hstore_deploy.h).
   using Stop = std::function<void()>;
   using HostFactory = std::function<Stop(NodeId node, unsigned fibers, ServiceBody<T> body)>;
 
   // One host for both servers' fibers (each homed on its own node): what one OS thread running
-  // both does on a machine with few cores (bench/run_hstore.h, shm).
+  // both does on a machine with few cores (bench/indexes/hstore_deploy.h, shm).
   struct HostPart {
     NodeId node;
     unsigned fibers;

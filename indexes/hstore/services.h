@@ -15,7 +15,7 @@ namespace dmrt::hstore {
 // the index places them on this node and that the host started enough fibers for its logs (HTS)
 // or its partitions and query fibers (SLS). Each has its own flags (--hstore-hts-*,
 // --hstore-sls-*), so that either runs alone. A compute node in another process reads their bits
-// on the index's HTS and SLS nodes (bench/run_hstore.h) before it relies on them.
+// on the index's HTS and SLS nodes (bench/indexes/hstore_deploy.h) before it relies on them.
 namespace detail {
 template <class App>
 void add_server_flags(App& app, const std::string& prefix, ServerOptions& so, unsigned& fibers,

@@ -11,8 +11,8 @@
 namespace dmrt::rolex {
 
 // Retrains full model groups on the memory node that holds the index. Compute nodes in other
-// processes read this service's bit on that node (bench/run_rolex.h) and otherwise retrain
-// themselves (Options::compute_retrain_fallback).
+// processes read this service's bit on that node (bench/indexes/rolex_deploy.h) and otherwise
+// retrain themselves (Options::compute_retrain_fallback).
 struct RetrainService {
   static constexpr ServiceInfo kInfo{
       "rolex", "ROLEX: retrains full model groups on the memory node that holds the index", 0};

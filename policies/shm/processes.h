@@ -1,5 +1,5 @@
 // Processes that share one named shm pool: who runs which compute node. (How the compute
-// processes of one run meet is bench/group.h, the same on every transport.)
+// processes of one run meet is bench/driver/group.h, the same on every transport.)
 #pragma once
 
 #include <signal.h>

@@ -124,7 +124,7 @@ class Endpoint {
   uint64_t last_due_ns() const { return last_due_ns_; }
   // Whether this endpoint let other fibers run (a pause, a prefetching or modelled round trip)
   // since the last call; clears it. The bench yields between operations only when the operation
-  // did not already (bench/transports.h).
+  // did not already (bench/driver/transports.h).
   bool take_yielded() { return std::exchange(yielded_, false); }
 
   // Local address of a remote one, bounds-checked: for memory-node services and tests.

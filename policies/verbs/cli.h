@@ -2,8 +2,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <map>
+
+#include <cctype>
 #include <string>
+#include <utility>
 
 #include "policies/verbs/device.h"
 
@@ -28,11 +30,11 @@ inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group
   app.add_option("--timeout-exp", opts.ack_timeout,
                  "verbs: local ACK timeout exponent (4.096 us x 2^N)")
       ->check(CLI::Range(0, 31))
-      ->capture_default_str()
+      ->default_str(std::to_string(+opts.ack_timeout))  // a uint8_t, shown as a number
       ->group(group);
   app.add_option("--retry", opts.retry_count, "verbs: transport retries before an error completion")
       ->check(CLI::Range(0, 7))
-      ->capture_default_str()
+      ->default_str(std::to_string(+opts.retry_count))
       ->group(group);
   app.add_option("--connect-timeout-ms", opts.connect_timeout_ms,
                  "verbs: how long to wait for peers that have not come up (bootstrap, barrier)")
@@ -42,15 +44,30 @@ inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group
       ->check(CLI::Range(16, 16384))
       ->capture_default_str()
       ->group(group);
-  app.add_option("--masked-cas", opts.masked_cas,
-                 "verbs: auto (native when an mlx5 device passes the start-up probe, else the CAS "
-                 "loop), emulate, native "
-                 "(refuse to start without it)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, MaskedCasMode>{{"auto", MaskedCasMode::kAuto},
-                                               {"emulate", MaskedCasMode::kEmulate},
-                                               {"native", MaskedCasMode::kNative}},
-          CLI::ignore_case))
+  // By name both ways: --help and --write-config show "auto", never the enum's byte.
+  static constexpr std::pair<const char*, MaskedCasMode> kModes[] = {
+      {"auto", MaskedCasMode::kAuto},
+      {"emulate", MaskedCasMode::kEmulate},
+      {"native", MaskedCasMode::kNative}};
+  std::string shown;
+  for (const auto& [name, mode] : kModes)
+    if (mode == opts.masked_cas) shown = name;
+  app.add_option_function<std::string>(
+         "--masked-cas",
+         [&opts](const std::string& given) {
+           std::string s = given;
+           for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+           for (const auto& [name, mode] : kModes)
+             if (s == name) {
+               opts.masked_cas = mode;
+               return;
+             }
+           throw CLI::ValidationError("--masked-cas", "must be one of auto | emulate | native");
+         },
+         "verbs: auto (native when an mlx5 device passes the start-up probe, else the CAS "
+         "loop), emulate, native (refuse to start without it)")
+      ->type_name("auto|emulate|native")
+      ->default_str(shown)
       ->group(group);
   app.add_flag("--allow-unauthenticated", opts.allow_unauthenticated,
                "verbs: without a cluster secret, serve the bootstrap on the configured address "

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # dmrt-bench's byte-string keys (--key-size, --key-format; docs/bench.md "Byte-string keys"):
-# every index marked [bytes] in --help (the local peers, and each disaggregated index once its
+# every index marked [bytes] by --help-index (the local peers, and each disaggregated index once its
 # handle takes byte keys) runs YCSB A, and E where it scans, under --verify with 32 and 256-byte
 # keys in both forms: exit 0, `linearizable: yes`, JSON with key_size and key_format. Then
 # --compare over the peers with --key-size 32, the refusals (an integer-only index, a form that
@@ -20,15 +20,18 @@ FAILS=0
 fail() { echo "byte_keys: FAIL: $*"; FAILS=$((FAILS + 1)); }
 
 SIM=0
-"$BENCH" --help | grep -aq -- "--clients-per-node" && SIM=1
+"$BENCH" --help-all | grep -aq -- "--clients-per-node" && SIM=1
 
-# The indexes marked [bytes], with their [scan] mark: "name scan|-".
-"$BENCH" --help | grep -aoE '^ +[a-z0-9-]+( \[scan\])? \[bytes\]:' |
-  awk '{ print $1, ($2 == "[scan]" ? "scan" : "-") }' >"$WORK/indexes"
-for peer in tbb-hash absl-hash ordered-map tbb-map; do
-  grep -q "^$peer " "$WORK/indexes" || fail "--help does not mark local peer $peer [bytes]"
+# The indexes marked [bytes] by --help-index, with their [scan] mark: "name scan|-".
+: >"$WORK/indexes"
+for index in $("$BENCH" --list-indexes | grep -v '^#' | cut -f1); do
+  "$BENCH" --help-index "$index" | head -n 1 | grep -aoE '^[a-z0-9-]+( \[scan\])? \[bytes\]' |
+    awk '{ print $1, ($2 == "[scan]" ? "scan" : "-") }' >>"$WORK/indexes"
 done
-grep -q "^rolex " "$WORK/indexes" && fail "--help marks rolex [bytes] (integer keys only)"
+for peer in tbb-hash absl-hash ordered-map tbb-map; do
+  grep -q "^$peer " "$WORK/indexes" || fail "--help-index does not mark local peer $peer [bytes]"
+done
+grep -q "^rolex " "$WORK/indexes" && fail "--help-index marks rolex [bytes] (integer keys only)"
 
 # One run: WORK/<tag>.{out,err,json,rc,case}.
 run_one() {

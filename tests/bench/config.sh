@@ -10,7 +10,7 @@ set -u
 
 BENCH=${1:?usage: config.sh PATH/TO/dmrt-bench PATH/TO/dmrt-node}
 NODE=${2:?usage: config.sh PATH/TO/dmrt-bench PATH/TO/dmrt-node}
-if ! "$BENCH" --help | grep -q -- "--clients-per-node"; then
+if ! "$BENCH" --help-all | grep -q -- "--clients-per-node"; then
   echo "config: this dmrt-bench has no sim transport"
   exit 77
 fi

@@ -1,6 +1,6 @@
-// bench/group.h: the protocol of an experiment's compute processes (creator, barriers, client
-// ids, heartbeats, a lost peer named by every survivor), over group words in plain memory.
-#include "bench/group.h"
+// bench/driver/group.h: the protocol of an experiment's compute processes (creator, barriers,
+// client ids, heartbeats, a lost peer named by every survivor), over group words in plain memory.
+#include "bench/driver/group.h"
 
 #include <gtest/gtest.h>
 

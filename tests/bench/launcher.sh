@@ -33,7 +33,7 @@ grep -q "from SLURM_PROCID" "$WORK/err" && fail "dmrt-node: the variable overrod
 expect "dmrt-node bad rank" 1 "PMIX_RANK='two' is not a node id" \
   env PMIX_RANK=two "$NODE" --transport shm --pool $pool
 
-if "$BENCH" --help | grep -q -- "--stop-nodes"; then
+if "$BENCH" --help-all | grep -q -- "--stop-nodes"; then
   nodes=memory:64MiB@127.0.0.1:1,memory:64MiB@127.0.0.1:2,compute:64MiB@127.0.0.1:3
   expect "dmrt-bench memory rank" 2 "node 1 from PMI_RANK is not a compute node of the cluster" \
     env PMI_RANK=1 "$BENCH" --transport verbs --nodes $nodes --index race

@@ -4,6 +4,7 @@
 # in the memory node process), each process saving its part of the history; dmrt-check checks
 # their union, dmrt-bench --merge merges their JSON. Then the error paths: the same --node twice,
 # a pool that does not exist, a compute process built for another run, one history given twice.
+# Also a pool on a file (a device's stand-in) that the processes attach by path.
 #
 # With libnuma the memory node process binds the pool to NUMA node $MP_MEMORY_NUMA and the compute
 # processes run on node $MP_COMPUTE_NUMA (both default 0; the VM stage, tests/vm/run.sh, gives its
@@ -216,6 +217,57 @@ fi
 
 run_index race
 run_index hstore --service hstore-hts --service hstore-sls
+
+# A pool that is only memory (policies/shm/source.h): a file stands in for a device-dax or an
+# ivshmem BAR. The memory node process creates it (dmrt-node --pool PATH), the compute processes
+# attach by its path; waits poll, nothing else crosses. CHIME's per-compute-node trees and
+# HStore's servers in the node process, YCSB A, the union of the histories linearizable, and
+# each phase's JSON names the file that served the pool.
+run_file_pool() {
+  local index=$1
+  shift
+  local file="$WORK/pool-$index.bin"
+  "$NODE" --transport shm --pool "$file" --create --memory-mb 256 --compute-nodes 2 "$@" \
+    >"$WORK/file-$index.node" 2>&1 &
+  NODE_PID=$!
+  local ready=0
+  for _ in $(seq 1 200); do
+    grep -q "ready on shm pool" "$WORK/file-$index.node" 2>/dev/null && { ready=1; break; }
+    kill -0 "$NODE_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  [ "$ready" = 1 ] || { fail "file pool $index: dmrt-node not ready"; show "$WORK/file-$index.node"; return; }
+  local pids=()
+  for k in 1 2; do
+    # shellcheck disable=SC2086
+    timeout --kill-after=5 $T "$BENCH" --transport shm --attach "$file" --node $k --index "$index" \
+      $COMMON --verify --history "$WORK/file-$index.h$k" --json "$WORK/file-$index.r$k.json" \
+      >"$WORK/file-$index.out$k" 2>&1 &
+    pids+=($!)
+  done
+  for k in 1 2; do
+    wait "${pids[$((k - 1))]}" ||
+      { fail "file pool $index: compute process --node $k exited $?"; show "$WORK/file-$index.out$k"; }
+  done
+  kill -TERM "$NODE_PID"
+  wait "$NODE_PID" || { fail "file pool $index: dmrt-node exited $?"; show "$WORK/file-$index.node"; }
+  NODE_PID=
+  "$CHECK" "$WORK/file-$index.h1" "$WORK/file-$index.h2" >"$WORK/file-$index.check" 2>&1 ||
+    { fail "file pool $index: dmrt-check exited $?"; show "$WORK/file-$index.check"; }
+  grep -q "^linearizable: yes" "$WORK/file-$index.check" || fail "file pool $index: not linearizable"
+  python3 - "$WORK/file-$index.r1.json" "$WORK/file-$index.r2.json" "$file" <<'PYEOF' ||
+import json, sys
+for f in sys.argv[1:3]:
+    for l in map(json.loads, open(f)):
+        src = l["shm"].get("pool_source", {})
+        assert src.get("kind") == "file" and src.get("path") == sys.argv[3], src
+        assert src.get("waits") == "polling", src
+PYEOF
+    fail "file pool $index: the JSON does not name the file that served the pool"
+  echo "ok file pool $index"
+}
+run_file_pool chime
+run_file_pool hstore --service hstore-hts --service hstore-sls
 
 # --- error paths --------------------------------------------------------------------------------
 pool="dmrt-mp-$$-errors"

@@ -10,7 +10,7 @@ set -u
 BENCH=${1:?usage: paper_orderings.sh PATH/TO/dmrt-bench [JOBS]}
 JOBS=${2:-2}
 [ -x "$BENCH" ] || { echo "paper_orderings: $BENCH is not executable"; exit 1; }
-if ! "$BENCH" --help | grep -q -- "--clients-per-node"; then
+if ! "$BENCH" --help-all | grep -q -- "--clients-per-node"; then
   echo "paper_orderings: this dmrt-bench has no sim transport"
   exit 77
 fi

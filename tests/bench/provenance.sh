@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every dmrt-bench JSON line says how it was made: the "provenance" object (bench/provenance.h).
+# Every dmrt-bench JSON line says how it was made: the "provenance" object (bench/report/provenance.h).
 #
 # Usage: tests/bench/provenance.sh PATH/TO/dmrt-bench
 # One small run on shm (and one on sim when compiled in): each line carries the version, a git
@@ -15,7 +15,7 @@ trap 'rm -rf "$WORK"' EXIT
   --shm-latency-ns 100 --json "$WORK/shm.json" 2>"$WORK/shm.err" ||
   { echo "FAIL: shm run"; cat "$WORK/shm.err"; exit 1; }
 transports=(shm)
-if "$BENCH" --help | grep -q -- "--clients-per-node"; then
+if "$BENCH" --help-all | grep -q -- "--clients-per-node"; then
   "$BENCH" --index race --transport sim --workload a --keys 300 --ops 300 --quiet \
     --latency-ns 900 --json "$WORK/sim.json" 2>"$WORK/sim.err" ||
     { echo "FAIL: sim run"; cat "$WORK/sim.err"; exit 1; }

@@ -12,7 +12,7 @@ set -u
 BENCH=${1:?usage: sim_shapes.sh PATH/TO/dmrt-bench [JOBS]}
 JOBS=${2:-2}
 [ -x "$BENCH" ] || { echo "sim_shapes: $BENCH is not executable"; exit 1; }
-if ! "$BENCH" --help | grep -q -- "--clients-per-node"; then
+if ! "$BENCH" --help-all | grep -q -- "--clients-per-node"; then
   echo "sim_shapes: this dmrt-bench has no sim transport"
   exit 77
 fi

@@ -4,7 +4,7 @@
 #
 # Usage: tests/bench/smoke.sh PATH/TO/dmrt-bench [JOBS]
 # The index list comes from `dmrt-bench --list-indexes`, so an index registered in
-# bench/indexes.h is covered without touching this script. Each run must exit 0, report
+# bench/indexes/indexes.h is covered without touching this script. Each run must exit 0, report
 # `linearizable: yes`, and append one well-formed JSON line per phase with failed_ops == 0; a scan
 # workload on an index without scans must exit 2 with a clear message. A few flag-scheme checks
 # follow. Runs go JOBS at a time (default 2: the test machine's cores).
@@ -19,7 +19,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/dmrt-bench-smoke.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
 TRANSPORTS="shm"
-if "$BENCH" --help | grep -q -- "--clients-per-node"; then  # sim is compiled in
+if "$BENCH" --help-all | grep -q -- "--clients-per-node"; then  # sim is compiled in
   TRANSPORTS="shm sim"
 fi
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trace replay (bench/trace.h): YCSB trace files in the artifacts' format, generated here with
+# Trace replay (bench/workload/trace.h): YCSB trace files in the artifacts' format, generated here with
 # --write-trace and written by hand in YCSB's basic-binding form, replayed on every index on shm
 # and sim with --verify.
 #
@@ -21,7 +21,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 TRANSPORTS="shm"
-"$BENCH" --help | grep -q -- "--clients-per-node" && TRANSPORTS="shm sim"
+"$BENCH" --help-all | grep -q -- "--clients-per-node" && TRANSPORTS="shm sim"
 
 # The traces: YCSB A and E at small sizes, written by dmrt-bench itself.
 for w in a e; do

@@ -1,5 +1,6 @@
-// bench/trace.h: YCSB trace lines in both forms, files cut into parts as the artifacts cut them and
-// streamed across block boundaries, errors that name file and line, and the writer's round trip.
+// bench/workload/trace.h: YCSB trace lines in both forms, files cut into parts as the artifacts cut
+// them and streamed across block boundaries, errors that name file and line, and the writer's round
+// trip.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/trace.h"
+#include "bench/workload/trace.h"
 
 namespace dmrt::bench::trace {
 namespace {

@@ -64,7 +64,7 @@
 #include <utility>
 #include <vector>
 
-#include "bench/zipfian.h"
+#include "bench/workload/zipfian.h"
 #include "check/history.h"
 #include "check/linearizability.h"
 #include "runtime/error.h"

@@ -10,7 +10,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "bench/zipfian.h"
+#include "bench/workload/zipfian.h"
 #include "check/linearizability.h"
 
 namespace dmrt {

@@ -1,5 +1,5 @@
-// dmrt-bench's byte-key codec (bench/key_codec.h): exact sizes, order preserved, decode inverts
-// encode and rejects any other byte string.
+// dmrt-bench's byte-key codec (bench/workload/key_codec.h): exact sizes, order preserved, decode
+// inverts encode and rejects any other byte string.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/key_codec.h"
-#include "bench/workload.h"
+#include "bench/workload/key_codec.h"
+#include "bench/workload/workload.h"
 
 namespace dmrt::bench {
 namespace {

@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "bench/zipfian.h"
+#include "bench/workload/zipfian.h"
 #include "check/history.h"
 #include "check/linearizability.h"
 #include "policies/shm/transport.h"

@@ -1,11 +1,11 @@
 // The byte-key suites (tests/harness/bytes_suites.h) on dmrt-bench's four local peers
-// (bench/peer_*.h) at key_size 8, 32 and 256, and a concurrent stress on the ordered ones.
+// (bench/peers/*.h) at key_size 8, 32 and 256, and a concurrent stress on the ordered ones.
 #include <gtest/gtest.h>
 
-#include "bench/peer_absl_hash.h"
-#include "bench/peer_ordered_map.h"
-#include "bench/peer_tbb_hash.h"
-#include "bench/peer_tbb_map.h"
+#include "bench/peers/absl_hash.h"
+#include "bench/peers/ordered_map.h"
+#include "bench/peers/tbb_hash.h"
+#include "bench/peers/tbb_map.h"
 #include "tests/harness/bytes_suites.h"
 #include "tests/runtime/test_cluster.h"
 

@@ -11,7 +11,7 @@ trap 'rm -rf "$WORK"' EXIT
 pass=0
 fail=0
 HAS_SIM=0
-"$BENCH" --help | grep -q -- "--clients-per-node" && HAS_SIM=1
+"$BENCH" --help-all | grep -q -- "--clients-per-node" && HAS_SIM=1
 
 # expect RC FRAGMENT -- ARGS...: runs dmrt-bench under a 60 s limit; passes when it exits RC and
 # its output contains FRAGMENT. (Memory is bounded by refusing before allocating: ulimit -v would
@@ -99,7 +99,7 @@ fi
 
 # No RDMA device on this host (CI has none; the fake device is not preloaded here): the friendly
 # message with what to do, not a bare library error. Skipped where a device exists.
-if "$BENCH" --help | grep -q -- "--allow-unauthenticated" &&
+if "$BENCH" --help-all | grep -q -- "--allow-unauthenticated" &&
    ! ls /sys/class/infiniband/* >/dev/null 2>&1; then
   expect 1 "(install ibverbs-providers and load the NIC's driver, or rdma_rxe/siw; or run tests/vm/run.sh" -- \
     $SMALL --transport verbs

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# dmrt-bench's stall watchdog (bench/watchdog.h): an operation that never ends, or workers that
+# dmrt-bench's stall watchdog (bench/driver/watchdog.h): an operation that never ends, or workers that
 # keep running after one failed, end the run with exit 1 within --stall-seconds (plus sampling),
 # naming the stuck worker's operation, the round trips and pauses its client made meanwhile, and
 # the first failure; never a silent hang (exit 124).
@@ -53,7 +53,7 @@ expect shm-fail-stall fail-stall:100 \
   "first failure: worker 0 (thread 0, fiber 0) failed: injected failure" \
   "worker 1: insert of key [0-9]* for [0-9.]* s (0 round trips, [1-9][0-9]* pauses in that time)" \
   -- --transport shm "${COMMON[@]}" --keys 20000 --ops 200000
-if "$BENCH" --help 2>/dev/null | grep -q -- "--preset"; then
+if "$BENCH" --help-all 2>/dev/null | grep -q -- "--preset"; then
   expect sim-stall stall:100 "no progress in the load phase" "worker 0's insert of key" -- \
     --transport sim "${COMMON[@]}" --keys 2000 --ops 200000
   expect sim-run-stall stall:3000 "no progress in the run phase" "worker 0's" -- \

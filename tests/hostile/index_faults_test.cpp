@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/zipfian.h"
+#include "bench/workload/zipfian.h"
 #include "check/history.h"
 #include "check/linearizability.h"
 #include "indexes/chime/prebuilt.h"

@@ -1,5 +1,5 @@
-// The dmrt-bench adapter of HStore (the generic DmAdapter with bench/run_hstore.h's run spec)
-// compiles and runs on shm and on sim.
+// The dmrt-bench adapter of HStore (the generic DmAdapter with bench/indexes/hstore_deploy.h's run
+// spec) compiles and runs on shm and on sim.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/adapter.h"
-#include "bench/run_hstore.h"
-#include "bench/spec.h"
+#include "bench/indexes/adapter.h"
+#include "bench/indexes/hstore_deploy.h"
+#include "bench/indexes/spec.h"
 #include "policies/sim/cluster.h"
 #include "tests/runtime/test_cluster.h"
 

@@ -1,6 +1,6 @@
-// The dmrt-bench adapter of ROLEX (DmAdapter over bench/run_rolex.h's run spec): by default the
-// load phase's keys are bulk loaded at creation, as the paper loads before its workloads; the
-// option loads them by inserts instead. On shm and on sim.
+// The dmrt-bench adapter of ROLEX (DmAdapter over bench/indexes/rolex_deploy.h's run spec): by
+// default the load phase's keys are bulk loaded at creation, as the paper loads before its
+// workloads; the option loads them by inserts instead. On shm and on sim.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/adapter.h"
-#include "bench/keysets.h"
-#include "bench/run_rolex.h"
-#include "bench/spec.h"
+#include "bench/indexes/adapter.h"
+#include "bench/indexes/rolex_deploy.h"
+#include "bench/indexes/spec.h"
+#include "bench/workload/keysets.h"
 #include "tests/runtime/test_cluster.h"
 #if DMRT_TRANSPORT_SIM
 #include "policies/sim/cluster.h"
@@ -43,9 +43,9 @@ std::string rolex_bench_value(Key k) {
   return v;
 }
 
-// A bulk-loaded creation: what dmrt-bench's load phase measures (bench/runner.h). 20,000 lognormal
-// keys in 1,250 full leaves of 272 B: 17 B of leaves written per key, plus the models (an LT
-// entry, a boundary and the 2 KiB SLT per group), in about a hundred WRITEs: no round trip per
+// A bulk-loaded creation: what dmrt-bench's load phase measures (bench/driver/runner.h). 20,000
+// lognormal keys in 1,250 full leaves of 272 B: 17 B of leaves written per key, plus the models (an
+// LT entry, a boundary and the 2 KiB SLT per group), in about a hundred WRITEs: no round trip per
 // key. Every key is then found with its load value, and nothing went through a synonym leaf.
 template <Transport T>
 void rolex_bench_bulk_load(Client<T>& setup, Client<T>& c) {

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "../sherman/kv_checks.h"
-#include "bench/keysets.h"
+#include "bench/workload/keysets.h"
 #include "indexes/rolex/plr.h"
 #include "policies/shm/service.h"
 #include "rolex_test_util.h"

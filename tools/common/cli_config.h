@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -109,12 +110,13 @@ inline CLI::Option* add_config_flags(CLI::App& app, std::string& write_config_pa
   app.allow_config_extras(CLI::config_extras_mode::error);
   CLI::Option* config =
       app.set_config("--config", "",
-                     "Read flags from this TOML file (keys are the long flag names without --, "
-                     "e.g. keys = 1_000_000, verify = true); flags on the command line override it")
-          ->check(CLI::ExistingFile);
+                     "Read flags from this TOML file (keys: the long flag names without --, "
+                     "e.g. keys = 1_000_000); the command line overrides it")
+          ->check(CLI::ExistingFile)
+          ->type_name("FILE");
   app.add_option("--write-config", write_config_path,
-                 "Write the flags of this command line (and of --config) to FILE as TOML, for "
-                 "--config, then exit")
+                 "Write the flags given (command line and --config) to FILE as TOML, then exit")
+      ->type_name("FILE")
       ->configurable(false);
   return config;
 }
@@ -127,6 +129,36 @@ inline void write_config(const CLI::App& app, const std::string& path) {
   f << text;
   f.flush();
   if (!f) throw std::runtime_error("cannot write --write-config file " + path);
+}
+
+// The flags that both --config's file and the command line give: the command line wins, and
+// each is named on stderr ("dmrt-bench: --keys on the command line overrides keys = 10 in
+// FILE"), so that a run never differs silently from the file it was started with.
+inline void warn_overridden(const CLI::App& app, int argc, char** argv, const char* tool) {
+  const CLI::Option* config = app.get_option_no_throw("--config");
+  if (!config || config->count() == 0) return;
+  const std::string file = config->as<std::string>();
+  std::vector<CLI::ConfigItem> items;
+  try {
+    std::ifstream in(file);
+    items = TomlConfig().from_config(in);
+  } catch (const std::exception&) {
+    return;  // parsing it already succeeded once; nothing to add
+  }
+  for (const CLI::ConfigItem& item : items) {
+    if (!item.parents.empty()) continue;
+    const std::string flag = "--" + item.name;
+    for (int k = 1; k < argc; ++k) {
+      const std::string a = argv[k];
+      if (a == flag || a.rfind(flag + "=", 0) == 0) {
+        std::string value;
+        for (const std::string& v : item.inputs) value += (value.empty() ? "" : ", ") + v;
+        std::fprintf(stderr, "%s: %s on the command line overrides %s = %s in %s\n", tool,
+                     flag.c_str(), item.name.c_str(), value.c_str(), file.c_str());
+        break;
+      }
+    }
+  }
 }
 
 // A ConfigError about a key no flag has reads "INI was not able to parse KEY" in CLI11; say what

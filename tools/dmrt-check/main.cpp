@@ -17,10 +17,14 @@
 #include "check/history_io.h"
 #include "check/linearizability.h"
 #include "check/report.h"
+#include "tools/common/cli_help.h"
 #include "tools/common/cli_numbers.h"
+#include "tools/common/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"dmrt-check: linearizability check of a saved dmrt history"};
+  dmrt::tools::use_help_formatter(app);
+  dmrt::tools::add_version_flag(app, "dmrt-check");
   std::vector<std::string> files;
   std::vector<uint64_t> keys;
   dmrt::CheckOptions opts;

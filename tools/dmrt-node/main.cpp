@@ -16,7 +16,9 @@
 #include "policies/verbs/cli.h"
 #endif
 #include "tools/common/cli_config.h"
+#include "tools/common/cli_help.h"
 #include "tools/common/cli_numbers.h"
+#include "tools/common/version.h"
 #include "tools/dmrt-node/node.h"
 
 namespace dmrt::node {
@@ -113,6 +115,8 @@ int main(int argc, char** argv) {
       "mailbox 0) and the memory-node services named with --service, until a peer sends STOP "
       "(dmrt-node --stop host:port, dmrt-bench --stop-nodes) or SIGINT/SIGTERM arrives.",
       "dmrt-node");
+  tools::use_help_formatter(app);
+  tools::add_version_flag(app, "dmrt-node");
   std::vector<std::string> names;
   for (const ServiceInfo& s : Services::kServices) names.emplace_back(s.name);
   app.add_option("--service", args.services, "run this memory-node service (repeatable)")

@@ -99,7 +99,7 @@ uint64_t start_services(const NodeArgs& args, const Services& registry,
 // The node's heartbeat (layout::kHeartbeatOffset of its region, a CPU store read by the compute
 // processes' verbs or loads): a counter bumped every 100 ms while this process serves the node,
 // then layout::kHeartbeatStopped. A compute process that sees it stop ends with an error naming the
-// node instead of waiting for a service that no longer answers (bench/group.h).
+// node instead of waiting for a service that no longer answers (bench/driver/group.h).
 class Heartbeat {
  public:
   explicit Heartbeat(std::byte* region) : word_(region + layout::kHeartbeatOffset) {

@@ -1,0 +1,253 @@
+// RunGroup: the protocol of bench/driver/group.h over GroupWords.
+#include "bench/driver/group.h"
+
+#include <algorithm>
+
+namespace dmrt::bench {
+
+using Clock = std::chrono::steady_clock;
+
+RunGroup::RunGroup(std::unique_ptr<GroupWords> words, GroupSpec spec, Say say)
+    : w_(std::move(words)), spec_(std::move(spec)), say_(std::move(say)) {
+  if (spec_.members() > kMaxMembers)
+    throw ConfigError("an experiment runs at most " + std::to_string(kMaxMembers) +
+                      " compute processes (" + std::to_string(spec_.members()) + " given)");
+  const auto now = Clock::now();
+  members_seen_.assign(spec_.members(), Seen{0, now});
+  // A memory node is watched once its heartbeat has started: dmrt-node beats, a node served
+  // inside this process (no process of its own to lose) never does.
+  memory_seen_.assign(spec_.memory.size(), Seen{0, now});
+  w_->store(kHeartbeats + spec_.rank, 1);
+  thread_ = std::thread([this] { beat(); });
+}
+
+RunGroup::~RunGroup() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  try {
+    w_->store(kHeartbeats + spec_.rank, finished_ ? kFinished : kLeft);
+  } catch (...) {  // the memory node is gone: nobody is left to tell
+  }
+}
+
+std::string RunGroup::node_name(unsigned rank) const {
+  return "compute node " + std::to_string(spec_.compute[rank]) + " (rank " + std::to_string(rank) +
+         ")";
+}
+
+void RunGroup::begin_create() {
+  const uint64_t me = (uint64_t{spec_.rank} + 1) << 2 | kCreatingTag;
+  const uint64_t was = w_->cas(kState, 0, me);
+  if (was == 0) return;
+  std::string what = was == kReady    ? "already holds the index of an earlier run"
+                     : was == kFailed ? "holds the remains of a run whose creator failed"
+                                      : "is being set up by another creator";
+  throw ConfigError(spec_.label + " " + what +
+                    ": one memory node serves one run; start a fresh dmrt-node for the next one");
+}
+
+void RunGroup::ready(uint64_t fingerprint) {
+  w_->store(kFingerprint, fingerprint);
+  w_->store(kState, kReady);
+}
+
+void RunGroup::fail() {
+  try {
+    w_->store(kState, kFailed);
+  } catch (...) {
+  }
+}
+
+template <class Done>
+void RunGroup::wait(std::chrono::microseconds max_pause, const Done& done) {
+  const auto start = Clock::now();
+  auto next_say = start + std::chrono::seconds(1);
+  std::string why;
+  auto pause = std::chrono::microseconds(200);
+  while (!done(why)) {
+    if (std::string l = lost(); !l.empty()) throw PeerLost(l);
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - start).count() > spec_.wait_seconds)
+      throw ConfigError("gave up after " + std::to_string(static_cast<int>(spec_.wait_seconds)) +
+                        " s waiting for " + why + " (--attach-wait-seconds)");
+    if (now >= next_say) {  // after 1 s, then every 10 s: ten processes waiting stay readable
+      say("waiting for " + why);
+      next_say = now + std::chrono::seconds(10);
+    }
+    // Polling with backoff: across hosts nothing but the pool's words can wake a waiter. Each
+    // poll is a verb the memory node's NIC serves (a software one: its CPU), so ten waiters
+    // must stay cheap.
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, max_pause);
+  }
+}
+
+void RunGroup::await_ready(uint64_t fingerprint) {
+  // A load takes seconds to minutes: 50 ms late is nothing.
+  wait(std::chrono::milliseconds(50), [&](std::string& why) {
+    const uint64_t s = w_->load(kState);
+    if (s == kReady) return true;
+    if (s == kFailed)
+      throw ConfigError("the process that creates the index in " + spec_.label +
+                        " failed (see its output)");
+    why = s == 0 ? "the first compute node to create the index"
+                 : node_name(static_cast<unsigned>((s >> 2) - 1)) + " to create and load the index";
+    return false;
+  });
+  if (w_->load(kFingerprint) != fingerprint)
+    throw ConfigError(
+        "the index in " + spec_.label +
+        " was built for another run: every compute process must be given the same --index, index "
+        "flags, --keys, --value-size, --key-order, --keyset, --seed and workload (and one memory "
+        "node serves one run: start a fresh dmrt-node for the next)");
+}
+
+uint32_t RunGroup::take_client_ids(uint32_t n) {
+  return static_cast<uint32_t>(w_->faa(kNextClient, n));
+}
+
+void RunGroup::barrier(const std::string& before_what) {
+  const uint64_t members = spec_.members();
+  w_->faa(kArrivals, 1);
+  const uint64_t round_end = (++barriers_) * members;
+  // At most 10 ms late: the phases that follow start within that of each other.
+  wait(std::chrono::milliseconds(10), [&](std::string& why) {
+    const uint64_t now = w_->load(kArrivals);
+    if (now >= round_end) return true;
+    if (w_->load(kState) == kFailed)
+      throw ConfigError("the process that creates the index in " + spec_.label +
+                        " failed (see its output)");
+    why = std::to_string(members - (round_end - now)) + " of " + std::to_string(members) +
+          " compute processes to " + before_what;
+    return false;
+  });
+}
+
+void RunGroup::finish() {
+  finished_ = true;
+  w_->store(kHeartbeats + spec_.rank, kFinished);
+}
+
+void RunGroup::await_all_done() {
+  if (!finished_) finish();
+  const auto give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(spec_.wait_seconds));
+  std::vector<uint64_t> beats(spec_.members());
+  try {
+    for (;;) {
+      w_->load_range(kHeartbeats, spec_.members(), beats.data());
+      if (std::all_of(beats.begin(), beats.end(),
+                      [](uint64_t v) { return v == kFinished || v == kLeft; }) ||
+          !lost().empty() || Clock::now() > give_up)
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  } catch (const std::exception&) {  // the memory node is gone already
+  }
+}
+
+std::string RunGroup::lost() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return lost_;
+}
+
+void RunGroup::on_lost(std::function<void(const std::string&)> f) {
+  std::lock_guard<std::mutex> g(mu_);
+  on_lost_ = std::move(f);
+}
+
+void RunGroup::set_lost(const std::string& why, uint64_t code) {
+  if (code != 0) {
+    try {
+      w_->cas(kLost, 0, code);
+    } catch (...) {
+    }
+  }
+  std::function<void(const std::string&)> f;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!lost_.empty()) return;
+    lost_ = why;
+    f = on_lost_;
+  }
+  say(why);
+  if (f) f(why);
+}
+
+void RunGroup::beat() {
+  uint64_t n = 1;
+  std::unique_lock<std::mutex> lk(mu_);
+  while (!stop_) {
+    cv_.wait_for(lk, kBeat);
+    if (stop_) break;
+    lk.unlock();
+    try {
+      if (!finished_) w_->store(kHeartbeats + spec_.rank, ++n);
+      if (!finished_ && lost().empty()) check_peers(Clock::now());
+    } catch (const std::exception& e) {
+      set_lost(spec_.memory.empty() ? std::string("the group's memory node is lost: ") + e.what()
+                                    : std::string("a memory node is lost: ") + e.what());
+    }
+    lk.lock();
+  }
+}
+
+static std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", s);
+  return buf;
+}
+
+std::string RunGroup::lost_message(uint64_t code) const {
+  if (code >= kMemoryLost) {
+    const uint64_t m = code - kMemoryLost;
+    return "memory node " + std::to_string(m) + " is lost: its heartbeat stopped " +
+           seconds_text(spec_.peer_timeout) + " s ago (--peer-timeout-seconds)";
+  }
+  return node_name(static_cast<unsigned>(code - 1)) + " is lost: its heartbeat stopped " +
+         seconds_text(spec_.peer_timeout) + " s ago (--peer-timeout-seconds)";
+}
+
+void RunGroup::check_peers(Clock::time_point now) {
+  // A peer another process found lost first: name it, not that process (which then leaves).
+  if (const uint64_t code = w_->load(kLost); code != 0) {
+    const bool known = code >= kMemoryLost || code - 1 < spec_.members();
+    if (known) return set_lost(lost_message(code) + " (seen by a peer)");
+  }
+  const auto timeout = std::chrono::duration<double>(spec_.peer_timeout);
+  auto stale = [&](Seen& s, uint64_t v) {
+    if (v != s.value) {
+      s = {v, now};
+      return false;
+    }
+    return now - s.since > timeout;
+  };
+  std::vector<uint64_t> beats(spec_.members());
+  w_->load_range(kHeartbeats, spec_.members(), beats.data());
+  for (unsigned r = 0; r < spec_.members(); ++r) {
+    if (r == spec_.rank) continue;
+    const uint64_t v = beats[r];
+    if (v == kLeft) return set_lost(node_name(r) + " left the run on an error (see its output)");
+    if (v == 0 || v == kFinished) {  // not started yet (the barrier bounds that), or done
+      members_seen_[r] = {v, now};
+      continue;
+    }
+    if (stale(members_seen_[r], v)) return set_lost(lost_message(r + 1), r + 1);
+  }
+  for (size_t i = 0; i < spec_.memory.size(); ++i) {
+    const NodeId m = spec_.memory[i];
+    const uint64_t v = w_->node_heartbeat(m);
+    if (v == 0) continue;
+    if (v == kLeft || v == kFinished)
+      return set_lost(
+          "memory node " + std::to_string(m) + " stopped serving (its dmrt-node exited)",
+          kMemoryLost + m);
+    if (stale(memory_seen_[i], v)) return set_lost(lost_message(kMemoryLost + m), kMemoryLost + m);
+  }
+}
+
+}  // namespace dmrt::bench

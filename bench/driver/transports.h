@@ -1,0 +1,372 @@
+// Per-transport environment for dmrt-bench: how to build the cluster, hand out endpoints, thread
+// hooks for the Scheduler, and the pool figures. To add a transport, specialize Env<T> here (or in
+// its own header included below) and add one case to the switch in bench/main.cpp.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <boost/fiber/operations.hpp>
+#include <vector>
+
+#include "bench/cli/options.h"
+#include "bench/driver/group.h"
+#include "bench/report/report.h"
+#include "policies/shm/pool.h"
+#include "policies/shm/processes.h"
+#include "policies/shm/provenance_json.h"
+#include "policies/shm/transport.h"
+#include "runtime/clock_offset.h"
+#include "runtime/cluster.h"
+#include "runtime/error.h"
+#include "runtime/placement.h"
+#include "runtime/scheduler.h"
+
+#if DMRT_TRANSPORT_SIM
+#include "policies/sim/cluster.h"
+#include "policies/sim/report_json.h"
+#endif
+
+namespace dmrt::bench {
+
+template <class T>
+struct Env;  // specialized per transport
+
+// CPU seconds of the whole process so far (user + system). On a shared machine, work per CPU
+// second compares runs better than work per wall-clock second does.
+inline double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+// One compute process of a multi-process experiment (shm --attach, or verbs with a cluster file):
+// its node and the group it runs in (bench/driver/group.h). The first compute node creates and
+// loads the index; every process takes its client ids from the group, and all of them start each
+// phase together.
+struct AttachedRun {
+  std::unique_ptr<shm::NodeClaim> claim;  // shm: this process's claim on its node
+  std::unique_ptr<RunGroup> group;
+  NodeId node() const { return group->spec().node(); }
+  unsigned rank() const { return group->spec().rank; }
+  unsigned members() const { return group->spec().members(); }
+  bool creator() const { return group->creator(); }
+  void say(const std::string& what) const { group->say(what); }
+};
+
+// The AttachedRun of an environment, or null (sim, shm without --attach, verbs in one process).
+template <class E>
+AttachedRun* attached_run(E& env) {
+  if constexpr (requires { env.attached.get(); })
+    return env.attached.get();
+  else
+    return nullptr;
+}
+
+// The group's words on a pool this process maps: the CPU's atomics.
+class ShmGroupWords final : public GroupWords {
+ public:
+  ShmGroupWords(std::shared_ptr<shm::Pool> pool, NodeId home)
+      : pool_(std::move(pool)), g_(pool_->region(home).base + layout::kGroupOffset) {}
+  uint64_t load(unsigned i) override { return local::load_word(w(i)); }
+  void store(unsigned i, uint64_t v) override { local::store_word(w(i), v); }
+  uint64_t cas(unsigned i, uint64_t e, uint64_t d) override { return local::cas(w(i), e, d); }
+  uint64_t faa(unsigned i, uint64_t a) override { return local::faa(w(i), a); }
+  void load_range(unsigned first, unsigned n, uint64_t* out) override {
+    for (unsigned i = 0; i < n; ++i) out[i] = local::load_word(w(first + i));
+  }
+  uint64_t node_heartbeat(NodeId m) override {
+    return local::load_word(pool_->region(m).base + layout::kHeartbeatOffset);
+  }
+
+ private:
+  std::byte* w(unsigned i) const { return g_ + 8ull * i; }
+  std::shared_ptr<shm::Pool> pool_;
+  std::byte* g_;
+};
+
+// Every Env<T> offers: a constructor from (Options, ClusterConfig); endpoint(home, id); hooks()
+// for the Scheduler; between_ops(client); config(); pool_bytes_used(); begin_phase() and
+// end_phase(PhaseResult&) around each measured phase.
+template <>
+struct Env<ShmTransport> {
+  Env(const Options& opt, const ClusterConfig& config)
+      : pool(opt.attach.empty() ? shm::Pool::create(config, opt.shm_pool)
+                                : attach_waiting(opt, config)) {
+    if (!opt.attach.empty()) attach(opt);
+    stop_nodes = opt.stop_nodes;
+    pool->set_yield_per_round_trip(opt.shm_interleave);
+    // auto: prefetching paid off only where a round trip waits anyway (docs/bench.md, "shm as
+    // far memory"): with the far-memory model the misses then overlap the modelled wait.
+    pool->set_execution(opt.shm_mode == "auto" ? (pool->far_memory() ? shm::Execution::kPrefetch
+                                                                     : shm::Execution::kInline)
+                                               : shm::parse_execution(opt.shm_mode));
+    pool->set_coherence(shm::parse_coherence(opt.shm_coherence));
+    // A pool on a device or file: which one, its NUMA node and kernel path, sampled once.
+    if (pool->polling_waits()) pool_source = pool->provenance();
+  }
+
+  // A launcher starts the memory node's process and the compute processes at once: a pool that
+  // is not there yet (or still being formatted) is waited for, up to --attach-wait-seconds.
+  // A pool on a device or file (a path) is attached by its layout; a --cluster file then names
+  // the geometry it must have.
+  static std::shared_ptr<shm::Pool> attach_waiting(const Options& opt,
+                                                   const ClusterConfig& config) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int tries = 0;; ++tries) {
+      try {
+        if (shm::PoolSource::is_path(opt.attach))
+          return shm::Pool::attach(shm::PoolSource{opt.attach, -1},
+                                   opt.cluster.empty() ? nullptr : &config);
+        return shm::Pool::attach(opt.attach);
+      } catch (const ConfigError& e) {
+        const std::string what = e.what();
+        const bool not_yet = what.find("no pool named") != std::string::npos ||
+                             what.find("still being created") != std::string::npos ||
+                             what.find("is not initialised") != std::string::npos;
+        const double waited =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (!not_yet || waited > opt.attach_wait_seconds) throw;
+        if (tries % 100 == 99)
+          std::fprintf(stderr, "dmrt-bench node %d: waiting for pool '%s' to be created\n",
+                       opt.node, opt.attach.c_str());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  // --attach: checks that --node is a compute node of the pool and takes it; the far-memory
+  // flags are modelled by this process (an attached pool models none of its own).
+  void attach(const Options& opt) {
+    auto a = std::make_unique<AttachedRun>();
+    const std::vector<NodeId> compute = pool->config().compute_nodes();
+    auto it = std::find(compute.begin(), compute.end(), static_cast<NodeId>(opt.node));
+    if (it == compute.end()) {
+      std::string list;
+      for (NodeId n : compute) list += (list.empty() ? "" : ", ") + std::to_string(n);
+      throw ConfigError("--node " + std::to_string(opt.node) + " is not a compute node of pool '" +
+                        opt.attach + "' (" + std::to_string(pool->node_count()) +
+                        " nodes; compute nodes: " + (list.empty() ? "none" : list) + ")");
+    }
+    a->claim = std::make_unique<shm::NodeClaim>(*pool, static_cast<NodeId>(opt.node));
+    GroupSpec g;
+    g.compute = compute;
+    g.rank = static_cast<unsigned>(it - compute.begin());
+    g.memory = pool->config().memory_nodes();
+    g.wait_seconds = opt.attach_wait_seconds;
+    g.peer_timeout = opt.peer_timeout_seconds;
+    g.label = "pool '" + opt.attach + "'";
+    a->group = std::make_unique<RunGroup>(
+        std::make_unique<ShmGroupWords>(pool, pool->config().memory_nodes().front()), std::move(g),
+        [node = opt.node](const std::string& s) {
+          std::fprintf(stderr, "dmrt-bench node %d: %s\n", node, s.c_str());
+        });
+    ClusterConfig costs = pool->config();
+    opt.apply_far_flags(costs);
+    pool->model_far_memory(costs);
+    attached = std::move(a);
+  }
+
+  // --stop-nodes: the creator asks each memory node's process to stop, once every compute
+  // process is done with the pool.
+  ~Env() {
+    if (!stop_nodes || !attached || !attached->creator()) return;
+    attached->group->await_all_done();
+    attached.reset();
+    for (NodeId m : pool->config().memory_nodes())
+      local::store_word(pool->region(m).base + layout::kStopRequestOffset, 1);
+  }
+  Env(const Env&) = delete;
+  Env& operator=(const Env&) = delete;
+
+  shm::Endpoint endpoint(NodeId home, uint32_t client_id) {
+    return shm::Endpoint(pool, home, client_id);
+  }
+  ThreadHooks hooks() { return {}; }
+  // The processes of a pool share this host's steady clock.
+  ClockOffset clock_offset() const { return {}; }
+  // Called after every operation. Inline shm verbs complete at once and never suspend, so without
+  // a yield one fiber would run its whole share before the next fiber of its thread starts;
+  // yielding interleaves a thread's clients operation by operation, as concurrent clients would
+  // be. An operation that yielded already (prefetch execution, the far-memory model, a pause)
+  // has let the others run: one more yield would only cost time.
+  template <class C>
+  void between_ops(C& c) {
+    if (!c.endpoint().take_yielded()) boost::this_fiber::yield();
+  }
+  const ClusterConfig& config() const { return pool->config(); }
+  void begin_phase() {
+    far_before = far_stats();
+    invalidated_before = pool->coherence_stats().invalidated();
+    written_back_before = pool->coherence_stats().written_back();
+    cpu_before = process_cpu_seconds();
+  }
+  // The execution mode and, with the far-memory model, what each modelled link did this phase.
+  void end_phase(PhaseResult& r) {
+    // CPU seconds of the whole process in the phase: on a shared machine, operations per CPU
+    // second compare runs better than wall-clock throughput does.
+    const double cpu = process_cpu_seconds() - cpu_before;
+    const double per_cpu = cpu > 0 ? static_cast<double>(r.all.count) / cpu / 1e6 : 0.0;
+    r.transport_report["mode"] = std::string(shm::execution_name(pool->execution()));
+    r.transport_report["cpu_seconds"] = cpu;
+    r.transport_report["mops_per_cpu_second"] = per_cpu;
+    // The regions' pages (shm::Pool::pages) and how much of them the kernel made huge.
+    r.transport_report["pages"] = pool->pages();
+    r.transport_report["huge_page_bytes"] = pool->huge_page_bytes();
+    r.transport_summary = fmt::format("shm: {}, {:.3f} CPU s, {:.3f} Mops per CPU s",
+                                      shm::execution_name(pool->execution()), cpu, per_cpu);
+    if (pool->coherence() == shm::Coherence::kFlush) {
+      // Lines per operation: deterministic for a given history of verbs.
+      const double ops = r.all.count ? static_cast<double>(r.all.count) : 1.0;
+      const double inval =
+          static_cast<double>(pool->coherence_stats().invalidated() - invalidated_before) / ops;
+      const double wb =
+          static_cast<double>(pool->coherence_stats().written_back() - written_back_before) / ops;
+      r.transport_report["coherence"] = {{"mode", "flush"},
+                                         {"instructions", pool->flush_instructions().describe()},
+                                         {"lines_invalidated_per_op", inval},
+                                         {"lines_written_back_per_op", wb}};
+      r.transport_summary += fmt::format(
+          "; coherence flush: {:.2f} lines invalidated, {:.2f} "
+          "written back per op",
+          inval, wb);
+    }
+    if (!pool_source.is_null()) r.transport_report["pool_source"] = pool_source;
+    if (attached) {
+      // Where the memory nodes' pages are (move_pages), for a pool another process placed.
+      nlohmann::json pages = nlohmann::json::object();
+      for (NodeId m : pool->config().memory_nodes()) {
+        const shm::Region& reg = pool->region(m);
+        placement::PageNodes where = placement::page_nodes(reg.base, reg.bytes, kPageSample);
+        if (!where.available) continue;
+        nlohmann::json by_node = nlohmann::json::object();
+        for (auto [numa, n] : where.pages) by_node[std::to_string(numa)] = n;
+        pages[std::to_string(m)] = {
+            {"sampled", where.sampled}, {"absent", where.absent}, {"by_numa_node", by_node}};
+      }
+      r.transport_report["pool"] = pool->name();
+      r.transport_report["pool_pages"] = pages;
+    }
+    const shm::FarMemory* far = pool->far_memory();
+    if (!far) return;
+    nlohmann::json links = nlohmann::json::array();
+    std::vector<shm::FarMemory::LinkStats> now = far_stats();
+    for (NodeId n = 0; n < now.size(); ++n) {
+      if (!far->models(n)) continue;
+      const FarMemoryCost& c = far->cost(n);
+      const shm::FarMemory::LinkStats& a = far_before[n];
+      const shm::FarMemory::LinkStats& b = now[n];
+      const uint64_t rts = b.round_trips - a.round_trips;
+      const double util =
+          r.seconds > 0 ? static_cast<double>(b.busy_ps - a.busy_ps) / (r.seconds * 1e12) : 0.0;
+      const double queue_ns =
+          rts ? static_cast<double>(b.queued_ps - a.queued_ps) / 1e3 / static_cast<double>(rts)
+              : 0.0;
+      links.push_back({{"node", n},
+                       {"latency_ns", c.latency_ns},
+                       {"gbps", c.gbps},
+                       {"round_trips", rts},
+                       {"link_bytes", b.bytes - a.bytes},
+                       {"link_util", util},
+                       {"mean_queue_ns", queue_ns}});
+      r.transport_summary +=
+          fmt::format("; node {}: {} ns, {} Gbit/s", n, c.latency_ns,
+                      c.gbps > 0 ? fmt::format("{:g}", c.gbps) : std::string("unlimited"));
+      if (c.gbps > 0)
+        r.transport_summary +=
+            fmt::format(" (link {:.1f}% busy, mean queue {:.1f} ns)", util * 100, queue_ns);
+    }
+    r.transport_report["far_memory"] = links;
+  }
+  // Bytes the allocator has handed out, summed over memory nodes.
+  uint64_t pool_bytes_used() const {
+    uint64_t n = 0;
+    for (NodeId m : pool->config().memory_nodes()) n += pool->heap_used(m);
+    return n;
+  }
+
+  std::vector<shm::FarMemory::LinkStats> far_stats() const {
+    std::vector<shm::FarMemory::LinkStats> out;
+    if (const shm::FarMemory* far = pool->far_memory())
+      for (NodeId n = 0; n < pool->node_count(); ++n) out.push_back(far->stats(n));
+    return out;
+  }
+
+  static constexpr uint64_t kPageSample = 65536;  // pages asked about per memory node (256 MiB)
+
+  std::shared_ptr<shm::Pool> pool;
+  std::unique_ptr<AttachedRun> attached;  // --attach
+  bool stop_nodes = false;                // --stop-nodes
+  nlohmann::json pool_source;             // a pool on a device or file: Pool::provenance()
+  std::vector<shm::FarMemory::LinkStats> far_before;
+  uint64_t invalidated_before = 0, written_back_before = 0;  // coherence flush counts
+  double cpu_before = 0;
+};
+
+#if DMRT_TRANSPORT_SIM
+// sim: one OS thread runs every client as a fiber in virtual time (Options::threads is 1 and
+// fibers = compute nodes x clients per node; main.cpp sees to that). Latencies, phase lengths and
+// --seconds are virtual; each phase also reports NIC utilisation and the bottleneck.
+template <>
+struct Env<SimTransport> {
+  Env(const Options& opt, const ClusterConfig& config)
+      : cluster(opt.cluster.empty() ? sim::Cluster(sim_options(opt))
+                                    : sim::Cluster(sim_options(opt), config)) {}
+
+  static sim::Options sim_options(const Options& opt) {
+    sim::Options o = opt.sim;
+    o.memory_nodes = opt.memory_nodes;
+    o.memory_bytes = opt.memory_bytes;
+    return o;
+  }
+  sim::Endpoint endpoint(NodeId home, uint32_t client_id) {
+    return cluster.endpoint(home, client_id);
+  }
+  ThreadHooks hooks() { return cluster.hooks(); }
+  ClockOffset clock_offset() const { return {}; }  // one process
+  template <class C>
+  void between_ops(C&) {}  // the virtual-time scheduler already interleaves clients
+  const ClusterConfig& config() const { return cluster.config(); }
+  void begin_phase() {
+    cluster.reset_stats();
+    wall_before = std::chrono::steady_clock::now();
+    cpu_before = process_cpu_seconds();
+  }
+  // Besides the virtual-time report, how fast the simulator ran (the only wall-clock figures of a
+  // sim phase): simulated verbs per wall-clock second and per CPU second of the process.
+  void end_phase(PhaseResult& r) {
+    const double cpu = process_cpu_seconds() - cpu_before;
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
+    sim::Report rep = cluster.report();
+    r.transport_report = rep;
+    r.transport_report["options"] = cluster.options();
+    r.transport_report["wall_s"] = wall;
+    r.transport_report["cpu_s"] = cpu;
+    r.transport_report["verbs_per_wall_s"] = wall > 0 ? static_cast<double>(rep.verbs) / wall : 0.0;
+    r.transport_report["verbs_per_cpu_s"] = cpu > 0 ? static_cast<double>(rep.verbs) / cpu : 0.0;
+    r.transport_summary = "sim: " + rep.describe() +
+                          fmt::format(", {:.2f} M simulated verbs per CPU s",
+                                      cpu > 0 ? static_cast<double>(rep.verbs) / cpu / 1e6 : 0.0);
+  }
+  uint64_t pool_bytes_used() const {
+    uint64_t n = 0;
+    for (NodeId m : cluster.config().memory_nodes()) n += cluster.pool()->heap_used(m);
+    return n;
+  }
+
+  sim::Cluster cluster;
+  std::chrono::steady_clock::time_point wall_before;
+  double cpu_before = 0;
+};
+#endif
+
+}  // namespace dmrt::bench

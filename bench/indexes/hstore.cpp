@@ -1,0 +1,16 @@
+// dmrt-bench's HStore (indexes/hstore): DmAdapter over HStoreRun (bench/indexes/hstore_deploy.h),
+// registered for every transport compiled in; its --hstore-* flags are hstore::Options::fields().
+#include "bench/indexes/hstore_deploy.h"
+#include "bench/indexes/register.h"
+
+namespace dmrt::bench {
+namespace {
+
+const RegisterDm<HStoreRun> kHStore{
+    {"hstore", "HStore",
+     "HStore (SYSTOR'23): one-sided GET on a hash table server, writes and scans through it and a "
+     "skiplist server",
+     20}};
+
+}  // namespace
+}  // namespace dmrt::bench

@@ -1,0 +1,222 @@
+// The run side of one index (included by bench/indexes/NAME.cpp only): the index's adapter behind
+// the driver's virtual interface (bench/driver/bench_index.h), on every transport compiled in. The
+// driver itself is compiled once per transport elsewhere, so an index's translation unit holds
+// only the index.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "bench/cli/options.h"
+#include "bench/driver/bench_index.h"
+#include "bench/driver/usage.h"
+#include "bench/indexes/adapter.h"
+#include "bench/indexes/dm_adapter.h"
+#include "bench/indexes/index_adapter.h"
+#include "bench/indexes/spec.h"
+#include "bench/workload/workload.h"
+#include "policies/shm/transport.h"
+#include "runtime/client.h"
+#include "runtime/error.h"
+#include "runtime/kv.h"
+#include "runtime/transport.h"
+#if DMRT_TRANSPORT_SIM
+#include "policies/sim/transport.h"
+#endif
+#if DMRT_TRANSPORT_VERBS
+#include "policies/verbs/transport.h"
+#endif
+
+namespace dmrt::bench {
+
+namespace detail {
+
+template <class A>
+class ErasedHandle final : public BenchHandle {
+  static constexpr bool kBytes = BytesKvHandle<typename A::Handle>;
+  [[noreturn]] static void no_byte_keys() {
+    throw ConfigError("this index takes 8-byte integer keys only");  // the driver checks first
+  }
+
+ public:
+  ErasedHandle(typename A::Index& idx, typename A::Handle h) : idx_(idx), h_(std::move(h)) {}
+  bool search(Key k, std::string& out) override { return h_.search(k, out); }
+  bool insert(Key k, std::string_view v) override { return h_.insert(k, v); }
+  bool update(Key k, std::string_view v) override { return h_.update(k, v); }
+  bool remove(Key k) override { return h_.remove(k); }
+  void scan(Key from, size_t count, std::vector<std::pair<Key, std::string>>& rows) override {
+    if constexpr (kSupportsScan<A>)
+      h_.scan(from, count, rows);
+    else
+      throw ConfigError("this index does not support scans");  // the driver checks first
+  }
+  bool search(std::string_view k, std::string& out) override {
+    if constexpr (kBytes) return h_.search(k, out);
+    no_byte_keys();
+  }
+  bool insert(std::string_view k, std::string_view v) override {
+    if constexpr (kBytes) return h_.insert(k, v);
+    no_byte_keys();
+  }
+  bool update(std::string_view k, std::string_view v) override {
+    if constexpr (kBytes) return h_.update(k, v);
+    no_byte_keys();
+  }
+  bool remove(std::string_view k) override {
+    if constexpr (kBytes) return h_.remove(k);
+    no_byte_keys();
+  }
+  void scan(std::string_view from, size_t count,
+            std::vector<std::pair<std::string, std::string>>& rows) override {
+    if constexpr (BytesRangeHandle<typename A::Handle>)
+      h_.scan(from, count, rows);
+    else if constexpr (kBytes)
+      throw ConfigError("this index does not support scans");  // the driver checks first
+    else
+      no_byte_keys();
+  }
+  uint64_t cache_bytes() override { return A::cache_bytes(idx_, h_); }
+
+ private:
+  typename A::Index& idx_;
+  typename A::Handle h_;
+};
+
+template <Transport T, class A>
+class ErasedIndex final : public BenchIndex<T> {
+ public:
+  explicit ErasedIndex(std::shared_ptr<typename A::Index> idx) : idx_(std::move(idx)) {}
+  std::unique_ptr<BenchHandle> handle(Client<T>& c) override {
+    return std::make_unique<ErasedHandle<A>>(*idx_, A::handle(*idx_, c));
+  }
+  IndexStats stats(Client<T>& c) override { return A::stats(*idx_, c); }
+  uint64_t shared_cache_bytes() override {
+    if constexpr (requires { A::shared_cache_bytes(*idx_); })
+      return A::shared_cache_bytes(*idx_);
+    else
+      return 0;
+  }
+
+ private:
+  std::shared_ptr<typename A::Index> idx_;
+};
+
+template <Transport T, class A>
+class ErasedMaker final : public IndexMaker<T> {
+ public:
+  ErasedMaker(std::string_view name, const FlagsOf<A>& flags) : name_(name), flags_(flags) {}
+  std::string_view name() const override { return name_; }
+  bool local() const override { return A::kLocal; }
+  bool scan() const override { return kSupportsScan<A>; }
+  bool byte_keys() const override { return BytesKvHandle<typename A::Handle>; }
+  nlohmann::json describe(const IndexOptions& io) const override {
+    if constexpr (requires { A::describe(io, flags_); })
+      return A::describe(io, flags_);
+    else if constexpr (requires { A::describe(io); })
+      return A::describe(io);
+    else
+      return nlohmann::json::object();
+  }
+  bool bulk_loads(const IndexOptions& io) const override {
+    if constexpr (requires { A::bulk_loads(io, flags_); })
+      return A::bulk_loads(io, flags_);
+    else
+      return false;
+  }
+  std::unique_ptr<BenchIndex<T>> create(Client<T>& setup, const IndexOptions& io) const override {
+    if constexpr (CreatesWithFlags<A, T>)
+      return std::make_unique<ErasedIndex<T, A>>(A::create(setup, io, flags_));
+    else
+      return std::make_unique<ErasedIndex<T, A>>(A::create(setup, io));
+  }
+  std::unique_ptr<BenchIndex<T>> attach(Client<T>& setup, const IndexOptions& io) const override {
+    if constexpr (requires { A::attach(setup, io, flags_); })
+      return std::make_unique<ErasedIndex<T, A>>(A::attach(setup, io, flags_));
+    else
+      throw ConfigError("index " + std::string(name_) +
+                        " lives in one process's memory: processes cannot share it (--attach)");
+  }
+
+ private:
+  std::string_view name_;
+  const FlagsOf<A>& flags_;  // main.cpp's, alive for the whole run
+};
+
+}  // namespace detail
+
+// Runs adapter A on transport T.
+template <Transport T, class A>
+int run_adapter(const RunRequest& r, const FlagsOf<A>& flags) {
+  static_assert(IndexAdapter<A, T>, "an index adapter does not satisfy IndexAdapter");
+  const std::string name(r.index);
+  if constexpr (A::kLocal && T::kName == std::string_view("sim")) {
+    // A local peer runs no verbs, so a virtual-time transport has nothing to charge: its clock
+    // never moves, every phase lasts 0 s, and --verify would see every operation as concurrent
+    // with every other.
+    return usage_error("index " + name +
+                       " is a local peer (no verbs): the simulator has nothing to time; run it on "
+                       "--transport shm");
+  } else {
+    if (r.opt.byte_keys() && !BytesKvHandle<typename A::Handle>)
+      throw ConfigError("index " + name + " takes 8-byte integer keys only (--key-size " +
+                        std::to_string(r.opt.key_size) +
+                        " needs an index marked [bytes] in --help: its handle takes byte-string "
+                        "keys)");
+    if (r.opt.byte_keys() && r.mix.scan > 0 && !BytesRangeHandle<typename A::Handle>)
+      return usage_error("index " + name +
+                         " does not support scans over byte-string keys (workload " +
+                         r.opt.workload + ")");
+    if (r.mix.scan > 0 && !kSupportsScan<A>)
+      return usage_error("index " + name + " does not support scans (workload " + r.opt.workload +
+                         "); use a range index");
+    return run_bench<T>(r, detail::ErasedMaker<T, A>(r.index, flags));
+  }
+}
+
+// Runs the adapter `Of::type<T>` on the transport T the request names.
+template <class Of, class Flags>
+int run_transports(const RunRequest& r, const Flags& flags) {
+  switch (r.transport) {
+    case TransportKind::shm:
+      return run_adapter<ShmTransport, typename Of::template type<ShmTransport>>(r, flags);
+    case TransportKind::sim:
+#if DMRT_TRANSPORT_SIM
+      return run_adapter<SimTransport, typename Of::template type<SimTransport>>(r, flags);
+#else
+      break;
+#endif
+    case TransportKind::verbs:
+#if DMRT_TRANSPORT_VERBS
+      return run_adapter<VerbsTransport, typename Of::template type<VerbsTransport>>(r, flags);
+#else
+      break;
+#endif
+  }
+  return usage_error("transport not compiled into this dmrt-bench");
+}
+
+// The adapter of a local peer (an index in this process's memory: no verbs, no transport state)
+// in the form run_transports() takes. I is built from the run's IndexOptions and reports its
+// index_stats (`explicit I(const IndexOptions&)`, `IndexStats stats() const`); a handle is
+// `H(I&)`, with no per-client cache.
+template <class I, class H>
+struct LocalPeer {
+  template <Transport T>
+  struct type {
+    static constexpr bool kLocal = true;
+    using Index = I;
+    using Handle = H;
+    static std::shared_ptr<Index> create(Client<T>&, const IndexOptions& o) {
+      return std::make_shared<Index>(o);
+    }
+    static Handle handle(Index& idx, Client<T>&) { return Handle(idx); }
+    static IndexStats stats(Index& idx, Client<T>&) { return idx.stats(); }
+    static uint64_t cache_bytes(Index&, Handle&) { return 0; }
+  };
+};
+
+}  // namespace dmrt::bench

@@ -1,0 +1,16 @@
+// dmrt-bench's Sherman (indexes/sherman), registered for every transport compiled in; its
+// --sherman-* flags are sherman::Options::fields().
+#include "bench/indexes/register.h"
+#include "indexes/sherman/prebuilt.h"
+
+namespace dmrt::bench {
+namespace {
+
+const RegisterDm<TreeRun<sherman::Options, sherman::Index>> kSherman{
+    {"sherman", "Sherman",
+     "Sherman (SIGMOD'22): B+ tree with cached internal nodes, whole-leaf reads, hierarchical "
+     "locks",
+     40}};
+
+}  // namespace
+}  // namespace dmrt::bench

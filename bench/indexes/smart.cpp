@@ -1,0 +1,15 @@
+// dmrt-bench's SMART (indexes/smart), registered for every transport compiled in; its --smart-*
+// flags are smart::Options::fields().
+#include "bench/indexes/register.h"
+#include "indexes/smart/prebuilt.h"
+
+namespace dmrt::bench {
+namespace {
+
+const RegisterDm<TreeRun<smart::Options, smart::Index>> kSmart{
+    {"smart", "SMART",
+     "SMART (OSDI'23): adaptive radix tree with lock-free inner nodes and a compute-side cache",
+     70}};
+
+}  // namespace
+}  // namespace dmrt::bench

@@ -23,14 +23,15 @@ inline constexpr unsigned kDmtreeMeta = 15;  // DMTree descriptor (leaf arena)
 inline constexpr unsigned kRolex = 12;       // ROLEX meta; its retraining service reads it too
 inline constexpr unsigned kHstore = 16;      // HStore meta; its HTS and SLS servers read it too
 inline constexpr unsigned kSmart = 18;       // SMART root slot word (the root node's entry)
+inline constexpr unsigned kLinprobe = 19;    // linprobe table (docs/new-index.md's example)
 // The collaborative service DMTree runs (the runtime owns these defaults).
 inline constexpr unsigned kCollabMembership = collab::kDefaultMembershipSlot;
 inline constexpr unsigned kCollabCounter = collab::kDefaultCounterSlot;
 inline constexpr unsigned kCollabDescriptor = collab::kDefaultDescriptorSlot;
 
 inline constexpr std::array kAll{
-    kRace,  kChime,  kSherman, kShermanLocks,     kDmtreeRoot,    kDmtreeMeta,
-    kRolex, kHstore, kSmart,   kCollabMembership, kCollabCounter, kCollabDescriptor};
+    kRace,   kChime, kSherman,  kShermanLocks,     kDmtreeRoot,    kDmtreeMeta,      kRolex,
+    kHstore, kSmart, kLinprobe, kCollabMembership, kCollabCounter, kCollabDescriptor};
 
 // Compile-time proof that the defaults fit the region header and that no two share a slot.
 constexpr bool all_distinct_and_in_range() {

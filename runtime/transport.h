@@ -68,4 +68,15 @@ inline constexpr bool line_atomic = requires {
   requires T::kLineAtomic;
 };
 
+// Whether the process that creates an index on this transport usually hosts its memory-node
+// services itself (shm's pool creator, sim's simulation): where not (verbs), the memory nodes'
+// own processes (dmrt-node --service NAME) do, and an index whose service is optional falls back
+// to doing the work on compute nodes. A policy says so with
+// `static constexpr bool kHostsServices = true;`. Where services run for a given setup client is
+// runtime/service_hosting.h's answer.
+template <class T>
+inline constexpr bool hosts_services = requires {
+  requires T::kHostsServices;
+};
+
 }  // namespace dmrt

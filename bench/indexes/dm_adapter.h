@@ -1,6 +1,6 @@
 // The one bench adapter of every disaggregated-memory index: built from the Index concept
 // (runtime/index.h), the index's option field list (runtime/option_fields.h), its spec
-// (bench/indexes/NAME_spec.h: name and flags) and a small run spec (bench/indexes/NAME.cpp) that
+// (its registration, bench/indexes/NAME.cpp: name and flags) and a small run spec that
 // holds what is particular to running it.
 #pragma once
 
@@ -20,12 +20,13 @@
 #include "runtime/client.h"
 #include "runtime/index.h"
 #include "runtime/kv.h"
+#include "runtime/service_hosting.h"
 
 namespace dmrt::bench {
 
 // A run spec is a struct with:
 //   using Options = ...;
-//       the index's options (their flags are the spec's, bench/indexes/NAME_spec.h)
+//       the index's options (their flags come from its fields(), bench/indexes/register.h)
 //   template <Transport T> using Index = ...;
 //       a dmrt::Index over T
 //   static constexpr bool kPerComputeNode;
@@ -86,13 +87,6 @@ struct TreeRun {
       });
     }
   }
-};
-
-// An index created with its memory-node services: `stop` stops them (empty when none run here).
-template <class I>
-struct Deployed {
-  std::shared_ptr<I> index;
-  std::function<void()> stop;
 };
 
 template <class Run, Transport T>

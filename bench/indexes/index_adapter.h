@@ -1,7 +1,7 @@
 // The contract of a dmrt-bench index adapter, as concepts: what bench/driver/runner.h drives.
 //
 // An adapter is a struct template over the transport with (its name, summary and flags are its
-// spec's, bench/indexes/NAME_spec.h):
+// registration's, bench/indexes/register.h):
 //   static constexpr bool kLocal                true for single-machine peers (no verbs at all)
 //   using Index = ...;                          the object shared by every client
 //   using Handle = ...;                         per-client handle: a KvHandle (scans: RangeHandle)

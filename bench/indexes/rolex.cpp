@@ -1,10 +1,10 @@
-// dmrt-bench's ROLEX (indexes/rolex): DmAdapter over RolexRun (bench/indexes/rolex_deploy.h),
+// dmrt-bench's ROLEX (indexes/rolex): DmAdapter over RolexRun (bench/indexes/rolex_run.h),
 // registered for every transport compiled in; its --rolex-* flags are rolex::Options::fields().
 #include <array>
 #include <string_view>
 
 #include "bench/indexes/register.h"
-#include "bench/indexes/rolex_deploy.h"
+#include "bench/indexes/rolex_run.h"
 
 namespace dmrt::bench {
 namespace {

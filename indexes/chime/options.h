@@ -67,7 +67,7 @@ struct Options {
   } faults;
 
   // The fields a user sets (bench flags --chime-*, JSON, TOML), each declared once; the bench
-  // adds --chime-factor and --chime-hotspot-mb on top (bench/indexes/chime_spec.h).
+  // adds --chime-factor and --chime-hotspot-mb on top (bench/indexes/chime.cpp).
   static constexpr auto fields();
 
   // The setting a tree runs with on a transport that is (or is not) line-atomic.

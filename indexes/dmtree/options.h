@@ -63,7 +63,7 @@ struct Options {
   } faults;
 
   // The fields a user sets (bench flags --dmtree-*, JSON, TOML), each declared once; the bench
-  // adds --dmtree-ablation and --dmtree-max-leaves on top (bench/indexes/dmtree_spec.h).
+  // adds --dmtree-ablation and --dmtree-max-leaves on top (bench/indexes/dmtree.cpp).
   static constexpr auto fields();
 };
 

@@ -2,7 +2,9 @@
 // paper's centralized manager (§3.2): publishes failures, starts replacements that rebuild.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -10,8 +12,11 @@
 #include <vector>
 
 #include "indexes/hstore/prebuilt.h"
+#include "indexes/hstore/services.h"
 #include "runtime/error.h"
 #include "runtime/service.h"
+#include "runtime/service_hosting.h"
+#include "runtime/services_word.h"
 
 namespace dmrt::hstore {
 
@@ -19,18 +24,13 @@ template <Transport T>
 class Deployment {
  public:
   // Starts `fibers` fibers of `body` homed on `node`; returns what stops them (and re-throws what
-  // a fiber threw). On shm: a shm::ServiceHost; on sim: a sim host (see
-  // bench/indexes/hstore_deploy.h).
+  // a fiber threw): ServiceHosting::start (runtime/service_hosting.h) on every transport.
   using Stop = std::function<void()>;
   using HostFactory = std::function<Stop(NodeId node, unsigned fibers, ServiceBody<T> body)>;
 
   // One host for both servers' fibers (each homed on its own node): what one OS thread running
-  // both does on a machine with few cores (bench/indexes/hstore_deploy.h, shm).
-  struct HostPart {
-    NodeId node;
-    unsigned fibers;
-    ServiceBody<T> body;
-  };
+  // both does on a machine with few cores (ServiceHosting::start_joint, shm).
+  using HostPart = typename ServiceHosting<T>::Part;
   using JointHostFactory = std::function<Stop(std::vector<HostPart> parts)>;
 
   Deployment(std::shared_ptr<Index<T>> idx, HostFactory factory, ServerOptions so = {})
@@ -158,5 +158,56 @@ class Deployment {
   ServerOptions so_;
   Stop hts_, sls_;
 };
+
+// HStore cannot run without its servers: writes and scans are requests to them. The servers of
+// an index whose memory nodes are other processes must be advertised there, each on the node the
+// index places it on (dmrt-node --service hstore-hts / hstore-sls).
+template <Transport T>
+void require_remote_servers(Client<T>& setup, const Meta& m) {
+  for (auto [node, info] :
+       {std::pair{m.hts_node, HtsService::kInfo}, std::pair{m.sls_node, SlsService::kInfo}}) {
+    if (!(await_services(setup, node) & service_bit(info)))
+      throw ConfigError("hstore: memory node " + std::to_string(node) +
+                        " does not run the service " + std::string(info.name) +
+                        " (start its dmrt-node with --service " + std::string(info.name) +
+                        "; with one memory node give both --service hstore-hts and "
+                        "--service hstore-sls)");
+  }
+}
+
+// The index and both servers, where `hosting` puts them: here (on one joint thread where the
+// transport offers one: a write's HTS -> SLS -> HTS trip is then a fiber switch), or in the
+// memory nodes' processes, which must run them. `so` tunes the servers started here.
+template <Transport T>
+Deployed<Index<T>> deploy(Client<T>& setup, Options o, const ServiceHosting<T>& hosting,
+                          ServerOptions so = {}) {
+  // A reader slower than grace/2 redoes its read, and the HTS redoes its key check without
+  // bound: with the default 50 ms the HTS of a Soft-RoCE run under an emulated CPU never got past
+  // its first key check. A longer grace only keeps replaced records allocated longer.
+  o.grace_ns = std::max<uint64_t>(o.grace_ns, 10 * hosting.slow_round_trip_ns);
+  Deployed<Index<T>> out;
+  out.index = Index<T>::create(setup, o);
+  if (!hosting.hosted_here()) {
+    require_remote_servers(setup, out.index->meta());
+    return out;
+  }
+  const Meta& m = out.index->meta();
+  if (m.hts_node == m.sls_node)
+    std::fprintf(stderr,
+                 "hstore: one memory node: its hash-table and skiplist servers share node %u "
+                 "(the paper places them on two: --memory-nodes 2)\n",
+                 static_cast<unsigned>(m.hts_node));
+  if (hosting.wakes_on_message || hosting.virtual_time) so.idle_sleep_us = 0;
+  std::shared_ptr<Deployment<T>> servers;
+  if (hosting.start_joint)  // the bench never fails one server alone
+    servers = std::make_shared<Deployment<T>>(
+        out.index, typename Deployment<T>::JointHostFactory(hosting.start_joint), so);
+  else
+    servers = std::make_shared<Deployment<T>>(
+        out.index, typename Deployment<T>::HostFactory(hosting.start), so);
+  servers->start();
+  out.stop = [servers] { servers->stop(); };
+  return out;
+}
 
 }  // namespace dmrt::hstore

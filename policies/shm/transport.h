@@ -325,6 +325,8 @@ struct Transport {
   static constexpr std::string_view kName = "shm";
   // Verbs are memcpy and std::atomic_ref: only 8-byte words are atomic (runtime/transport.h).
   static constexpr bool kLineAtomic = false;
+  // The pool's creator runs memory-node services on threads of its own (policies/shm/hosting.h).
+  static constexpr bool kHostsServices = true;
   using Endpoint = shm::Endpoint;
 };
 

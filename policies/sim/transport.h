@@ -8,8 +8,8 @@
 
 #include "policies/shm/pool.h"
 #include "policies/sim/core.h"
-#include "runtime/messaging.h"
 #include "runtime/client.h"
+#include "runtime/messaging.h"
 #include "runtime/transport.h"
 
 namespace dmrt::sim {
@@ -92,6 +92,8 @@ struct Transport {
   static constexpr std::string_view kName = "sim";
   // Every verb is applied at one instant of virtual time: each line is read and written whole.
   static constexpr bool kLineAtomic = true;
+  // Services are fibers in the simulation, on the memory node's cores (policies/sim/hosting.h).
+  static constexpr bool kHostsServices = true;
   using Endpoint = sim::Endpoint;
 };
 
@@ -103,4 +105,4 @@ namespace dmrt {
 using SimTransport = sim::Transport;
 // Instantiated once, in libdmrt (policies/sim/client.cpp).
 extern template class Client<SimTransport>;
-}
+}  // namespace dmrt

@@ -1,4 +1,4 @@
-// The dmrt-bench adapter of HStore (the generic DmAdapter with bench/indexes/hstore_deploy.h's run
+// The dmrt-bench adapter of HStore (the generic DmAdapter with bench/indexes/hstore_run.h's run
 // spec) compiles and runs on shm and on sim.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bench/indexes/adapter.h"
-#include "bench/indexes/hstore_deploy.h"
+#include "bench/indexes/hstore_run.h"
 #include "bench/indexes/spec.h"
 #include "policies/sim/cluster.h"
 #include "tests/runtime/test_cluster.h"
@@ -58,13 +58,11 @@ TEST(HStoreBenchAdapter, ShmServersShareOneThread) {
   o.status_poll_ns = 60'000'000'000ull;  // no status re-read while waiting on a loaded machine
   auto idx = hstore::Index<ShmTransport>::create(setup, o);
   ASSERT_NE(idx->meta().hts_node, idx->meta().sls_node);
-  std::shared_ptr<shm::Pool> p(pool);
+  // The joint host shm's hosting offers (policies/shm/hosting.h), as the bench deploys it.
+  const ServiceHosting<ShmTransport> hosting = service_hosting(setup);
+  ASSERT_TRUE(hosting.start_joint);
   hstore::Deployment<ShmTransport> d(
-      idx, hstore::Deployment<ShmTransport>::JointHostFactory(
-               [p](std::vector<ShmJointServiceHost::Part> parts) -> std::function<void()> {
-                 auto h = std::make_shared<ShmJointServiceHost>(p, std::move(parts));
-                 return [h] { h->stop(); };
-               }));
+      idx, hstore::Deployment<ShmTransport>::JointHostFactory(hosting.start_joint));
   d.start();
   ASSERT_TRUE(d.wait_serving(setup, 30'000'000'000ull));
   auto h = idx->handle(c);

@@ -1,4 +1,4 @@
-// The dmrt-bench adapter of ROLEX (DmAdapter over bench/indexes/rolex_deploy.h's run spec): by
+// The dmrt-bench adapter of ROLEX (DmAdapter over bench/indexes/rolex_run.h's run spec): by
 // default the load phase's keys are bulk loaded at creation, as the paper loads before its
 // workloads; the option loads them by inserts instead. On shm and on sim.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bench/indexes/adapter.h"
-#include "bench/indexes/rolex_deploy.h"
+#include "bench/indexes/rolex_run.h"
 #include "bench/indexes/spec.h"
 #include "bench/workload/keysets.h"
 #include "tests/runtime/test_cluster.h"

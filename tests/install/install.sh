@@ -82,9 +82,16 @@ run_example() {  # run_example HOW PROGRAM
   fi
 }
 mkdir -p "$WORK/pkg-config"
-for ex in $example_names; do
+# Compiled JOBS at a time (the test runs alone: is_parallel false), then run one by one.
+build_with_pkg_config() {
   # shellcheck disable=SC2086
-  if $CXX -O1 "$examples/$ex.cpp" -o "$WORK/pkg-config/$ex" $cflags $libs 2>"$WORK/$ex.err"; then
+  $CXX -O1 "$examples/$1.cpp" -o "$WORK/pkg-config/$1" $cflags $libs 2>"$WORK/$1.err"
+}
+export -f build_with_pkg_config
+export CXX WORK examples cflags libs
+printf '%s\n' $example_names | xargs -P "${JOBS:-2}" -I{} bash -c 'build_with_pkg_config {}' || true
+for ex in $example_names; do
+  if [ -x "$WORK/pkg-config/$ex" ]; then
     run_example pkg-config "$WORK/pkg-config/$ex"
   else
     fail "example $ex does not build with pkg-config: $(head -c 3000 "$WORK/$ex.err")"

@@ -132,7 +132,7 @@ int main_impl(int argc, char** argv) {
   }
 
   ClusterConfig config;
-  if (std::string err = resolve_cluster(app, c, config); !err.empty()) return usage_error(err);
+  if (std::string err = resolve_cluster(c, config); !err.empty()) return usage_error(err);
   if (std::string err = resolve_outputs(c, config); !err.empty()) return usage_error(err);
   // Where this process runs, before any thread or memory of the run exists.
   if (opt.numa_node >= 0) placement::bind_numa(opt.numa_node);

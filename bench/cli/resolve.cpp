@@ -119,7 +119,7 @@ std::string resolve_index_flags(const CommandLine& c, const IndexFlags& chosen) 
   return chosen.check();
 }
 
-std::string resolve_cluster(const CLI::App& app, CommandLine& c, ClusterConfig& config) {
+std::string resolve_cluster(CommandLine& c, ClusterConfig& config) {
   Options& opt = c.opt;
   config = !opt.cluster.empty() ? ClusterConfig::from_toml_file(opt.cluster)
 #if DMRT_TRANSPORT_VERBS
@@ -147,7 +147,6 @@ std::string resolve_cluster(const CLI::App& app, CommandLine& c, ClusterConfig& 
   for (const CLI::Option* o : c.shm_only)
     if (o->count() > 0 && opt.transport != "shm")
       return o->get_name() + " is a flag of --transport shm";
-  (void)app;
   return "";
 }
 

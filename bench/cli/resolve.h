@@ -26,7 +26,7 @@ std::string resolve_index_flags(const CommandLine& c, const IndexFlags& chosen);
 
 // The cluster (file, --nodes or embedded), this process's node (flag or launcher rank), and the
 // flags that only some transports or modes take.
-std::string resolve_cluster(const CLI::App& app, CommandLine& c, ClusterConfig& config);
+std::string resolve_cluster(CommandLine& c, ClusterConfig& config);
 
 // Output paths with {node} expanded, checked distinct and writable.
 std::string resolve_outputs(CommandLine& c, const ClusterConfig& config);

@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "policies/verbs/wire.h"
@@ -39,6 +42,44 @@ void round_trip(Type t, const std::vector<uint8_t>& frame, Parse parse, bool wel
   if (w.data() != frame) fail("parsed message does not re-encode to its bytes");
 }
 
+// What an input's first byte picks (the file's comment): a well-formed message of a type, a body
+// behind a valid header of a type, or raw bytes alone.
+enum class Mode { kStructured, kBody, kRaw };
+struct Pick {
+  Mode mode;
+  Type type;  // kStructured, kBody: the message's type
+};
+constexpr Type kStructuredTypes[] = {Type::kHello, Type::kConnect, Type::kBarrier, Type::kClock,
+                                     Type::kClockOk};
+constexpr Type kBodyTypes[] = {Type::kHello, Type::kConnect, Type::kBarrier,
+                               Type::kError, Type::kClock,   Type::kClockOk};  // 0-3, 64-65
+
+Pick pick_of(uint8_t first) {
+  if (first >= 4 && first < 64) return {Mode::kStructured, kStructuredTypes[first % 5]};
+  if (first < 4) return {Mode::kBody, kBodyTypes[first]};
+  if (first < 66) return {Mode::kBody, kBodyTypes[first - 60]};
+  return {Mode::kRaw, Type::kError};
+}
+
+const char* type_name(Type t) {
+  switch (t) {
+    case Type::kHello:
+      return "HELLO";
+    case Type::kConnect:
+      return "CONNECT";
+    case Type::kBarrier:
+      return "BARRIER";
+    case Type::kError:
+      return "ERROR";
+    case Type::kClock:
+      return "CLOCK";
+    case Type::kClockOk:
+      return "CLOCK_OK";
+    default:
+      return "other";
+  }
+}
+
 // Byte source for structured messages: the input's bytes, then zeros.
 struct Bytes {
   const uint8_t* p;
@@ -55,10 +96,7 @@ struct Bytes {
 
 // A well-formed message built from the input: it parses back to the same fields, and every strict
 // prefix of it is refused (the layouts are self-delimiting).
-void structured(uint8_t pick, Bytes in) {
-  static const Type kinds[] = {Type::kHello, Type::kConnect, Type::kBarrier, Type::kClock,
-                               Type::kClockOk};
-  Type t = kinds[pick % 5];
+void structured(Type t, Bytes in) {
   Writer w(t);
   if (t == Type::kHello) {
     Hello h;
@@ -137,14 +175,10 @@ void structured(uint8_t pick, Bytes in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  const uint8_t pick = data[0];
-  if (pick >= 4 && pick < 64) structured(pick, Bytes{data + 1, size - 1});
+  const Pick pick = pick_of(data[0]);
+  if (pick.mode == Mode::kStructured) structured(pick.type, Bytes{data + 1, size - 1});
   std::vector<uint8_t> frame;
-  if (pick < 4 || (pick >= 64 && pick < 66)) {  // 64, 65: CLOCK, CLOCK_OK
-    static const Type types[] = {Type::kHello, Type::kConnect, Type::kBarrier,
-                                 Type::kError, Type::kClock,   Type::kClockOk};
-    frame = Writer(types[pick < 4 ? pick : pick - 60]).data();
-  }
+  if (pick.mode == Mode::kBody) frame = Writer(pick.type).data();
   frame.insert(frame.end(), data + 1, data + size);
   round_trip<Hello>(Type::kHello, frame, [](Reader& r) { return parse_hello(r); });
   round_trip<ConnectRequest>(Type::kConnect, frame, [](Reader& r) { return parse_connect(r, 64); });
@@ -159,4 +193,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const dmrt::TransportError&) {
   }
   return 0;
+}
+
+// The class of an input, as LLVMFuzzerTestOneInput dispatches it: the replay counts one case per
+// class (tests/fuzz/replay_main.cpp).
+extern "C" const char* DmrtFuzzInputClass(const uint8_t* data, size_t size) {
+  if (size < 1) return "empty input";
+  const Pick pick = pick_of(data[0]);
+  static std::map<std::pair<Mode, Type>, std::string> names;  // stable c_str()s
+  std::string& name = names[{pick.mode, pick.type}];
+  if (name.empty()) {
+    if (pick.mode == Mode::kStructured)
+      name = std::string("well-formed ") + type_name(pick.type) + " and its prefixes";
+    else if (pick.mode == Mode::kBody)
+      name = std::string(type_name(pick.type)) + " body behind a valid header";
+    else
+      name = "raw bytes as a frame";
+  }
+  return name.c_str();
 }

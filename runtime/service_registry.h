@@ -17,19 +17,23 @@ namespace dmrt {
 // Adds `name` (an unsigned in [lo, hi]) to a node program's flag group `g` (CLI11's there). The
 // range check is written here, over whatever `g` is, so that index headers declaring services need
 // not include CLI11, whose header alone costs seconds in every translation unit that includes it.
+// Its description is CLI::Range's ("UINT in [0 - 63]"), which the node program's strict numbers
+// (tools/common/cli_numbers.h) read to say the range in their own refusal.
 template <class G>
 auto add_ranged_flag(G& g, const std::string& name, unsigned& value, const std::string& help,
                      unsigned lo, unsigned hi) {
+  const std::string range = "[" + std::to_string(lo) + " - " + std::to_string(hi) + "]";
   return g.add_option(name, value, help)
-      ->check([lo, hi](const std::string& s) -> std::string {
-        unsigned long long x = 0;
-        const char* end = s.data() + s.size();
-        auto [p, ec] = std::from_chars(s.data(), end, x);
-        if (ec != std::errc() || p != end || x < lo || x > hi)
-          return "Value " + s + " not in range [" + std::to_string(lo) + " - " +
-                 std::to_string(hi) + "]";
-        return {};
-      })
+      ->check(
+          [lo, hi, range](const std::string& s) -> std::string {
+            unsigned long long x = 0;
+            const char* end = s.data() + s.size();
+            auto [p, ec] = std::from_chars(s.data(), end, x);
+            if (ec != std::errc() || p != end || x < lo || x > hi)
+              return "Value " + s + " not in range " + range;
+            return {};
+          },
+          "UINT in " + range)
       ->capture_default_str();
 }
 

@@ -3,8 +3,10 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "policies/sim/options.h"
@@ -22,27 +24,36 @@ inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group
   auto cost = [&app, &opts, overrides, &group](const std::string& name, auto member,
                                                const std::string& help) {
     using T = std::remove_reference_t<decltype(opts.*member)>;
-    app.add_option_function<T>(
-           name,
-           [&opts, overrides, member](const T& v) {
-             opts.*member = v;
-             overrides->push_back([member, v](Options& o) { o.*member = v; });
-           },
-           help)
-        ->group(group);
+    CLI::Option* flag = app.add_option_function<T>(
+                               name,
+                               [&opts, overrides, member](const T& v) {
+                                 opts.*member = v;
+                                 overrides->push_back([member, v](Options& o) { o.*member = v; });
+                               },
+                               help)
+                            ->group(group);
+    // A field narrower than 64 bits states its range, so that a value past it is refused with
+    // the flag's range (tools' strict numbers), not CLI11's "Could not convert"; the rates (the
+    // double fields) theirs, so that -5 is refused at once (Options::validate refuses 0 too).
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) < 8)
+      flag->check(CLI::Range(std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+    else if constexpr (std::is_floating_point_v<T>)
+      flag->check(CLI::Range(T{0}, T{1e6}));
   };
+  // Node ids are 16 bits: compute and memory nodes together are at most 65535 (Options::validate).
+  constexpr unsigned kMaxNodes = 65534;
   app.add_option("--compute-nodes", opts.compute_nodes, "sim: compute nodes")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1u, kMaxNodes))
       ->capture_default_str()
       ->group(group);
   app.add_option("--clients-per-node", opts.clients_per_node,
                  "sim: simulated clients (fibers) per compute node")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1u, std::numeric_limits<unsigned>::max()))
       ->capture_default_str()
       ->group(group);
   if (with_memory_nodes)
     app.add_option("--memory-nodes", opts.memory_nodes, "sim: memory nodes")
-        ->check(CLI::PositiveNumber)
+        ->check(CLI::Range(1u, kMaxNodes))
         ->capture_default_str()
         ->group(group);
   app.add_option_function<std::string>(

@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -18,11 +20,13 @@ inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group
          "--device", opts.device,
          "verbs: ibv device name (e.g. mlx5_1, rxe0); default: the first with an ACTIVE port")
       ->group(group);
+  // Port numbers and GID indexes are 8 bits in the verbs API (ibv_port_attr, ibv_global_route).
   app.add_option("--ib-port", opts.port, "verbs: device port; 0 = the first ACTIVE one")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, 255))
       ->group(group);
   app.add_option("--gid", opts.gid_index,
                  "verbs: GID index; -1 = RoCE v2 IPv4-mapped if any, else RoCE v2, else 0")
+      ->check(CLI::Range(-1, 255))
       ->group(group);
   app.add_option("--mtu", opts.mtu, "verbs: path MTU in bytes; 0 = the port's active MTU")
       ->check(CLI::IsMember({0, 256, 512, 1024, 2048, 4096}))
@@ -38,6 +42,7 @@ inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group
       ->group(group);
   app.add_option("--connect-timeout-ms", opts.connect_timeout_ms,
                  "verbs: how long to wait for peers that have not come up (bootstrap, barrier)")
+      ->check(CLI::Range(uint32_t{0}, std::numeric_limits<uint32_t>::max()))
       ->capture_default_str()
       ->group(group);
   app.add_option("--qp-depth", opts.qp_depth, "verbs: send queue entries per queue pair")

@@ -2,10 +2,13 @@
 # Hostile and careless dmrt-bench invocations: each must end quickly with a clear error (exit 2,
 # the message asserted), never run silently wrong, hang, or grow without bound.
 #
-# Usage: tests/hostile/bench_limits.sh PATH/TO/dmrt-bench   (DMRT_NODE: dmrt-node, for its flags)
+# Usage: tests/hostile/bench_limits.sh PATH/TO/dmrt-bench   (DMRT_NODE: dmrt-node, and
+# DMRT_CHECK_BIN: dmrt-check, for their flags)
 set -u
 BENCH=${1:?usage: bench_limits.sh PATH/TO/dmrt-bench}
 NODE=${DMRT_NODE:-}
+CHECK=${DMRT_CHECK_BIN:-}
+HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/dmrt-hostile.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 pass=0
@@ -157,6 +160,23 @@ if [ -n "$NODE" ]; then
     --pool hostile-numbers --create --memory-mb 64.5
   expect_of 0 "--transport" "$NODE" --help
 fi
+# Every numeric flag of the three tools, as their help lists them (a flag added later is probed
+# too): NaN, -5, 1e30, 2^64, and both ends of the range its refusal states and one step past
+# each. Each value is refused in our words (the flag, what is wrong, its real range) or accepted,
+# never refused in CLI11's ("Value 10000 not in range 1 to 1024", "Could not convert"). A case
+# per flag.
+tools=("$BENCH")
+[ -n "$NODE" ] && tools+=("$NODE")
+[ -n "$CHECK" ] && tools+=("$CHECK")
+python3 "$HERE/numeric_flags.py" "$WORK" "${tools[@]}" >"$WORK/numeric" 2>&1
+summary='^numeric flags: ([0-9]+) passed, ([0-9]+) failed$'
+if [[ $(tail -n 1 "$WORK/numeric") =~ $summary ]]; then
+  pass=$((pass + BASH_REMATCH[1]))
+  fail=$((fail + BASH_REMATCH[2]))
+else
+  fail=$((fail + 1))  # it crashed: one failed case, its output below
+fi
+grep -v "^numeric flags: " "$WORK/numeric" | head -n 60
 
 # Output paths: --merged-json naming a node's --json part; a failed --attach leaves no file.
 expect 2 "--json $WORK/o{node}.json and --merged-json $WORK/o1.json name the same file for node 1" -- \

@@ -189,8 +189,8 @@ TEST(CheckDeadline, DmrtCheckRefusesBadNumbers) {
            {"--max-steps 1e30", "--max-steps: 1e30 is too large"},
            {"--threads -1", "--threads: -1 is negative: give a whole number from 0 to 4096"},
            {"--deadline nan", "--deadline: nan is not a finite number"},
-           {"--deadline -1", "--deadline: Value -1 not in range"},
-           {"--deadline 1e300", "--deadline: Value 1e300 not in range"},
+           {"--deadline -1", "--deadline: -1 is out of range: give a number from 0 to 1e+09"},
+           {"--deadline 1e300", "--deadline: 1e300 is out of range: give a number from 0 to 1e+09"},
        }) {
     std::string out;
     int rc = run(check_bin() + " " + c.args + " /dev/null", out);

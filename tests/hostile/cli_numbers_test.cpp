@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/service_registry.h"
 #include "tools/common/cli_config.h"
 #include "tools/common/cli_numbers.h"
 
@@ -97,7 +98,8 @@ struct Flags {
   CLI::App app{"numbers"};
   uint64_t ops = 1, plain = 0;
   unsigned threads = 1;
-  int node = -1;
+  int node = -1, mtu = 0;
+  unsigned clients = 1, root_slot = 12;
   double theta = 0.99, gbps = 0;
   std::vector<uint64_t> keys;
   std::string write_config;
@@ -108,8 +110,12 @@ struct Flags {
     app.add_option("--threads", threads)->check(CLI::Range(1u, 1024u));
     app.add_option("--node", node)->check(CLI::Range(0, 65535));
     app.add_option("--zipf-theta", theta)->check(CLI::Range(0.01, 0.9999));
+    app.add_option("--mtu", mtu)->check(CLI::IsMember({0, 256, 4096}));
+    app.add_option("--clients", clients)->check(CLI::PositiveNumber);
     auto* group = app.add_option_group("shm");
     group->add_option("--shm-gbps", gbps)->check(CLI::NonNegativeNumber);
+    // A service's flag: its range checked by a lambda described as CLI::Range would be.
+    add_ranged_flag(*app.add_option_group("rolex"), "--root-slot", root_slot, "", 0, 63);
     app.add_option("--key", keys);
     tools::add_config_flags(app, write_config);
     tools::strict_numbers(app);
@@ -142,7 +148,21 @@ TEST(CliNumbers, FlagsRefuseWithTheirNameAndRange) {
            {{"--threads", "2.5"},
             "--threads: 2.5 is not a whole number: give a whole number from 1 to 1024"},
            {{"--threads", "-3"}, "--threads: -3 is negative: give a whole number from 1 to 1024"},
-           {{"--threads", "1e4"}, "--threads: Value 10000 not in range 1 to 1024"},
+           // Past the range: the range's check says so in the same words, not CLI11's.
+           {{"--threads", "1e4"},
+            "--threads: 10000 is out of range: give a whole number from 1 to 1024"},
+           {{"--threads", "0"}, "--threads: 0 is out of range: give a whole number from 1 to 1024"},
+           {{"--node", "-1"}, "--node: -1 is out of range: give a whole number from 0 to 65535"},
+           {{"--zipf-theta", "0.99991"},
+            "--zipf-theta: 0.99991 is out of range: give a number from 0.01 to 0.9999"},
+           {{"--mtu", "300"}, "--mtu: 300 is not allowed: give one of 0, 256, 4096"},
+           {{"--mtu", "4294967296"}, "--mtu: 4294967296 is not allowed: give one of 0, 256, 4096"},
+           {{"--clients", "0"}, "--clients: 0 is out of range: give a whole number greater than 0"},
+           {{"--shm-gbps", "-0.5"},
+            "--shm-gbps: -0.5 is out of range: give a number of at least 0"},
+           {{"--root-slot", "64"},
+            "--root-slot: 64 is out of range: give a whole number from 0 to 63"},
+           {{"--root-slot", "-1"}, "--root-slot: -1 is negative: give a whole number from 0 to 63"},
            {{"--node", "1e9999"}, "--node: 1e9999 is too large"},
            {{"--zipf-theta", "nan"},
             "--zipf-theta: nan is not a finite number: give a number from 0.01 to 0.9999"},

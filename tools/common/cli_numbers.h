@@ -141,24 +141,40 @@ inline NumberText check_float(const std::string& s) {
   return {s, ""};
 }
 
-// The range an option's validators allow, in words ("a whole number from 1 to 1024"), read from
-// their descriptions (CLI::Range writes "UINT in [1 - 1024]").
-inline std::string range_words(const CLI::Option& opt, NumberKind kind) {
+// The values one validator allows, in words ("a whole number from 1 to 1024", "one of 0, 256"),
+// read from its description (CLI::Range writes "UINT in [1 - 1024]", CLI::IsMember "{0,256}");
+// "" when the description states none.
+inline std::string allowed_words(const std::string& desc, NumberKind kind) {
   const std::string what = kind == NumberKind::kFloat ? "a number" : "a whole number";
+  const size_t open = desc.find(" in [");
+  const size_t close = desc.rfind(']');
+  if (open != std::string::npos && close != std::string::npos && close > open) {
+    std::string inner = desc.substr(open + 5, close - open - 5);
+    for (const char* sep : {" - ", " to "})
+      if (size_t m = inner.find(sep); m != std::string::npos)
+        return what + " from " + inner.substr(0, m) + " to " + inner.substr(m + std::strlen(sep));
+  }
+  if (desc == "POSITIVE") return what + " greater than 0";
+  if (desc == "NONNEGATIVE") return what + " of at least 0";
+  if (desc.size() > 2 && desc.front() == '{' && desc.back() == '}') {
+    std::string items = desc.substr(1, desc.size() - 2);
+    for (size_t c = items.find(','); c != std::string::npos; c = items.find(',', c + 2))
+      items.insert(c + 1, " ");
+    return "one of " + items;
+  }
+  return "";
+}
+
+// The range an option's validators allow, in words: the first one that states a range, else the
+// range of its kind.
+inline std::string range_words(const CLI::Option& opt, NumberKind kind) {
   const std::string full = opt.get_type_name();
   for (size_t at = full.find(':'); at != std::string::npos; at = full.find(':', at + 1)) {
-    const std::string desc = full.substr(at + 1, full.find(':', at + 1) - at - 1);
-    const size_t open = desc.find(" in [");
-    const size_t close = desc.rfind(']');
-    if (open != std::string::npos && close != std::string::npos && close > open) {
-      std::string inner = desc.substr(open + 5, close - open - 5);
-      for (const char* sep : {" - ", " to "})
-        if (size_t m = inner.find(sep); m != std::string::npos)
-          return what + " from " + inner.substr(0, m) + " to " + inner.substr(m + std::strlen(sep));
-    }
-    if (desc == "POSITIVE") return what + " greater than 0";
-    if (desc == "NONNEGATIVE") return what + " of at least 0";
+    const std::string words =
+        allowed_words(full.substr(at + 1, full.find(':', at + 1) - at - 1), kind);
+    if (!words.empty()) return words;
   }
+  const std::string what = kind == NumberKind::kFloat ? "a number" : "a whole number";
   switch (kind) {
     case NumberKind::kUnsigned:
       return what + " from 0 to " + std::to_string(std::numeric_limits<uint64_t>::max());
@@ -167,6 +183,15 @@ inline std::string range_words(const CLI::Option& opt, NumberKind kind) {
              std::to_string(std::numeric_limits<int64_t>::max());
     default:
       return "a finite number";
+  }
+}
+
+// The option's validator `i`, or null past the last (CLI11 2.1 throws there, and says no count).
+inline CLI::Validator* validator_at(CLI::Option& opt, int i) {
+  try {
+    return opt.get_validator(i);
+  } catch (const CLI::OptionNotFound&) {
+    return nullptr;
   }
 }
 
@@ -195,13 +220,29 @@ inline NumberText check_number(const std::string& text, NumberKind kind) {
 // Installs check_number, ahead of every other check, on each numeric option of `app` and of its
 // option groups (CLI11 names their types UINT, INT and FLOAT), so that command-line and --config
 // values alike pass it before CLI::Range and CLI11's own conversion (which would take "-5" for
-// 2^64 - 5). Call it once every option is added. An error reads "--ops: -5 is negative: give a
-// whole number from 1 to 18446744073709551615".
+// 2^64 - 5); and makes each check that states a range (CLI::Range, CLI::IsMember, a lambda
+// described as "UINT in [0 - 63]") refuse in the same words, not CLI11's ("Value 10000 not in
+// range 1 to 1024"). Call it once every option is added. Errors read "--ops: -5 is negative: give
+// a whole number from 1 to 18446744073709551615", "--threads: 10000 is out of range: give a whole
+// number from 1 to 1024". A flag narrower than 64 bits needs a range check of its own: CLI11
+// alone would refuse 2^32 in a uint32_t with "Could not convert".
 inline void strict_numbers(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
     NumberKind kind = NumberKind::kUnsigned;
     if (!detail::numeric_kind(*opt, kind)) continue;
     const std::string range = detail::range_words(*opt, kind);
+    for (int i = 0; CLI::Validator* v = detail::validator_at(*opt, i); ++i) {
+      const std::string allowed = detail::allowed_words(v->get_description(), kind);
+      if (allowed.empty()) continue;
+      v->operation([inner = *v, allowed](std::string& s) -> std::string {
+        try {
+          if (inner(s).empty()) return {};
+        } catch (const CLI::ValidationError&) {  // CLI::IsMember's way to say "not of my type"
+        }
+        return s + (allowed.starts_with("one of") ? " is not allowed" : " is out of range") +
+               ": give " + allowed;
+      });
+    }
     opt->transform(CLI::Validator(
         [kind, range](std::string& s) -> std::string {
           NumberText r = check_number(s, kind);

@@ -148,7 +148,15 @@ inline uint64_t apply(std::byte* p, const Verb& v) {
       read(p, v.local, v.length);
       return 0;
     case VerbKind::kWrite:
-      write(p, v.local, v.length);
+      if (v.lock == LockWord::kFirst) {
+        // A release whose lock word leads the buffer (Batch::release): the word goes last, after
+        // the bytes it guards, or the next holder could lock and write while these are still
+        // being stored. Batch::add checked that the verb is whole words.
+        write(p + 8, static_cast<const std::byte*>(v.local) + 8, v.length - 8);
+        write(p, v.local, 8);
+      } else {
+        write(p, v.local, v.length);  // in address order: a trailing lock word is stored last
+      }
       return 0;
     case VerbKind::kCas:
       old = cas(p, v.compare, v.swap);

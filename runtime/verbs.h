@@ -79,12 +79,13 @@ class Batch {
   }
   // A WRITE whose last (or first) 8-byte word releases, or hands on, a lock that other clients
   // take with CAS: the other bytes land first, and the lock word lands atomically with respect
-  // to concurrent atomics on it. Counted as a WRITE. Where a transport's WRITEs are so (shm, sim,
-  // a NIC: the papers' assumption), it is an ordinary WRITE. Verbs on a software device (rxe,
-  // siw), whose failing CAS writes the old word back unguarded, and a CPU store to a word that
-  // NIC atomics target (a local batch) store the word with an atomic instead
-  // (docs/rdma-cluster.md, "Lock releases on Soft-RoCE"). `len` is a multiple of 8, at least 8,
-  // and the lock word is naturally aligned.
+  // to concurrent atomics on it. Counted as a WRITE. A trailing lock word (kLast) is an ordinary
+  // WRITE where WRITEs land in address order (shm, sim, a NIC: the papers' assumption); a leading
+  // one (kFirst) is stored after the rest (shm, sim: two stores; a NIC: two WRITEs, the word's
+  // last), never first. Verbs on a software device (rxe, siw), whose failing CAS writes the old
+  // word back unguarded, and a CPU store to a word that NIC atomics target (a local batch) store
+  // the word with an atomic instead (docs/rdma-cluster.md, "Lock releases on Soft-RoCE"). `len`
+  // is a multiple of 8, at least 8, and the lock word is naturally aligned.
   Batch& release(GlobalAddress dst, const void* src, uint32_t len, LockWord at = LockWord::kLast) {
     return add({VerbKind::kWrite, at, len, dst, const_cast<void*>(src), nullptr});
   }

@@ -436,9 +436,11 @@ void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
     }
   }
   const bool soft = cl.writes_race_atomics();
+  // A release whose lock word leads its buffer is split on a NIC too: one WRITE lands in address
+  // order, which would store that word (the unlock) before the bytes it guards.
   auto segmented = [&](const Verb& v) {
     return (v.kind == VerbKind::kMaskedCas && !cl.native_masked_cas()) ||
-           (v.lock != LockWord::kNone && soft);
+           (v.lock != LockWord::kNone && soft) || v.lock == LockWord::kFirst;
   };
   bool any = false;
   for (Batch& b : batches)
@@ -451,7 +453,8 @@ void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
   // Each batch runs in segments: the verbs before an emulated masked CAS are posted together
   // with a READ of its word (RC ordering keeps the batch's order), then CAS attempts follow until
   // the masked compare fails or the CAS wins. A lock release on a software device is its other
-  // bytes as a WRITE, then its lock word stored the same way.
+  // bytes as a WRITE, then its lock word stored the same way; on a NIC, a leading lock word is
+  // a second WRITE after the first.
   for (size_t bi = 0; bi < batches.size(); ++bi) {
     Batch& b = batches[bi];
     if (b.empty() || b.local()) continue;
@@ -463,6 +466,20 @@ void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
       }
       NodeId n = v.remote.node();
       uint64_t attempts = 0;
+      if (v.lock != LockWord::kNone && !soft) {  // a leading lock word on a NIC (above)
+        if (seg.size() + 2 > Batch::kMaxVerbs) {
+          run_batches(cl, ts, std::span<Batch>(&seg, 1), cl.ondemand_regs_, ensure);
+          seg = Batch();
+        }
+        // Two WRITEs on one QP: the second lands after the first, as Sherman's last-word
+        // release relies on within one WRITE.
+        if (v.length > 8)
+          seg.write(v.remote + rest_offset(v),
+                    static_cast<const std::byte*>(v.local) + rest_offset(v), v.length - 8);
+        seg.write(v.remote + lock_offset(v),
+                  static_cast<const std::byte*>(v.local) + lock_offset(v), 8);
+        continue;
+      }
       if (v.lock != LockWord::kNone) {
         if (v.length > 8)
           seg.write(v.remote + rest_offset(v),

@@ -1,6 +1,8 @@
 // Many fibers on several threads hammering the same words: final values must be exact.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
 #include <vector>
 
 #include "runtime/scheduler.h"
@@ -111,6 +113,41 @@ TEST(Concurrency, ReadsRacingWritesSeeWholeWords) {
       c.pause();
     }
   });
+}
+
+// A lock-releasing WRITE (Batch::release) stores its lock word after every other byte, whichever
+// end of the buffer the word is at: the next holder must find the record its predecessor wrote
+// whole. SMART's leaves put the lock in their first word; with that word stored first, a second
+// writer took the lock while the first was still storing, and a leaf stayed torn for good (its
+// checksum never held again: every reader of it retried for ever).
+TEST(Concurrency, LockReleasesStoreTheLockWordLast) {
+  for (LockWord at : {LockWord::kFirst, LockWord::kLast}) {
+    SCOPED_TRACE(at == LockWord::kFirst ? "lock word first" : "lock word last");
+    Shared s;
+    constexpr unsigned kWords = 64, kRounds = 20000;
+    const unsigned lock = at == LockWord::kFirst ? 0 : kWords - 1;
+    const GlobalAddress lock_addr = s.words + 8ull * lock;
+    std::atomic<uint64_t> torn{0};
+    Scheduler sched({2, 1});
+    sched.run([&](const WorkerId& w) {
+      testing::ShmClient c(shm::Endpoint(s.pool, s.home(), w.index));
+      std::array<uint64_t, kWords> rec{};
+      for (unsigned i = 0; i < kRounds; ++i) {
+        while (c.cas(lock_addr, 0, 1) != 0) c.pause();
+        c.read(s.words, rec.data(), 8 * kWords);
+        const uint64_t first = rec[lock == 0 ? 1 : 0];
+        for (unsigned k = 0; k < kWords; ++k)
+          if (k != lock && rec[k] != first) {
+            torn.fetch_add(1, std::memory_order_relaxed);
+            break;
+          }
+        rec.fill((uint64_t{w.index} << 32) | i);
+        rec[lock] = 0;  // unlocked
+        c.release(s.words, rec.data(), 8 * kWords, at);
+      }
+    });
+    EXPECT_EQ(torn.load(), 0u) << "a holder found its predecessor's record half written";
+  }
 }
 
 TEST(Concurrency, AllocationsFromManyClientsNeverOverlap) {

@@ -153,17 +153,14 @@ case "$cmd" in
     else
       failed=$((failed + 1))
     fi
+    # TSan looks for data races in the concurrency suite, at -O1 like ASan (the TSan docs ask for
+    # -O1 or more). The fault proofs (RaceFaults) depend on interleavings that TSan's slowdown
+    # changes; they run in the release and ASan stages.
     SUITES=(concurrency)
-    if configure_for_suites build-tsan -Db_sanitize=thread -Dbench=false; then
+    if configure_for_suites build-tsan -Db_sanitize=thread -Dbench=false -Doptimization=1; then
       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-        # The fault proofs (RaceFaults) depend on interleavings that TSan's slowdown changes; they
-        # run in the release and ASan stages, and TSan looks for data races.
-        # IndexBytesStress.LinearizableWithByteKeys hangs under TSan since 2026-12-02 (SMART's
-        # byte-key stress on shm: a fiber retries read_leaf for ever while another waits on its
-        # read-delegation round; the session note of that day has the stacks). It passes in the
-        # release and ASan stages; it is left out here until the hang is understood, not hidden.
         run_suites build-tsan "tsan" --suite concurrency --num-processes 1 --timeout-multiplier 4 \
-          --test-args=--gtest_filter=-RaceFaults.*:IndexBytesStress.LinearizableWithByteKeys
+          --test-args=--gtest_filter=-RaceFaults.*
     else
       failed=$((failed + 1))
     fi

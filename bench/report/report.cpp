@@ -145,7 +145,7 @@ nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
     o["count"] = kr.count;
     o["failed"] = kr.failed;
     o["latency_us"] = latency_json(kr.latency);
-    if (!r.process.is_null()) o["latency_histogram"] = histogram_json(kr.latency);
+    o["latency_histogram"] = histogram_json(kr.latency);
     kinds[std::string(op_name(static_cast<OpKind>(k)))] = o;
   }
   j["per_kind"] = kinds;
@@ -160,10 +160,8 @@ nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
   j["index_options"] = info.index_options;
   if (!r.transport_report.is_null()) j[info.transport] = r.transport_report;
   if (!info.placement.is_null()) j["placement"] = info.placement;
-  if (!r.process.is_null()) {
-    j["process"] = r.process;
-    j["latency_histogram"] = histogram_json(r.all.latency);
-  }
+  j["latency_histogram"] = histogram_json(r.all.latency);
+  if (!r.process.is_null()) j["process"] = r.process;
   if (!provenance().is_null()) j["provenance"] = provenance();
   return j;
 }

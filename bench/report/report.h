@@ -44,9 +44,8 @@ struct PhaseResult {
   nlohmann::json transport_report;
   std::string transport_summary;      // the same for the table
   uint64_t start_ns = 0, end_ns = 0;  // the phase's window on the transport clock
-  // One process of a multi-process run (--attach): who it was and its window, and then the JSON
-  // also carries the latency histograms, so that dmrt-bench --merge can add them up. Null
-  // otherwise.
+  // One process of a multi-process run (--attach): who it was and its window (dmrt-bench --merge
+  // adds up the latency histograms every JSON carries). Null otherwise.
   nlohmann::json process;
   // The signal that cut the phase short ("SIGINT"), or "" for a phase that ran to its end.
   std::string interrupted;

@@ -68,12 +68,13 @@ value() {
   metric=$(cat "$WORK/$name.metric")
   # The last JSON line is the run phase (the only one with --workload load).
   line=$(tail -n 1 "$WORK/$name.json")
-  if [ "$metric" = throughput ]; then
-    echo "$line" | grep -o '"throughput_mops":[0-9.e+-]*' | head -n 1 | cut -d: -f2
-  else  # lat:KIND -> per_kind.KIND.latency_us.p50
-    echo "$line" | grep -o "\"${metric#lat:}\":{[^}]*\"latency_us\":{[^}]*}" |
-      grep -o '"p50":[0-9.e+-]*' | head -n 1 | cut -d: -f2
-  fi
+  # throughput, or lat:KIND -> per_kind.KIND.latency_us.p50 (read as JSON: the line's objects
+  # nest, its histograms among them).
+  echo "$line" | python3 -c '
+import json, sys
+j, m = json.load(sys.stdin), sys.argv[1]
+print(j["throughput_mops"] if m == "throughput" else j["per_kind"][m[4:]]["latency_us"]["p50"])
+' "$metric"
 }
 
 passed=0

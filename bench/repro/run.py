@@ -182,6 +182,10 @@ def run_spec(spec, a):
             }
             for label, path in spec.get("columns", []):
                 row[label] = dig(d, path)
+            # A latency figure keeps the point's whole histogram, for its CDF (not in the CSV).
+            metric = panel.get("metric", spec["metric"])
+            if "latency_us." in metric:
+                row["_histogram"] = dig(d, metric.split("latency_us.")[0] + "latency_histogram")
             note = "cached" if cached else f"{secs:.0f} s"
             print(f"  [{done}/{len(runs)}] {panel['name']} {series['name']} x={x}: "
                   f"{fmt(row['value'])} ({note})", file=sys.stderr)
@@ -236,7 +240,8 @@ def comparisons(spec, rows):
 def write_csv(spec, rows, out_dir):
     path = out_dir / f"{spec['id']}.csv"
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        fields = [k for k in rows[0] if not k.startswith("_")]
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
     return path
@@ -297,7 +302,47 @@ def plot(spec, rows, comps, out_dir):
     return path
 
 
-def markdown(spec, rows, comps, png):
+def plot_cdf(spec, rows, out_dir):
+    """A latency figure's distributions: per panel, each series' CDF (at the last x). None when
+    the figure is not of latency, or its runs carry no histogram (a dmrt-bench before them)."""
+    if not any(r.get("_histogram") for r in rows):
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    sys.path.insert(0, str(ROOT / "bench/report"))
+    from latency import distribution
+
+    panels = spec["panels"]
+    last_x = x_values(spec)[-1]
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.2), squeeze=False)
+    colour = {s["name"]: f"C{k % 10}" for k, s in enumerate(spec["series"])}
+    for i, panel in enumerate(panels):
+        ax = axes[0][i]
+        for r in rows:
+            h = r.get("_histogram")
+            if r["panel"] != panel["name"] or r["x"] != last_x or not h or not h["count"]:
+                continue
+            d = distribution(h)
+            xs = [d[0][0] / 1000] + [v / 1000 for v, _, _ in d] + [d[-1][0] / 1000 * 1.05]
+            ax.step(xs, [0.0] + [p for _, p, _ in d] + [1.0], where="post",
+                    color=colour[r["series"]], label=r["series"])
+        ax.set_title(panel["name"])
+        ax.set_xlabel("latency (us)")
+        ax.set_ylabel("fraction of operations at or below")
+        ax.set_ylim(0, 1.02)
+        ax.grid(True, alpha=0.3)
+        if i == 0:
+            ax.legend(fontsize="small")
+    fig.suptitle(spec["title"] + " (distributions)", fontsize="medium")
+    fig.tight_layout()
+    path = out_dir / f"{spec['id']}-cdf.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def markdown(spec, rows, comps, png, cdf=None):
     xs = x_values(spec)
     lines = [f"**{spec['title']}** ({spec['source']}). "
              f"Regenerate: `./dmrt.sh {REGENERATE} {spec['id']}`."]
@@ -306,6 +351,10 @@ def markdown(spec, rows, comps, png):
     lines.append("")
     if png:
         lines += [f"![{spec['id']}]({PNG_DIR}/{png.name})", ""]
+    if cdf:
+        note = " (sim: deterministic)" if spec.get("transport") == "sim" else ""
+        lines += [f"The distributions behind the figure{note}:", "",
+                  f"![{spec['id']} CDF]({PNG_DIR}/{cdf.name})", ""]
     for panel in spec["panels"]:
         names = [s["name"] for s in spec["series"] if panel["name"] not in s.get("skip_panels", [])]
         head = spec["x"].get("label", spec["x"]["flag"]) if xs != [None] else ""
@@ -406,7 +455,8 @@ def main():
         comps = comparisons(spec, rows)
         write_csv(spec, rows, a.out)
         png = None if a.no_plot else plot(spec, rows, comps, a.out)
-        text = markdown(spec, rows, comps, png)
+        cdf = None if a.no_plot else plot_cdf(spec, rows, a.out)
+        text = markdown(spec, rows, comps, png, cdf)
         (a.out / f"{spec['id']}.md").write_text(text)
         if not a.quick and not embed(a.results_md, spec["id"], text):
             print(f"  note: {a.results_md} has no block for {spec['id']}", file=sys.stderr)

@@ -466,24 +466,22 @@ void Endpoint::execute(std::span<Batch> batches, Counters& counters) {
       }
       NodeId n = v.remote.node();
       uint64_t attempts = 0;
-      if (v.lock != LockWord::kNone && !soft) {  // a leading lock word on a NIC (above)
+      if (v.lock != LockWord::kNone) {
+        // The other bytes, then the word: a second WRITE on a NIC (one QP places it after the
+        // first, as Sherman's last-word release relies on within one WRITE), an atomic store on
+        // a software device. Either adds two verbs to the segment: room for them first.
         if (seg.size() + 2 > Batch::kMaxVerbs) {
           run_batches(cl, ts, std::span<Batch>(&seg, 1), cl.ondemand_regs_, ensure);
           seg = Batch();
         }
-        // Two WRITEs on one QP: the second lands after the first, as Sherman's last-word
-        // release relies on within one WRITE.
         if (v.length > 8)
           seg.write(v.remote + rest_offset(v),
                     static_cast<const std::byte*>(v.local) + rest_offset(v), v.length - 8);
-        seg.write(v.remote + lock_offset(v),
-                  static_cast<const std::byte*>(v.local) + lock_offset(v), 8);
-        continue;
-      }
-      if (v.lock != LockWord::kNone) {
-        if (v.length > 8)
-          seg.write(v.remote + rest_offset(v),
-                    static_cast<const std::byte*>(v.local) + rest_offset(v), v.length - 8);
+        if (!soft) {
+          seg.write(v.remote + lock_offset(v),
+                    static_cast<const std::byte*>(v.local) + lock_offset(v), 8);
+          continue;
+        }
         cas_loop(cl, ts, cl.ondemand_regs_, seg, release_store(v), ensure, attempts);
         count(n, [&](VerbCounters& c) { ++c.atomic_releases; });
         continue;

@@ -44,6 +44,13 @@ def distribution(h):
     return rows
 
 
+def cdf_steps(dist):
+    """A distribution as the points of a step plot (where="post"), in us: from 0 at the smallest
+    value, up a step at each bucket, on a little past the largest."""
+    xs = [dist[0][0] / 1000] + [v / 1000 for v, _, _ in dist] + [dist[-1][0] / 1000 * 1.05]
+    return xs, [0.0] + [p for _, p, _ in dist] + [1.0]
+
+
 def lines(paths):
     for path in paths:
         f = sys.stdin if path == "-" else open(path, encoding="utf-8")
@@ -95,10 +102,7 @@ def plot_cdf(path, wanted):
     for labels, kind, rows in wanted:
         index, transport, workload, phase, node = labels
         name = f"{index} {transport} {workload} {phase} {kind}" + (f" node {node}" if node else "")
-        # From 0 at the smallest value, up a step at each bucket, on a little past the largest.
-        xs = [rows[0][0] / 1000] + [v / 1000 for v, _, _ in rows] + [rows[-1][0] / 1000 * 1.05]
-        ys = [0.0] + [p for _, p, _ in rows] + [1.0]
-        ax.step(xs, ys, where="post", label=name)
+        ax.step(*cdf_steps(rows), where="post", label=name)
     ax.set_xscale("log")
     plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
     ax.xaxis.set_major_formatter(plain)

@@ -312,7 +312,7 @@ def plot_cdf(spec, rows, out_dir):
     import matplotlib.pyplot as plt
     import matplotlib.ticker
     sys.path.insert(0, str(ROOT / "bench/report"))
-    from latency import distribution
+    from latency import cdf_steps, distribution
 
     panels = spec["panels"]
     last_x = x_values(spec)[-1]
@@ -324,10 +324,8 @@ def plot_cdf(spec, rows, out_dir):
             h = r.get("_histogram")
             if r["panel"] != panel["name"] or r["x"] != last_x or not h or not h["count"]:
                 continue
-            d = distribution(h)
-            xs = [d[0][0] / 1000] + [v / 1000 for v, _, _ in d] + [d[-1][0] / 1000 * 1.05]
-            ax.step(xs, [0.0] + [p for _, p, _ in d] + [1.0], where="post",
-                    color=colour[r["series"]], label=r["series"])
+            ax.step(*cdf_steps(distribution(h)), where="post", color=colour[r["series"]],
+                    label=r["series"])
         ax.set_title(panel["name"])
         ax.set_xscale("log")  # the indexes' tails span decades (a lock-bound update: milliseconds)
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))

@@ -24,6 +24,7 @@
 #include "bench/report/merge.h"
 #include "bench/report/provenance.h"
 #include "bench/report/report.h"
+#include "bench/transports/registry.h"
 #include "runtime/cluster.h"
 #include "runtime/error.h"
 #include "runtime/placement.h"
@@ -59,7 +60,7 @@ int print_help_mode(const CLI::App& app, tools::HelpFormatter& help, const Comma
     return 0;
   }
   if (!c.help_transport.empty()) {
-    const std::string section = transport_section(c.help_transport);
+    const std::string section(find_transport(c.help_transport)->title);
     help.show([&](const std::string& s) { return s == section; });
     std::printf("%s", app.help().c_str());
     return 0;
@@ -138,22 +139,18 @@ int main_impl(int argc, char** argv) {
   if (opt.numa_node >= 0) placement::bind_numa(opt.numa_node);
   if (!opt.cpus.empty()) placement::bind_thread(placement::parse_cpu_list(opt.cpus));
   // The far-memory flags apply to every memory node, over what a cluster file says (an attached
-  // pool's nodes: bench/driver/transports.h).
+  // pool's nodes: bench/transports/shm_env.h).
   opt.apply_far_flags(config);
-#if DMRT_TRANSPORT_SIM
-  if (opt.transport == "sim" && !opt.cluster.empty())
-    opt.sim.compute_nodes = static_cast<unsigned>(config.compute_nodes().size());
-#endif
+  // The transport as compiled in, and its own resolution (sim: every client a fiber of one
+  // thread), before the limits and the provenance take the options.
+  if (std::string err = resolve_transport(c, config); !err.empty()) return usage_error(err);
   check_limits(opt, mix, c.verify_max_ops->count() > 0);
   set_provenance(
       provenance_json(std::vector<std::string>(argv, argv + argc), start, opt, config,
                       c.config_file->count() > 0 ? c.config_file->as<std::string>() : ""));
-  // The one transport switch; the chosen index's run() instantiates the driver for it.
-  TransportKind kind;
-  if (std::string err = resolve_transport(c, config, kind); !err.empty()) return usage_error(err);
   // From here a signal ends the run at the next operation, and what was measured is written.
   catch_interrupts();
-  return entry->run(RunRequest{kind, entry->name, opt, config, mix}, flags);
+  return entry->run(RunRequest{opt.transport, entry->name, opt, config, mix}, flags);
 }
 
 }  // namespace

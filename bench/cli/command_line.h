@@ -50,12 +50,11 @@ struct CommandLine {
 };
 
 // The --help section titles: the common flags (shown by --help), then the others
-// (--help-all), and each transport's (--help-transport NAME).
+// (--help-all); each transport's is its TransportEntry::title (--help-transport NAME).
 inline constexpr const char* kCommonSection = "Options";
 inline constexpr const char* kWorkloadSection = "Workload";
 inline constexpr const char* kClusterSection = "Cluster and processes";
 inline constexpr const char* kChecksSection = "Checks, limits and output";
-std::string transport_section(const std::string& transport);
 std::string index_section(const IndexEntry& e);
 
 // Adds every dmrt-bench flag to `app`, writing into `c`.

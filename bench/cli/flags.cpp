@@ -8,32 +8,25 @@
 #include "bench/cli/command_line.h"
 #include "bench/cli/run_limits.h"
 #include "bench/cli/trace_cli.h"
+#include "bench/transports/registry.h"
 #include "bench/workload/key_codec.h"
-#include "policies/shm/cli.h"
-#include "runtime/far_memory.h"
-#if DMRT_TRANSPORT_SIM
-#include "policies/sim/cli.h"
-#endif
-#if DMRT_TRANSPORT_VERBS
-#include "policies/verbs/cli.h"
-#endif
 #include "tools/common/cli_config.h"
 #include "tools/common/cli_numbers.h"
 #include "tools/common/version.h"
 
 namespace dmrt::bench {
 
-std::string transport_section(const std::string& transport) {
-  if (transport == "sim") return "Simulator (--transport sim)";
-  if (transport == "verbs") return "RDMA (--transport verbs)";
-  return "shm (--transport shm)";
-}
-
 std::string index_section(const IndexEntry& e) {
   return std::string(e.title) + " (--index " + std::string(e.name) + ")";
 }
 
 namespace {
+
+std::vector<std::string> transport_names() {
+  std::vector<std::string> names;
+  for (const TransportEntry& t : registered_transports()) names.emplace_back(t.name);
+  return names;
+}
 
 std::string index_list() {
   std::string s;
@@ -127,7 +120,7 @@ void add_common(CLI::App& app, CommandLine& c) {
       ->type_name("NAME")
       ->configurable(false);
   app.add_option("--help-transport", c.help_transport, "Print the flags of transport NAME")
-      ->check(CLI::IsMember({"shm", "sim", "verbs"}))
+      ->check(CLI::IsMember(transport_names()))
       ->type_name("NAME")
       ->configurable(false);
   app.add_flag("--help-all", c.help_all, "Print every flag")->configurable(false);
@@ -181,18 +174,18 @@ void add_cluster(CLI::App& app, CommandLine& c) {
   const std::string compute_help =
       "Compute nodes; clients are homed round-robin over them (shm: of the embedded cluster; "
       "sim: simulated, each with --clients-per-node clients)";
-#if DMRT_TRANSPORT_SIM
-  // The simulator owns --compute-nodes; it also sizes shm's embedded cluster, so it is listed
-  // here.
-  sim::add_cli_flags(app, opt.sim, transport_section("sim"), false);
-  c.compute = app.get_option("--compute-nodes");
-  c.compute->description(compute_help)->group(g);
-#else
-  c.compute = app.add_option("--compute-nodes", opt.compute_nodes, compute_help)
-                  ->check(CLI::Range(1u, 1024u))
-                  ->capture_default_str()
-                  ->group(g);
-#endif
+  // Each transport's flags, in its own section (bench/transports/NAME.cpp).
+  for (const TransportEntry& t : registered_transports()) t.add_flags(app, c);
+  // The simulator owns --compute-nodes when it is built; it also sizes shm's embedded cluster,
+  // so it is listed here.
+  c.compute = app.get_option_no_throw("--compute-nodes");
+  if (c.compute)
+    c.compute->description(compute_help)->group(g);
+  else
+    c.compute = app.add_option("--compute-nodes", opt.compute_nodes, compute_help)
+                    ->check(CLI::Range(1u, 1024u))
+                    ->capture_default_str()
+                    ->group(g);
   app.add_flag("--stop-nodes", opt.stop_nodes,
                "verbs, shm --attach: stop the memory nodes (dmrt-node) once every compute process "
                "is done (the first compute node asks them)")
@@ -286,78 +279,6 @@ void add_checks(CLI::App& app, CommandLine& c) {
       ->group(g);
 }
 
-void add_shm(CLI::App& app, CommandLine& c) {
-  Options& opt = c.opt;
-  const std::string g = transport_section("shm");
-  app.add_flag("--shm-interleave", opt.shm_interleave,
-               "shm: every client fiber yields after each round trip, as while a NIC serves it, so "
-               "the fibers of a thread interleave inside operations (for --verify)")
-      ->group(g);
-  auto* attach =
-      app.add_option("--attach", opt.attach,
-                     "shm: run as compute node --node of the pool that a memory node process "
-                     "created (dmrt-node --transport shm --create --pool NAME or PATH); one "
-                     "process per compute node of the pool, the first creates and loads the "
-                     "index, all start the run phase together")
-          ->group(g);
-  shm::add_cli_flags(app, opt.shm_pool, g);
-  app.get_option("--shm-pool")->excludes(attach);
-  c.shm_only.push_back(app.get_option("--shm-pool"));
-  c.shm_only.push_back(
-      app.add_option("--shm-mode", opt.shm_mode,
-                     "shm: how a round trip executes: inline (perform the verbs at once, stalling "
-                     "on each cache miss), prefetch (prefetch the lines it touches, yield to the "
-                     "next fiber, then perform them: misses of several fibers overlap), or auto "
-                     "(prefetch with a far-memory model, inline without; as measured in "
-                     "docs/bench.md)")
-          ->check(CLI::IsMember({"auto", "inline", "prefetch"}))
-          ->capture_default_str()
-          ->group(g));
-  c.shm_only.push_back(
-      app.add_option("--shm-coherence", opt.shm_coherence,
-                     "shm: none, or flush: around every verb to another node, the cache-line "
-                     "flushes and fences a port to non-coherent shared CXL memory must issue "
-                     "(invalidate before reads, write back and fence after writes; "
-                     "docs/cxl-porting.md)")
-          ->check(CLI::IsMember({"none", "flush"}))
-          ->capture_default_str()
-          ->group(g));
-  c.shm_only.push_back(
-      app.add_option("--shm-preset", opt.shm_preset,
-                     "shm: far-memory figures for every memory node: cxl (300 ns, 256 Gbit/s, "
-                     "the figures of sim's cxl preset) or none; --shm-latency-ns and --shm-gbps "
-                     "override it")
-          ->check(CLI::IsMember(FarMemoryCost::preset_names()))
-          ->group(g));
-  c.shm_only.push_back(
-      app.add_option("--shm-latency-ns", opt.shm_latency_ns,
-                     "shm: a round trip to a memory node completes no earlier than this many ns "
-                     "after it was posted (plus its link time with --shm-gbps); the fiber yields "
-                     "meanwhile. Over the cluster file's shm_latency_ns")
-          ->check(CLI::Range(int64_t{0}, static_cast<int64_t>(FarMemoryCost::kMaxLatencyNs)))
-          ->group(g));
-  c.shm_only.push_back(
-      app.add_option("--shm-gbps", opt.shm_gbps,
-                     "shm: link bandwidth of each memory node in Gbit/s, shared by all clients "
-                     "(round trips queue for it; 0 = unlimited). Over the cluster file's shm_gbps")
-          ->check(CLI::Range(0.0, FarMemoryCost::kMaxGbps))
-          ->group(g));
-}
-
-void add_verbs(CLI::App& app, CommandLine& c) {
-#if DMRT_TRANSPORT_VERBS
-  const std::string g = transport_section("verbs");
-  app.add_option("--nodes", c.opt.nodes,
-                 "verbs: the cluster inline, role:size@host:port,... (instead of --cluster)")
-      ->excludes(c.cluster)
-      ->group(g);
-  verbs::add_cli_flags(app, c.opt.verbs, g);
-#else
-  (void)app;
-  (void)c;
-#endif
-}
-
 // One section per index with flags; their flags are refused unless --index names that index.
 void add_indexes(CLI::App& app, CommandLine& c) {
   for (const IndexEntry& e : registered_indexes()) {
@@ -378,8 +299,6 @@ void add_flags(CLI::App& app, CommandLine& c) {
   add_workload(app, c);
   add_cluster(app, c);
   add_checks(app, c);
-  add_shm(app, c);
-  add_verbs(app, c);
   add_indexes(app, c);
   // Every numeric flag, on the command line and in --config: no wrapped negatives, no NaN.
   tools::strict_numbers(app);

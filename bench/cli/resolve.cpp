@@ -11,6 +11,7 @@
 #include "bench/cli/trace_cli.h"
 #include "bench/driver/group.h"
 #include "bench/driver/verify.h"
+#include "bench/transports/registry.h"
 #if DMRT_TRANSPORT_VERBS
 #include "policies/verbs/cluster.h"
 #endif
@@ -73,9 +74,6 @@ std::string resolve_workload(const CLI::App& app, CommandLine& c, Mix& mix) {
     return "--key-format " + opt.key_format +
            " needs --key-size >= " + std::to_string(min_key_size(opt.key_codec().format())) +
            " (\"user\" and 20 digits); use --key-format random for shorter keys";
-  // On sim one operation's wall-clock time grows with the whole simulated cluster (every other
-  // client's events run while it waits), so only a real hang reaches this bound.
-  if (opt.transport == "sim" && c.stall->count() == 0) opt.stall_seconds = 1800;
   if (c.dist->count() == 0) opt.distribution = mix.forces_latest ? "latest" : "zipfian";
   if (opt.json == "-" && !opt.quiet) opt.quiet = true;  // keep stdout parseable
   opt.progress = resolve_progress(opt.progress);
@@ -84,25 +82,15 @@ std::string resolve_workload(const CLI::App& app, CommandLine& c, Mix& mix) {
 
 std::string resolve_sizes(const CLI::App& app, CommandLine& c) {
   Options& opt = c.opt;
-#if DMRT_TRANSPORT_SIM
-  opt.compute_nodes = opt.sim.compute_nodes;
-#endif
+  opt.memory_bytes = opt.memory_mb << 20;
+  // What a transport's flags size of the embedded cluster (sim owns --compute-nodes and has
+  // --sim-memory-bytes).
+  for (const TransportEntry& t : registered_transports())
+    if (t.resolve_sizes)
+      if (std::string err = t.resolve_sizes(app, c); !err.empty()) return err;
   if (c.compute->count() > 0 && !opt.cluster.empty())
     return "--compute-nodes cannot be combined with --cluster (the file lists the nodes)";
   if (opt.compute_nodes < 1) return "--compute-nodes must be at least 1";
-  opt.memory_bytes = opt.memory_mb << 20;
-#if DMRT_TRANSPORT_SIM
-  if (const CLI::Option* smb = app.get_option("--sim-memory-bytes"); smb->count() > 0) {
-    if (opt.transport != "sim") return "--sim-memory-bytes is a flag of --transport sim";
-    if (c.memory_mb->count() > 0)
-      return "give one of --memory-mb and --sim-memory-bytes (both size the regions)";
-    if (!opt.cluster.empty())
-      return "--sim-memory-bytes cannot be combined with --cluster (the file sizes the regions)";
-    opt.memory_bytes = opt.sim.memory_bytes;
-  }
-#else
-  (void)app;
-#endif
   // Output files are opened before the run, so a bad path costs nothing (paths with {node}: once
   // the node is known, resolve_outputs).
   if (opt.json.find("{node}") == std::string::npos &&
@@ -175,49 +163,10 @@ std::string resolve_outputs(CommandLine& c, const ClusterConfig& config) {
   return check_writable(opt);
 }
 
-std::string resolve_transport(CommandLine& c, const ClusterConfig& config, TransportKind& kind) {
-  Options& opt = c.opt;
-  if (opt.transport == "shm") {
-    kind = TransportKind::shm;
-    return "";
-  }
-#if DMRT_TRANSPORT_SIM
-  if (opt.transport == "sim") {
-    // Every simulated client is a fiber of one OS thread, in virtual time.
-    if (!opt.cluster.empty())
-      opt.sim.compute_nodes = static_cast<unsigned>(config.compute_nodes().size());
-    opt.compute_nodes = opt.sim.compute_nodes;
-    const unsigned fibers = opt.sim.compute_nodes * opt.sim.clients_per_node;
-    if (opt.threads != 1 || opt.fibers != 1)
-      std::fprintf(stderr,
-                   "dmrt-bench: --threads %u --fibers %u do not apply to --transport sim: its "
-                   "%u clients (--compute-nodes x --clients-per-node) are fibers of one thread\n",
-                   opt.threads, opt.fibers, fibers);
-    opt.threads = 1;
-    opt.fibers = fibers;
-    kind = TransportKind::sim;
-    return "";
-  }
-#endif
-#if DMRT_TRANSPORT_VERBS
-  if (opt.transport == "verbs") {
-    kind = TransportKind::verbs;
-    return "";
-  }
-#endif
-  (void)config;
-  if (opt.transport == "sim" || opt.transport == "verbs") {
-    std::string built = "shm";
-#if DMRT_TRANSPORT_SIM
-    built += ", sim";
-#endif
-#if DMRT_TRANSPORT_VERBS
-    built += ", verbs";
-#endif
-    return "transport " + opt.transport +
-           " is not available in this dmrt-bench build (compiled in: " + built + ")";
-  }
-  return "unknown transport " + opt.transport + " (choices: shm, sim, verbs)";
+std::string resolve_transport(CommandLine& c, const ClusterConfig& config) {
+  const TransportEntry* t = find_transport(c.opt.transport);
+  if (!t) return transport_unavailable(c.opt.transport);
+  return t->resolve ? t->resolve(c, config) : "";
 }
 
 }  // namespace dmrt::bench

@@ -31,7 +31,8 @@ std::string resolve_cluster(CommandLine& c, ClusterConfig& config);
 // Output paths with {node} expanded, checked distinct and writable.
 std::string resolve_outputs(CommandLine& c, const ClusterConfig& config);
 
-// --transport as compiled in; on sim, the simulated clients as fibers of one thread.
-std::string resolve_transport(CommandLine& c, const ClusterConfig& config, TransportKind& kind);
+// --transport as compiled in, and the transport's own resolution (bench/transports/NAME.cpp; on
+// sim, the simulated clients as fibers of one thread).
+std::string resolve_transport(CommandLine& c, const ClusterConfig& config);
 
 }  // namespace dmrt::bench

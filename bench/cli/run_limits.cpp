@@ -1,4 +1,5 @@
 #include "bench/cli/run_limits.h"
+#include "bench/transports/registry.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -90,12 +91,8 @@ void check_limits(Options& opt, const Mix& mix, bool max_ops_given) {
   // Fiber stacks: every client fiber gets one, all allocated when the phase starts.
   uint64_t clients = uint64_t{opt.threads} * opt.fibers;
   uint64_t stack = Scheduler::fiber_stack_bytes();
-#if DMRT_TRANSPORT_SIM
-  if (opt.transport == "sim") {
-    clients = uint64_t{opt.sim.compute_nodes} * opt.sim.clients_per_node;
-    stack = opt.sim.fiber_stack_bytes;
-  }
-#endif
+  if (const TransportEntry* t = find_transport(opt.transport); t && t->fiber_stack_bytes)
+    stack = t->fiber_stack_bytes(opt);
   require_memory(clients * stack, "the fiber stacks of " + std::to_string(clients) + " clients (" +
                                       human_bytes(stack) + " each)");
 

@@ -10,15 +10,9 @@
 #include "bench/indexes/adapter.h"
 #include "bench/indexes/dm_adapter.h"
 #include "indexes/rolex/deploy.h"
-#include "policies/shm/hosting.h"
+#include "policies/hosting.h"
 #include "runtime/client.h"
 #include "runtime/transport.h"
-#if DMRT_TRANSPORT_SIM
-#include "policies/sim/hosting.h"
-#endif
-#if DMRT_TRANSPORT_VERBS
-#include "policies/verbs/hosting.h"
-#endif
 
 namespace dmrt::bench {
 

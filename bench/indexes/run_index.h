@@ -44,17 +44,12 @@
 #include "bench/indexes/dm_adapter.h"
 #include "bench/indexes/spec.h"
 #include "bench/workload/workload.h"
-#include "policies/shm/transport.h"
+#include "policies/transports.h"
 #include "runtime/client.h"
 #include "runtime/error.h"
 #include "runtime/kv.h"
 #include "runtime/transport.h"
-#if DMRT_TRANSPORT_SIM
-#include "policies/sim/transport.h"
-#endif
-#if DMRT_TRANSPORT_VERBS
-#include "policies/verbs/transport.h"
-#endif
+#include "runtime/transport_list.h"
 
 namespace dmrt::bench {
 
@@ -203,7 +198,7 @@ template <Transport T, class A>
 int run_adapter(const RunRequest& r, const FlagsOf<A>& flags) {
   static_assert(IndexAdapter<A, T>, "an index adapter does not satisfy IndexAdapter");
   const std::string name(r.index);
-  if constexpr (A::kLocal && T::kName == std::string_view("sim")) {
+  if constexpr (A::kLocal && virtual_time<T>) {
     // A local peer runs no verbs, so a virtual-time transport has nothing to charge: its clock
     // never moves, every phase lasts 0 s, and --verify would see every operation as concurrent
     // with every other.
@@ -227,26 +222,20 @@ int run_adapter(const RunRequest& r, const FlagsOf<A>& flags) {
   }
 }
 
-// Runs the adapter `Of::type<T>` on the transport T the request names.
+// Runs the adapter `Of::type<T>` on the transport T the request names, one of the build's
+// (policies/transports.h).
 template <class Of, class Flags>
 int run_transports(const RunRequest& r, const Flags& flags) {
-  switch (r.transport) {
-    case TransportKind::shm:
-      return run_adapter<ShmTransport, typename Of::template type<ShmTransport>>(r, flags);
-    case TransportKind::sim:
-#if DMRT_TRANSPORT_SIM
-      return run_adapter<SimTransport, typename Of::template type<SimTransport>>(r, flags);
-#else
-      break;
-#endif
-    case TransportKind::verbs:
-#if DMRT_TRANSPORT_VERBS
-      return run_adapter<VerbsTransport, typename Of::template type<VerbsTransport>>(r, flags);
-#else
-      break;
-#endif
-  }
-  return usage_error("transport not compiled into this dmrt-bench");
+  int rc = -1;
+  bool found = false;
+  for_each_transport(Transports{}, [&]<Transport T>() {
+    if (found || T::kName != r.transport) return;
+    found = true;
+    rc = run_adapter<T, typename Of::template type<T>>(r, flags);
+  });
+  return found ? rc
+               : usage_error("transport " + std::string(r.transport) +
+                             " is not compiled into this dmrt-bench");
 }
 
 // The adapter of a local peer (an index in this process's memory: no verbs, no transport state)

@@ -21,14 +21,10 @@ namespace dmrt::bench {
 struct Options;
 struct Mix;
 
-// The transports a dmrt-bench build may run; main.cpp picks one, the index's run() instantiates
-// its side for each that is compiled in.
-enum class TransportKind { shm, sim, verbs };
-
 // One run as main.cpp hands it to the chosen index.
 struct RunRequest {
-  TransportKind transport;
-  std::string_view index;  // its --index name
+  std::string_view transport;  // --transport NAME, one of policies/transports.h's
+  std::string_view index;      // its --index name
   const Options& opt;
   const ClusterConfig& config;
   const Mix& mix;

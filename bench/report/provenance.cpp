@@ -12,11 +12,9 @@
 #include <string_view>
 #include <thread>
 
-#include "tools/common/build_info.h"
-#if DMRT_TRANSPORT_SIM
-#include "policies/sim/report_json.h"
-#endif
+#include "bench/transports/registry.h"
 #include "runtime/machine.h"
+#include "tools/common/build_info.h"
 
 namespace dmrt::bench {
 namespace {
@@ -94,52 +92,8 @@ nlohmann::json host_json() {
 nlohmann::json transport_json(const Options& opt, const ClusterConfig& config) {
   nlohmann::json j;
   j["name"] = opt.transport;
-  if (opt.transport == "shm") {
-    j["interleave"] = opt.shm_interleave;
-    j["mode"] = opt.shm_mode;
-    j["coherence"] = opt.shm_coherence;
-    nlohmann::json far = nlohmann::json::array();
-    for (NodeId n : config.memory_nodes())
-      far.push_back({{"node", n},
-                     {"latency_ns", config.nodes[n].far.latency_ns},
-                     {"gbps", config.nodes[n].far.gbps}});
-    j["far_memory"] = far;
-  }
-#if DMRT_TRANSPORT_SIM
-  if (opt.transport == "sim") {
-    // As the sim Env builds them (bench/driver/transports.h): the regions are dmrt-bench's.
-    sim::Options o = opt.sim;
-    o.memory_nodes = static_cast<unsigned>(config.memory_nodes().size());
-    j["options"] = o;
-    if (opt.cluster.empty()) j["options"]["memory_bytes"] = opt.memory_bytes;
-    j["options"]["saturation_wait_ns"] = o.saturation_wait_ns;
-  }
-#endif
-#if DMRT_TRANSPORT_VERBS
-  if (opt.transport == "verbs") {
-    const verbs::Options& v = opt.verbs;
-    const char* masked = v.masked_cas == verbs::MaskedCasMode::kEmulate  ? "emulate"
-                         : v.masked_cas == verbs::MaskedCasMode::kNative ? "native"
-                                                                         : "auto";
-    // The flags as given; 0 / -1 / "" mean "ask the device" (the start-up report on stderr says
-    // what the device answered).
-    j["options"] = {{"device", v.device},
-                    {"ib_port", v.port},
-                    {"gid", v.gid_index},
-                    {"mtu", v.mtu},
-                    {"timeout_exp", v.ack_timeout},
-                    {"retry", v.retry_count},
-                    {"qp_depth", v.qp_depth},
-                    {"connect_timeout_ms", v.connect_timeout_ms},
-                    {"masked_cas", masked},
-                    {"hugepages", v.hugepages},
-                    {"node", opt.node},
-                    {"node_from", opt.node < 0            ? "default"
-                                  : opt.node_from.empty() ? "--node"
-                                                          : opt.node_from},
-                    {"nodes", opt.nodes}};
-  }
-#endif
+  if (const TransportEntry* t = find_transport(opt.transport); t && t->provenance)
+    t->provenance(j, opt, config);
   j["cluster_file"] = opt.cluster;
   return j;
 }

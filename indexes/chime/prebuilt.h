@@ -1,20 +1,23 @@
 // CHIME on the transports this build compiles, prebuilt once in libdmrt
-// (indexes/chime/prebuilt.cpp): include this instead of indexes/chime/tree.h to link the index
-// rather than compile it again. The entry points are [[gnu::noinline]], so a user's translation
-// unit instantiates none of the index's code (indexes/common/prebuilt.h).
+// (generated from DMRT_CHIME_PREBUILT below by indexes/meson.build): include this instead of
+// indexes/chime/tree.h to link the index rather than compile it again. The entry points are
+// [[gnu::noinline]], so a user's translation unit instantiates none of the index's code
+// (indexes/common/prebuilt.h).
 #pragma once
 
 #include "indexes/chime/tree.h"
 #include "indexes/common/prebuilt.h"
 
+// The templates libdmrt instantiates for each transport T: INST is `template` there and
+// `extern template` here.
+#define DMRT_CHIME_PREBUILT(INST, T)               \
+  INST class chime::BasicTree<T, btree::IntKeys>;  \
+  INST class chime::BasicTree<T, btree::ByteKeys>; \
+  INST class chime::Tree<T>;                       \
+  INST class btree::KeyedTree<T, chime::BasicTree, chime::Tree<T>>;
+
 namespace dmrt {
 
-#define DMRT_CHIME_EXTERN(T)                                  \
-  extern template class chime::BasicTree<T, btree::IntKeys>;  \
-  extern template class chime::BasicTree<T, btree::ByteKeys>; \
-  extern template class chime::Tree<T>;                       \
-  extern template class btree::KeyedTree<T, chime::BasicTree, chime::Tree<T>>;
-DMRT_FOR_EACH_TRANSPORT(DMRT_CHIME_EXTERN)
-#undef DMRT_CHIME_EXTERN
+DMRT_FOR_EACH_TRANSPORT(DMRT_CHIME_PREBUILT, extern template)
 
 }  // namespace dmrt

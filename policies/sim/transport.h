@@ -94,6 +94,8 @@ struct Transport {
   static constexpr bool kLineAtomic = true;
   // Services are fibers in the simulation, on the memory node's cores (policies/sim/hosting.h).
   static constexpr bool kHostsServices = true;
+  // Its clock is virtual: it moves only with the verbs clients post (runtime/transport_list.h).
+  static constexpr bool kVirtualTime = true;
   using Endpoint = sim::Endpoint;
 };
 

@@ -1,4 +1,4 @@
-// dmrt-bench's environment for the verbs transport: joins (or, with no cluster given, starts in
+// dmrt-bench's driver on the verbs transport: joins (or, with no cluster given, starts in
 // this process) an RDMA cluster and runs every client on this process's compute node.
 #pragma once
 
@@ -21,9 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/cli/options.h"
-#include "bench/driver/group.h"
-#include "bench/report/report.h"
+#include "bench/transports/env.h"
 #include "policies/verbs/transport.h"
 #include "runtime/client.h"
 #include "runtime/clock_offset.h"
@@ -33,9 +31,6 @@
 #include "runtime/scheduler.h"
 
 namespace dmrt::bench {
-
-template <class T>
-struct Env;
 
 // Two ways to run:
 //  * --cluster FILE / --nodes LIST: the memory nodes are dmrt-node processes (possibly on other

@@ -1,6 +1,5 @@
-// Per-transport environment for dmrt-bench: how to build the cluster, hand out endpoints, thread
-// hooks for the Scheduler, and the pool figures. To add a transport, specialize Env<T> here (or in
-// its own header included below) and add one case to the switch in bench/main.cpp.
+// dmrt-bench's driver on the shm transport: the pool it creates or attaches (--attach), its
+// execution mode, far-memory model and coherence, and what each phase reports of them.
 #pragma once
 
 #include <algorithm>
@@ -10,66 +9,18 @@
 #include <memory>
 #include <string>
 #include <thread>
-
-#include <fmt/format.h>
-#include <sys/resource.h>
-#include <boost/fiber/operations.hpp>
 #include <vector>
 
-#include "bench/cli/options.h"
-#include "bench/driver/group.h"
-#include "bench/report/report.h"
+#include <fmt/format.h>
+#include <boost/fiber/operations.hpp>
+
+#include "bench/transports/env.h"
 #include "policies/shm/pool.h"
-#include "policies/shm/processes.h"
 #include "policies/shm/provenance_json.h"
 #include "policies/shm/transport.h"
-#include "runtime/clock_offset.h"
-#include "runtime/cluster.h"
-#include "runtime/error.h"
 #include "runtime/placement.h"
-#include "runtime/scheduler.h"
-
-#if DMRT_TRANSPORT_SIM
-#include "policies/sim/cluster.h"
-#include "policies/sim/report_json.h"
-#endif
 
 namespace dmrt::bench {
-
-template <class T>
-struct Env;  // specialized per transport
-
-// CPU seconds of the whole process so far (user + system). On a shared machine, work per CPU
-// second compares runs better than work per wall-clock second does.
-inline double process_cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
-  return s(u.ru_utime) + s(u.ru_stime);
-}
-
-// One compute process of a multi-process experiment (shm --attach, or verbs with a cluster file):
-// its node and the group it runs in (bench/driver/group.h). The first compute node creates and
-// loads the index; every process takes its client ids from the group, and all of them start each
-// phase together.
-struct AttachedRun {
-  std::unique_ptr<shm::NodeClaim> claim;  // shm: this process's claim on its node
-  std::unique_ptr<RunGroup> group;
-  NodeId node() const { return group->spec().node(); }
-  unsigned rank() const { return group->spec().rank; }
-  unsigned members() const { return group->spec().members(); }
-  bool creator() const { return group->creator(); }
-  void say(const std::string& what) const { group->say(what); }
-};
-
-// The AttachedRun of an environment, or null (sim, shm without --attach, verbs in one process).
-template <class E>
-AttachedRun* attached_run(E& env) {
-  if constexpr (requires { env.attached.get(); })
-    return env.attached.get();
-  else
-    return nullptr;
-}
 
 // The group's words on a pool this process maps: the CPU's atomics.
 class ShmGroupWords final : public GroupWords {
@@ -93,9 +44,6 @@ class ShmGroupWords final : public GroupWords {
   std::byte* g_;
 };
 
-// Every Env<T> offers: a constructor from (Options, ClusterConfig); endpoint(home, id); hooks()
-// for the Scheduler; between_ops(client); config(); pool_bytes_used(); begin_phase() and
-// end_phase(PhaseResult&) around each measured phase.
 template <>
 struct Env<ShmTransport> {
   Env(const Options& opt, const ClusterConfig& config)
@@ -310,63 +258,5 @@ struct Env<ShmTransport> {
   uint64_t invalidated_before = 0, written_back_before = 0;  // coherence flush counts
   double cpu_before = 0;
 };
-
-#if DMRT_TRANSPORT_SIM
-// sim: one OS thread runs every client as a fiber in virtual time (Options::threads is 1 and
-// fibers = compute nodes x clients per node; main.cpp sees to that). Latencies, phase lengths and
-// --seconds are virtual; each phase also reports NIC utilisation and the bottleneck.
-template <>
-struct Env<SimTransport> {
-  Env(const Options& opt, const ClusterConfig& config)
-      : cluster(opt.cluster.empty() ? sim::Cluster(sim_options(opt))
-                                    : sim::Cluster(sim_options(opt), config)) {}
-
-  static sim::Options sim_options(const Options& opt) {
-    sim::Options o = opt.sim;
-    o.memory_nodes = opt.memory_nodes;
-    o.memory_bytes = opt.memory_bytes;
-    return o;
-  }
-  sim::Endpoint endpoint(NodeId home, uint32_t client_id) {
-    return cluster.endpoint(home, client_id);
-  }
-  ThreadHooks hooks() { return cluster.hooks(); }
-  ClockOffset clock_offset() const { return {}; }  // one process
-  template <class C>
-  void between_ops(C&) {}  // the virtual-time scheduler already interleaves clients
-  const ClusterConfig& config() const { return cluster.config(); }
-  void begin_phase() {
-    cluster.reset_stats();
-    wall_before = std::chrono::steady_clock::now();
-    cpu_before = process_cpu_seconds();
-  }
-  // Besides the virtual-time report, how fast the simulator ran (the only wall-clock figures of a
-  // sim phase): simulated verbs per wall-clock second and per CPU second of the process.
-  void end_phase(PhaseResult& r) {
-    const double cpu = process_cpu_seconds() - cpu_before;
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
-    sim::Report rep = cluster.report();
-    r.transport_report = rep;
-    r.transport_report["options"] = cluster.options();
-    r.transport_report["wall_s"] = wall;
-    r.transport_report["cpu_s"] = cpu;
-    r.transport_report["verbs_per_wall_s"] = wall > 0 ? static_cast<double>(rep.verbs) / wall : 0.0;
-    r.transport_report["verbs_per_cpu_s"] = cpu > 0 ? static_cast<double>(rep.verbs) / cpu : 0.0;
-    r.transport_summary = "sim: " + rep.describe() +
-                          fmt::format(", {:.2f} M simulated verbs per CPU s",
-                                      cpu > 0 ? static_cast<double>(rep.verbs) / cpu / 1e6 : 0.0);
-  }
-  uint64_t pool_bytes_used() const {
-    uint64_t n = 0;
-    for (NodeId m : cluster.config().memory_nodes()) n += cluster.pool()->heap_used(m);
-    return n;
-  }
-
-  sim::Cluster cluster;
-  std::chrono::steady_clock::time_point wall_before;
-  double cpu_before = 0;
-};
-#endif
 
 }  // namespace dmrt::bench

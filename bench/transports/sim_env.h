@@ -1,0 +1,73 @@
+// dmrt-bench's driver on the sim transport: the simulated cluster, and each phase's virtual-time
+// report with how fast the simulator itself ran.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "bench/transports/env.h"
+#include "policies/sim/cluster.h"
+#include "policies/sim/report_json.h"
+#include "policies/sim/transport.h"
+
+namespace dmrt::bench {
+
+// sim: one OS thread runs every client as a fiber in virtual time (Options::threads is 1 and
+// fibers = compute nodes x clients per node; main.cpp sees to that). Latencies, phase lengths and
+// --seconds are virtual; each phase also reports NIC utilisation and the bottleneck.
+template <>
+struct Env<SimTransport> {
+  Env(const Options& opt, const ClusterConfig& config)
+      : cluster(opt.cluster.empty() ? sim::Cluster(sim_options(opt))
+                                    : sim::Cluster(sim_options(opt), config)) {}
+
+  static sim::Options sim_options(const Options& opt) {
+    sim::Options o = opt.sim;
+    o.memory_nodes = opt.memory_nodes;
+    o.memory_bytes = opt.memory_bytes;
+    return o;
+  }
+  sim::Endpoint endpoint(NodeId home, uint32_t client_id) {
+    return cluster.endpoint(home, client_id);
+  }
+  ThreadHooks hooks() { return cluster.hooks(); }
+  ClockOffset clock_offset() const { return {}; }  // one process
+  template <class C>
+  void between_ops(C&) {}  // the virtual-time scheduler already interleaves clients
+  const ClusterConfig& config() const { return cluster.config(); }
+  void begin_phase() {
+    cluster.reset_stats();
+    wall_before = std::chrono::steady_clock::now();
+    cpu_before = process_cpu_seconds();
+  }
+  // Besides the virtual-time report, how fast the simulator ran (the only wall-clock figures of a
+  // sim phase): simulated verbs per wall-clock second and per CPU second of the process.
+  void end_phase(PhaseResult& r) {
+    const double cpu = process_cpu_seconds() - cpu_before;
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
+    sim::Report rep = cluster.report();
+    r.transport_report = rep;
+    r.transport_report["options"] = cluster.options();
+    r.transport_report["wall_s"] = wall;
+    r.transport_report["cpu_s"] = cpu;
+    r.transport_report["verbs_per_wall_s"] = wall > 0 ? static_cast<double>(rep.verbs) / wall : 0.0;
+    r.transport_report["verbs_per_cpu_s"] = cpu > 0 ? static_cast<double>(rep.verbs) / cpu : 0.0;
+    r.transport_summary = "sim: " + rep.describe() +
+                          fmt::format(", {:.2f} M simulated verbs per CPU s",
+                                      cpu > 0 ? static_cast<double>(rep.verbs) / cpu / 1e6 : 0.0);
+  }
+  uint64_t pool_bytes_used() const {
+    uint64_t n = 0;
+    for (NodeId m : cluster.config().memory_nodes()) n += cluster.pool()->heap_used(m);
+    return n;
+  }
+
+  sim::Cluster cluster;
+  std::chrono::steady_clock::time_point wall_before;
+  double cpu_before = 0;
+};
+
+}  // namespace dmrt::bench

@@ -1,0 +1,53 @@
+// dmrt-bench on the verbs transport: its flags (--help-transport verbs) and its settings in the
+// provenance. The driver's side is Env<VerbsTransport> (bench/transports/verbs_env.h).
+#include <string>
+
+#include "bench/cli/command_line.h"
+#include "bench/cli/options.h"
+#include "bench/transports/registry.h"
+#include "policies/verbs/cli.h"
+#include "runtime/cluster.h"
+
+namespace dmrt::bench {
+namespace {
+
+constexpr std::string_view kTitle = "RDMA (--transport verbs)";
+
+void add_flags(CLI::App& app, CommandLine& c) {
+  const std::string g(kTitle);
+  app.add_option("--nodes", c.opt.nodes,
+                 "verbs: the cluster inline, role:size@host:port,... (instead of --cluster)")
+      ->excludes(c.cluster)
+      ->group(g);
+  verbs::add_cli_flags(app, c.opt.verbs, g);
+}
+
+// The flags as given; 0 / -1 / "" mean "ask the device" (the start-up report on stderr says what
+// the device answered).
+void provenance(nlohmann::json& j, const Options& opt, const ClusterConfig&) {
+  const verbs::Options& v = opt.verbs;
+  const char* masked = v.masked_cas == verbs::MaskedCasMode::kEmulate  ? "emulate"
+                       : v.masked_cas == verbs::MaskedCasMode::kNative ? "native"
+                                                                       : "auto";
+  j["options"] = {{"device", v.device},
+                  {"ib_port", v.port},
+                  {"gid", v.gid_index},
+                  {"mtu", v.mtu},
+                  {"timeout_exp", v.ack_timeout},
+                  {"retry", v.retry_count},
+                  {"qp_depth", v.qp_depth},
+                  {"connect_timeout_ms", v.connect_timeout_ms},
+                  {"masked_cas", masked},
+                  {"hugepages", v.hugepages},
+                  {"node", opt.node},
+                  {"node_from", opt.node < 0            ? "default"
+                                : opt.node_from.empty() ? "--node"
+                                                        : opt.node_from},
+                  {"nodes", opt.nodes}};
+}
+
+const RegisterTransport kVerbs{
+    {.name = "verbs", .title = kTitle, .add_flags = add_flags, .provenance = provenance}};
+
+}  // namespace
+}  // namespace dmrt::bench

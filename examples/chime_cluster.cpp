@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "indexes/chime/prebuilt.h"
-#include "policies/shm/transport.h"
-#include "runtime/scheduler.h"
+#include "dmrt/indexes/chime/chime.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/scheduler.h"
 
 int main(int argc, char** argv) {
   using namespace dmrt;

@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "policies/shm/transport.h"
-#include "runtime/client.h"
-#include "runtime/scheduler.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/scheduler.h"
 
 int main(int argc, char** argv) {
   using namespace dmrt;

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "indexes/hstore/deploy.h"
-#include "policies/shm/service.h"
-#include "policies/shm/transport.h"
+#include "dmrt/indexes/hstore/detail/deploy.h"
+#include "dmrt/policies/shm/service.h"
+#include "dmrt/policies/shm/transport.h"
 
 int main() {
   using namespace dmrt;

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <string>
 
-#include "indexes/race/prebuilt.h"  // RACE, linked from libdmrt rather than compiled here
-#include "policies/shm/transport.h"
-#include "runtime/scheduler.h"
+#include "dmrt/indexes/race/race.h"  // RACE, linked from libdmrt rather than compiled here
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/scheduler.h"
 
 int main() {
   using namespace dmrt;

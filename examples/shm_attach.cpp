@@ -10,8 +10,8 @@
 #include <cstring>
 #include <string>
 
-#include "indexes/race/prebuilt.h"
-#include "policies/shm/transport.h"
+#include "dmrt/indexes/race/race.h"
+#include "dmrt/policies/shm/transport.h"
 
 using namespace dmrt;
 using Race = race::RaceIndex<ShmTransport>;

@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include "runtime/option_fields.h"
+#include "dmrt/runtime/option_fields.h"
 
 namespace dmrt::bench {
 

@@ -1,4 +1,4 @@
-// dmrt-bench's view of an index's option field list (runtime/option_fields.h): one --<index>-*
+// dmrt-bench's view of an index's option field list (dmrt/runtime/option_fields.h): one --<index>-*
 // flag per field, and the fields given on the command line applied over derived options.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bench/cli/flag_list.h"
-#include "runtime/option_fields.h"
+#include "dmrt/runtime/option_fields.h"
 
 namespace dmrt::bench {
 

@@ -6,15 +6,15 @@
 
 #include "bench/workload/key_codec.h"
 #include "bench/workload/workload.h"
-#include "check/report.h"
-#include "policies/shm/source.h"
-#include "runtime/cluster.h"
+#include "dmrt/check/report.h"
+#include "dmrt/policies/shm/source.h"
+#include "dmrt/runtime/cluster.h"
 
 #if DMRT_TRANSPORT_SIM
-#include "policies/sim/options.h"
+#include "dmrt/policies/sim/options.h"
 #endif
 #if DMRT_TRANSPORT_VERBS
-#include "policies/verbs/device.h"
+#include "dmrt/policies/verbs/device.h"
 #endif
 
 namespace dmrt::bench {
@@ -74,7 +74,7 @@ struct Options {
   std::string write_trace;  // write the generated load and run phases as trace files here
   bool verify = false;
   uint64_t verify_max_ops = ~uint64_t{0};  // --verify --seconds: the run phase ends here
-  std::string history;  // --verify: also save the recorded history here (check/history_io.h)
+  std::string history;  // --verify: also save the recorded history here (dmrt/check/history_io.h)
   std::string json_template, history_template;  // --json, --history as given, before {node}
   CheckBudget check_budget;                     // --verify: deadline and memory of the check
   bool quiet = false;                           // no table on stdout

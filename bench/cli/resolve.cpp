@@ -13,9 +13,9 @@
 #include "bench/driver/verify.h"
 #include "bench/transports/registry.h"
 #if DMRT_TRANSPORT_VERBS
-#include "policies/verbs/cluster.h"
+#include "dmrt/policies/verbs/cluster.h"
 #endif
-#include "runtime/launcher_rank.h"
+#include "dmrt/runtime/launcher_rank.h"
 
 namespace dmrt::bench {
 namespace {

@@ -10,7 +10,7 @@
 #include "bench/cli/command_line.h"
 #include "bench/indexes/spec.h"
 #include "bench/workload/workload.h"
-#include "runtime/cluster.h"
+#include "dmrt/runtime/cluster.h"
 
 namespace dmrt::bench {
 

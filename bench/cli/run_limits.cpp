@@ -13,9 +13,9 @@
 #include <optional>
 #include <utility>
 
-#include "runtime/error.h"
-#include "runtime/machine.h"
-#include "runtime/scheduler.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/machine.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt::bench {
 

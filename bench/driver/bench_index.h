@@ -17,14 +17,14 @@
 
 #include "bench/indexes/adapter.h"
 #include "bench/indexes/spec.h"
-#include "runtime/client.h"
-#include "runtime/kv.h"
-#include "runtime/transport.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/kv.h"
+#include "dmrt/runtime/transport.h"
 
 namespace dmrt::bench {
 
 // One client's handle (KvHandle; scan only when the index serves scans). The byte-key calls
-// (BytesKvHandle, runtime/kv.h) serve --key-size > 8, only on an index that takes byte keys.
+// (BytesKvHandle, dmrt/runtime/kv.h) serve --key-size > 8, only on an index that takes byte keys.
 class BenchHandle {
  public:
   virtual ~BenchHandle() = default;

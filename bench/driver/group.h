@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/address.h"
-#include "runtime/error.h"
-#include "runtime/layout.h"
+#include "dmrt/runtime/address.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/layout.h"
 
 namespace dmrt::bench {
 

@@ -32,12 +32,12 @@
 #include "bench/workload/key_codec.h"
 #include "bench/workload/trace.h"
 #include "bench/workload/workload.h"
-#include "check/history_io.h"
-#include "indexes/common/faults.h"
-#include "runtime/client.h"
-#include "runtime/clock_offset.h"
-#include "runtime/placement.h"
-#include "runtime/scheduler.h"
+#include "dmrt/check/history_io.h"
+#include "dmrt/indexes/common/faults.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/clock_offset.h"
+#include "dmrt/runtime/placement.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt::bench {
 

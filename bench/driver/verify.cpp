@@ -1,13 +1,13 @@
 // dmrt-bench --verify: saves the recorded history when asked, then runs the per-key
-// linearizability check of check/linearizability.h (scans at their documented guarantee) within
-// the run's check budget.
+// linearizability check of dmrt/check/linearizability.h (scans at their documented guarantee)
+// within the run's check budget.
 #include "bench/driver/verify.h"
 
 #include <cstdio>
 
-#include "check/history_io.h"
-#include "check/linearizability.h"
-#include "check/report.h"
+#include "dmrt/check/history_io.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/check/report.h"
 
 namespace dmrt::bench {
 

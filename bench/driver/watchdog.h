@@ -10,10 +10,10 @@
 #include <string>
 #include <thread>
 
-#include "runtime/error.h"
-#include "runtime/kv.h"
-#include "runtime/scheduler.h"
-#include "runtime/stats.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/kv.h"
+#include "dmrt/runtime/scheduler.h"
+#include "dmrt/runtime/stats.h"
 
 namespace dmrt::bench {
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-#include "runtime/kv.h"
+#include "dmrt/runtime/kv.h"
 
 namespace dmrt::bench {
 
@@ -23,7 +23,7 @@ struct BulkLoad {
 struct IndexOptions {
   size_t value_size = 8;  // bytes per value (--value-size)
   // The longest key in bytes (--key-size): 8 keeps integer keys; more, the index takes byte-string
-  // keys of up to key_size bytes (runtime/key_bytes.h) through its BytesKvHandle calls.
+  // keys of up to key_size bytes (dmrt/runtime/key_bytes.h) through its BytesKvHandle calls.
   uint32_t key_size = 8;
   uint64_t cache_bytes = 0;  // compute-side cache budget per compute node (--cache-mb); 0 = default
   uint64_t expected_keys = 0;  // records the run will hold at most (loaded + expected inserts)

@@ -1,10 +1,10 @@
-// dmrt-bench's CHIME (indexes/chime): its --chime-* flags (chime::Options::fields(), plus the
+// dmrt-bench's CHIME (dmrt/indexes/chime): its --chime-* flags (chime::Options::fields(), plus the
 // factor-analysis step and the hotspot budget in MiB), registered for every transport compiled
 // in.
 #include <string>
 
 #include "bench/indexes/register.h"
-#include "indexes/chime/prebuilt.h"
+#include "dmrt/indexes/chime/chime.h"
 
 namespace dmrt::bench {
 namespace {

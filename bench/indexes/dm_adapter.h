@@ -1,5 +1,5 @@
 // The one bench adapter of every disaggregated-memory index: built from the Index concept
-// (runtime/index.h), the index's option field list (runtime/option_fields.h), its spec
+// (dmrt/runtime/index.h), the index's option field list (dmrt/runtime/option_fields.h), its spec
 // (its registration, bench/indexes/NAME.cpp: name and flags) and a small run spec that
 // holds what is particular to running it.
 #pragma once
@@ -17,10 +17,10 @@
 #include "bench/indexes/adapter.h"
 #include "bench/indexes/per_node.h"
 #include "bench/indexes/spec.h"
-#include "runtime/client.h"
-#include "runtime/index.h"
-#include "runtime/kv.h"
-#include "runtime/service_hosting.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/index.h"
+#include "dmrt/runtime/kv.h"
+#include "dmrt/runtime/service_hosting.h"
 
 namespace dmrt::bench {
 
@@ -43,8 +43,9 @@ namespace dmrt::bench {
 //   template <Transport T> static void describe(nlohmann::json&, const Options&);
 //       transport-specific additions to "index_options"
 
-// --key-size onto an index's `key_size` (runtime/key_bytes.h), for the indexes whose Options have
-// one; an index without it takes integer keys only, and the runner refuses --key-size > 8 for it.
+// --key-size onto an index's `key_size` (dmrt/runtime/key_bytes.h), for the indexes whose Options
+// have one; an index without it takes integer keys only, and the runner refuses --key-size > 8 for
+// it.
 template <class Opts>
 void set_key_size(Opts& o, const IndexOptions& io) {
   if constexpr (requires { o.key_size; })

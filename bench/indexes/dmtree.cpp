@@ -1,11 +1,11 @@
-// dmrt-bench's DMTree (indexes/dmtree): its --dmtree-* flags (dmtree::Options::fields(), plus
+// dmrt-bench's DMTree (dmrt/indexes/dmtree): its --dmtree-* flags (dmtree::Options::fields(), plus
 // the ablation step and the leaf arena), registered for every transport compiled in.
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "bench/indexes/register.h"
-#include "indexes/dmtree/prebuilt.h"
+#include "dmrt/indexes/dmtree/dmtree.h"
 
 namespace dmrt::bench {
 namespace {

@@ -1,4 +1,4 @@
-// dmrt-bench's HStore (indexes/hstore): DmAdapter over HStoreRun (bench/indexes/hstore_run.h),
+// dmrt-bench's HStore (dmrt/indexes/hstore): DmAdapter over HStoreRun (bench/indexes/hstore_run.h),
 // registered for every transport compiled in; its --hstore-* flags are hstore::Options::fields().
 #include "bench/indexes/hstore_run.h"
 #include "bench/indexes/register.h"

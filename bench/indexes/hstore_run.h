@@ -1,6 +1,6 @@
 // How dmrt-bench runs HStore (DmAdapter's run spec, bench/indexes/dm_adapter.h): the index and
-// its two servers wherever the transport hosts services (indexes/hstore/deploy.h). Used by
-// bench/indexes/hstore.cpp and tests/hstore/hstore_bench_adapter_test.cpp.
+// its two servers wherever the transport hosts services (dmrt/indexes/hstore/detail/deploy.h). Used
+// by bench/indexes/hstore.cpp and tests/hstore/hstore_bench_adapter_test.cpp.
 #pragma once
 
 #include <algorithm>
@@ -9,10 +9,10 @@
 
 #include "bench/indexes/adapter.h"
 #include "bench/indexes/dm_adapter.h"
-#include "indexes/hstore/deploy.h"
-#include "policies/hosting.h"
-#include "runtime/client.h"
-#include "runtime/error.h"
+#include "dmrt/indexes/hstore/detail/deploy.h"
+#include "dmrt/policies/hosting.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/error.h"
 
 namespace dmrt::bench {
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "runtime/client.h"
-#include "runtime/kv.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/kv.h"
 
 namespace dmrt::bench {
 

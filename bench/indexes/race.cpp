@@ -1,7 +1,7 @@
-// dmrt-bench's RACE (indexes/race): its --race-* flags (race::Options::fields(), plus what the
+// dmrt-bench's RACE (dmrt/indexes/race): its --race-* flags (race::Options::fields(), plus what the
 // bench derives) and how the bench runs it, registered for every transport compiled in.
+#include "dmrt/indexes/race/race.h"
 #include "bench/indexes/register.h"
-#include "indexes/race/prebuilt.h"
 
 namespace dmrt::bench {
 namespace {

@@ -14,7 +14,7 @@
 #include "bench/indexes/dm_adapter.h"
 #include "bench/indexes/registry.h"
 #include "bench/indexes/run_index.h"
-#include "policies/shm/transport.h"
+#include "dmrt/policies/shm/transport.h"
 
 namespace dmrt::bench {
 

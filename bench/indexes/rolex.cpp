@@ -1,4 +1,4 @@
-// dmrt-bench's ROLEX (indexes/rolex): DmAdapter over RolexRun (bench/indexes/rolex_run.h),
+// dmrt-bench's ROLEX (dmrt/indexes/rolex): DmAdapter over RolexRun (bench/indexes/rolex_run.h),
 // registered for every transport compiled in; its --rolex-* flags are rolex::Options::fields().
 #include <array>
 #include <string_view>

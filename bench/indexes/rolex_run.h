@@ -9,10 +9,10 @@
 
 #include "bench/indexes/adapter.h"
 #include "bench/indexes/dm_adapter.h"
-#include "indexes/rolex/deploy.h"
-#include "policies/hosting.h"
-#include "runtime/client.h"
-#include "runtime/transport.h"
+#include "dmrt/indexes/rolex/detail/deploy.h"
+#include "dmrt/policies/hosting.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/transport.h"
 
 namespace dmrt::bench {
 

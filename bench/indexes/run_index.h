@@ -44,12 +44,12 @@
 #include "bench/indexes/dm_adapter.h"
 #include "bench/indexes/spec.h"
 #include "bench/workload/workload.h"
-#include "policies/transports.h"
-#include "runtime/client.h"
-#include "runtime/error.h"
-#include "runtime/kv.h"
-#include "runtime/transport.h"
-#include "runtime/transport_list.h"
+#include "dmrt/policies/transports.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/kv.h"
+#include "dmrt/runtime/transport.h"
+#include "dmrt/runtime/transport_list.h"
 
 namespace dmrt::bench {
 
@@ -223,7 +223,7 @@ int run_adapter(const RunRequest& r, const FlagsOf<A>& flags) {
 }
 
 // Runs the adapter `Of::type<T>` on the transport T the request names, one of the build's
-// (policies/transports.h).
+// (dmrt/policies/transports.h).
 template <class Of, class Flags>
 int run_transports(const RunRequest& r, const Flags& flags) {
   int rc = -1;

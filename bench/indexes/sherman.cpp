@@ -1,7 +1,7 @@
-// dmrt-bench's Sherman (indexes/sherman), registered for every transport compiled in; its
+// dmrt-bench's Sherman (dmrt/indexes/sherman), registered for every transport compiled in; its
 // --sherman-* flags are sherman::Options::fields().
+#include "dmrt/indexes/sherman/sherman.h"
 #include "bench/indexes/register.h"
-#include "indexes/sherman/prebuilt.h"
 
 namespace dmrt::bench {
 namespace {

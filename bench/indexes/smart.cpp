@@ -1,7 +1,7 @@
-// dmrt-bench's SMART (indexes/smart), registered for every transport compiled in; its --smart-*
-// flags are smart::Options::fields().
+// dmrt-bench's SMART (dmrt/indexes/smart), registered for every transport compiled in; its
+// --smart-* flags are smart::Options::fields().
+#include "dmrt/indexes/smart/smart.h"
 #include "bench/indexes/register.h"
-#include "indexes/smart/prebuilt.h"
 
 namespace dmrt::bench {
 namespace {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/indexes/adapter.h"
-#include "runtime/option_fields.h"
+#include "dmrt/runtime/option_fields.h"
 
 namespace dmrt {
 class ClusterConfig;
@@ -23,7 +23,7 @@ struct Mix;
 
 // One run as main.cpp hands it to the chosen index.
 struct RunRequest {
-  std::string_view transport;  // --transport NAME, one of policies/transports.h's
+  std::string_view transport;  // --transport NAME, one of dmrt/policies/transports.h's
   std::string_view index;      // its --index name
   const Options& opt;
   const ClusterConfig& config;

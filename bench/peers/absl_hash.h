@@ -19,9 +19,9 @@
 
 #include "bench/indexes/adapter.h"
 #include "bench/peers/keys.h"
-#include "runtime/hash.h"
-#include "runtime/key_bytes.h"
-#include "runtime/kv.h"
+#include "dmrt/runtime/hash.h"
+#include "dmrt/runtime/key_bytes.h"
+#include "dmrt/runtime/kv.h"
 
 namespace dmrt::bench {
 

@@ -1,16 +1,16 @@
 // The key rules of a local peer (bench/peers/tbb_hash.h, ...), as every index keeps them
-// (runtime/kv.h, runtime/key_bytes.h): at key_size 8 the peer keeps its integer map and a byte key
-// must be 8 bytes (key_of_bytes); above 8 it keeps a map over std::string keys, an integer key is
-// key_bytes(k), and a key is 1 to key_size bytes. Anything else is a LimitError.
+// (dmrt/runtime/kv.h, dmrt/runtime/key_bytes.h): at key_size 8 the peer keeps its integer map and a
+// byte key must be 8 bytes (key_of_bytes); above 8 it keeps a map over std::string keys, an integer
+// key is key_bytes(k), and a key is 1 to key_size bytes. Anything else is a LimitError.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "runtime/error.h"
-#include "runtime/key_bytes.h"
-#include "runtime/kv.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/key_bytes.h"
+#include "dmrt/runtime/kv.h"
 
 namespace dmrt::bench {
 

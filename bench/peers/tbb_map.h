@@ -24,8 +24,8 @@
 
 #include "bench/indexes/adapter.h"
 #include "bench/peers/keys.h"
-#include "runtime/key_bytes.h"
-#include "runtime/kv.h"
+#include "dmrt/runtime/key_bytes.h"
+#include "dmrt/runtime/kv.h"
 
 namespace dmrt::bench {
 

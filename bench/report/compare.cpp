@@ -20,7 +20,7 @@
 
 #include "bench/driver/usage.h"
 #include "bench/report/report.h"
-#include "runtime/error.h"
+#include "dmrt/runtime/error.h"
 
 namespace dmrt::bench {
 namespace {

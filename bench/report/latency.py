@@ -25,7 +25,7 @@ SUB = 1 << SUB_BITS
 
 
 def bucket_value(b):
-    """runtime/stats.cpp's Histogram::bucket_value: a bucket's midpoint (exact below 64 ns)."""
+    """dmrt/runtime/stats.cpp's Histogram::bucket_value: a bucket's midpoint (exact below 64 ns)."""
     if b < 2 * SUB:
         return b
     e = b // SUB - 1

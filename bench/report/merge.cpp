@@ -23,7 +23,7 @@
 
 #include "bench/driver/usage.h"
 #include "bench/report/report.h"
-#include "runtime/error.h"
+#include "dmrt/runtime/error.h"
 
 namespace dmrt::bench {
 namespace {
@@ -185,7 +185,7 @@ std::string read_part(const std::string& f, std::string& error) {
 
 // A phase's parts against the run's compute processes (the `members` each line names): all
 // there, or a sentence naming what is missing.
-// The wording is dmrt-check's for history parts (check/history_io.cpp).
+// The wording is dmrt-check's for history parts (dmrt/check/history_io.cpp).
 std::string missing_parts(const std::string& phase, const std::vector<json>& lines) {
   std::map<unsigned, bool> nodes;
   std::vector<unsigned> all;  // the run's compute nodes, where the lines list them

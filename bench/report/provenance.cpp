@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "bench/transports/registry.h"
-#include "runtime/machine.h"
+#include "dmrt/runtime/machine.h"
 #include "tools/common/build_info.h"
 
 namespace dmrt::bench {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/cli/options.h"
-#include "runtime/cluster.h"
+#include "dmrt/runtime/cluster.h"
 
 namespace dmrt::bench {
 

@@ -10,7 +10,7 @@
 #include <iostream>
 #include <iterator>
 
-#include "runtime/error.h"
+#include "dmrt/runtime/error.h"
 
 namespace dmrt::bench {
 namespace {

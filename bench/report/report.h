@@ -9,8 +9,8 @@
 
 #include "bench/cli/options.h"
 #include "bench/workload/workload.h"
-#include "runtime/kv.h"
-#include "runtime/stats.h"
+#include "dmrt/runtime/kv.h"
+#include "dmrt/runtime/stats.h"
 
 namespace dmrt::bench {
 

@@ -19,11 +19,11 @@
 #include "bench/cli/options.h"
 #include "bench/driver/group.h"
 #include "bench/report/report.h"
-#include "policies/shm/processes.h"
-#include "runtime/clock_offset.h"
-#include "runtime/cluster.h"
-#include "runtime/error.h"
-#include "runtime/scheduler.h"
+#include "dmrt/policies/shm/processes.h"
+#include "dmrt/runtime/clock_offset.h"
+#include "dmrt/runtime/cluster.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt::bench {
 

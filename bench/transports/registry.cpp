@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "policies/transports.h"
+#include "dmrt/policies/transports.h"
 
 namespace dmrt::bench {
 namespace {

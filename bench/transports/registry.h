@@ -1,7 +1,7 @@
 // Every transport dmrt-bench runs on registers itself here, from its own file
 // (bench/transports/NAME.cpp): its --help section, its flags, its part of resolving the command
 // line and its provenance. The driver's side of it is Env<T> (bench/transports/NAME_env.h); the
-// list of transports itself is the build's (policies/transports.h).
+// list of transports itself is the build's (dmrt/policies/transports.h).
 #pragma once
 
 #include <cstdint>
@@ -43,7 +43,7 @@ struct TransportEntry {
 // Adds a transport to the list; called by a static object in its file (RegisterTransport).
 void register_transport(const TransportEntry& e);
 
-// Every registered transport, in the order of the build's list (policies/transports.h).
+// Every registered transport, in the order of the build's list (dmrt/policies/transports.h).
 const std::vector<TransportEntry>& registered_transports();
 // The transport named `name`, or null.
 const TransportEntry* find_transport(std::string_view name);

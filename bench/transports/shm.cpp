@@ -5,9 +5,9 @@
 #include "bench/cli/command_line.h"
 #include "bench/cli/options.h"
 #include "bench/transports/registry.h"
-#include "policies/shm/cli.h"
-#include "runtime/cluster.h"
-#include "runtime/far_memory.h"
+#include "dmrt/policies/shm/cli.h"
+#include "dmrt/runtime/cluster.h"
+#include "dmrt/runtime/far_memory.h"
 
 namespace dmrt::bench {
 namespace {

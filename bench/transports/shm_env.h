@@ -15,10 +15,10 @@
 #include <boost/fiber/operations.hpp>
 
 #include "bench/transports/env.h"
-#include "policies/shm/pool.h"
-#include "policies/shm/provenance_json.h"
-#include "policies/shm/transport.h"
-#include "runtime/placement.h"
+#include "dmrt/policies/shm/pool.h"
+#include "dmrt/policies/shm/provenance_json.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/placement.h"
 
 namespace dmrt::bench {
 

@@ -7,9 +7,9 @@
 #include "bench/cli/command_line.h"
 #include "bench/cli/options.h"
 #include "bench/transports/registry.h"
-#include "policies/sim/cli.h"
-#include "policies/sim/report_json.h"
-#include "runtime/cluster.h"
+#include "dmrt/policies/sim/cli.h"
+#include "dmrt/policies/sim/report_json.h"
+#include "dmrt/runtime/cluster.h"
 
 namespace dmrt::bench {
 namespace {

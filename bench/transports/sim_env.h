@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "bench/transports/env.h"
-#include "policies/sim/cluster.h"
-#include "policies/sim/report_json.h"
-#include "policies/sim/transport.h"
+#include "dmrt/policies/sim/cluster.h"
+#include "dmrt/policies/sim/report_json.h"
+#include "dmrt/policies/sim/transport.h"
 
 namespace dmrt::bench {
 

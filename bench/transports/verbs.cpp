@@ -5,8 +5,8 @@
 #include "bench/cli/command_line.h"
 #include "bench/cli/options.h"
 #include "bench/transports/registry.h"
-#include "policies/verbs/cli.h"
-#include "runtime/cluster.h"
+#include "dmrt/policies/verbs/cli.h"
+#include "dmrt/runtime/cluster.h"
 
 namespace dmrt::bench {
 namespace {

@@ -22,13 +22,13 @@
 #include <vector>
 
 #include "bench/transports/env.h"
-#include "policies/verbs/transport.h"
-#include "runtime/client.h"
-#include "runtime/clock_offset.h"
-#include "runtime/cluster.h"
-#include "runtime/error.h"
-#include "runtime/layout.h"
-#include "runtime/scheduler.h"
+#include "dmrt/policies/verbs/transport.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/clock_offset.h"
+#include "dmrt/runtime/cluster.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt::bench {
 

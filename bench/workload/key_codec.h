@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/key_bytes.h"
-#include "runtime/kv.h"
+#include "dmrt/runtime/key_bytes.h"
+#include "dmrt/runtime/kv.h"
 
 namespace dmrt::bench {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/kv.h"
+#include "dmrt/runtime/kv.h"
 
 namespace dmrt::bench {
 

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/error.h"
-#include "runtime/kv.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/kv.h"
 
 namespace dmrt::bench::trace {
 

@@ -20,15 +20,15 @@
 
 #include "bench/workload/keysets.h"
 #include "bench/workload/zipfian.h"
-#include "runtime/error.h"
-#include "runtime/hash.h"
-#include "runtime/kv.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/hash.h"
+#include "dmrt/runtime/kv.h"
 
 namespace dmrt::bench {
 
 // ---- operation kinds --------------------------------------------------------------------------
 
-// OpKind and kOpKinds come from runtime/kv.h. Reports (JSON, tables) name the remove "delete",
+// OpKind and kOpKinds come from dmrt/runtime/kv.h. Reports (JSON, tables) name the remove "delete",
 // as YCSB does.
 constexpr std::string_view op_name(OpKind k) {
   return k == OpKind::kRemove ? "delete" : to_string(k);
@@ -90,7 +90,7 @@ constexpr uint64_t fnv1a64(uint64_t v) {
 //             keys, range indexes see keys scattered over the whole key space, and a scan from
 //             key(r) returns whatever records follow it in key order (exactly what YCSB E does).
 //   ordered : key = record + 1 (YCSB's insertorder=ordered): inserts append at the right end.
-// Neither ever yields key 0 for a record below 2^64 - 1 (mix64, runtime/hash.h, is a bijection
+// Neither ever yields key 0 for a record below 2^64 - 1 (mix64, dmrt/runtime/hash.h, is a bijection
 // with mix64(0) == 0).
 enum class KeyOrder { kHashed, kOrdered };
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Node ids from a launcher's rank variable (runtime/launcher_rank.h) in dmrt-node and dmrt-bench,
+# Node ids from a launcher's rank variable (dmrt/runtime/launcher_rank.h) in dmrt-node and dmrt-bench,
 # without an RDMA device: what each program takes, says and refuses.
 #
 # Usage: tests/bench/launcher.sh PATH/TO/dmrt-bench PATH/TO/dmrt-node

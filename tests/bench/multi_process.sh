@@ -218,7 +218,7 @@ fi
 run_index race
 run_index hstore --service hstore-hts --service hstore-sls
 
-# A pool that is only memory (policies/shm/source.h): a file stands in for a device-dax or an
+# A pool that is only memory (dmrt/policies/shm/source.h): a file stands in for a device-dax or an
 # ivshmem BAR. The memory node process creates it (dmrt-node --pool PATH), the compute processes
 # attach by its path; waits poll, nothing else crosses. CHIME's per-compute-node trees and
 # HStore's servers in the node process, YCSB A, the union of the histories linearizable, and

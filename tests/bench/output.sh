@@ -17,7 +17,7 @@ fail() { echo "FAIL: $*"; status=1; }
 grep -q "^race	-	-$" "$WORK/list" || fail "race row: $(cat "$WORK/list")"
 grep -q "^chime	scan	-$" "$WORK/list" || fail "chime row: $(cat "$WORK/list")"
 
-# CHIME's hotspot buffer is 30 MiB and its cache budget 70 MiB by default (indexes/chime/options.h).
+# CHIME's hotspot buffer is 30 MiB and its cache budget 70 MiB by default (dmrt/indexes/chime/detail/options.h).
 "$BENCH" --index chime --workload a --keys 3000 --ops 3000 >"$WORK/table" 2>"$WORK/err" ||
   fail "chime run: $(cat "$WORK/err")"
 grep -q "^index: .* hotspot_bytes=30MiB " "$WORK/table" || fail "index line: $(grep '^index:' "$WORK/table")"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "../common/torn_images.h"
-#include "indexes/chime/prebuilt.h"
+#include "dmrt/indexes/chime/chime.h"
 
 namespace dmrt::test {
 

@@ -4,7 +4,7 @@
 #include "../runtime/test_cluster.h"
 #include "../sherman/byte_keys.h"
 #include "../sherman/kv_checks.h"
-#include "indexes/chime/prebuilt.h"
+#include "dmrt/indexes/chime/chime.h"
 
 namespace dmrt {
 namespace {

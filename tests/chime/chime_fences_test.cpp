@@ -15,7 +15,7 @@
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
 #include "byte_leaf_images.h"
-#include "indexes/chime/prebuilt.h"
+#include "dmrt/indexes/chime/chime.h"
 
 namespace dmrt {
 namespace {

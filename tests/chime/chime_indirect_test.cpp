@@ -11,8 +11,8 @@
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
-#include "indexes/chime/prebuilt.h"
-#include "indexes/common/kv_block.h"
+#include "dmrt/indexes/chime/chime.h"
+#include "dmrt/indexes/common/kv_block.h"
 #include "sim_warm.h"
 
 namespace dmrt {
@@ -74,7 +74,7 @@ TEST(ChimeIndirect, OneMoreRoundTripPerSearchAndBytesAsComputed) {
   EXPECT_EQ(in_bytes, (std::set<uint64_t>{619, 620}));
 
   // Updates out of place: a new block per update, the same round trips as inline. A chunk claim
-  // of the allocator (an FAA per MiB of blocks, runtime/allocator.h) adds one round trip to at
+  // of the allocator (an FAA per MiB of blocks, dmrt/runtime/allocator.h) adds one round trip to at
   // most one of these updates (2,000 x 72 B < 1 MiB).
   size_t claims = 0;
   std::set<uint64_t> written;

@@ -15,7 +15,7 @@
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
 #include "byte_leaf_images.h"
-#include "indexes/chime/prebuilt.h"
+#include "dmrt/indexes/chime/chime.h"
 
 namespace dmrt {
 namespace {
@@ -195,7 +195,7 @@ TEST(ChimeKeys, WideEntriesRejectTornLines) {
 }
 
 // Per-op figures on sim (deterministic), default geometry (64-entry leaves, H = 8, 8-byte
-// values, line versions): the "## Long keys" table of indexes/chime/README.md
+// values, line versions): the "## Long keys" table of dmrt/indexes/chime/README.md
 // (testing::key_size_costs).
 testing::KeySizeCosts measure_keys(uint32_t ks) {
   chime::Options o;

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "../common/rdwc_hot_key.h"
-#include "indexes/chime/prebuilt.h"
+#include "dmrt/indexes/chime/chime.h"
 
 namespace dmrt {
 namespace {

@@ -11,7 +11,7 @@
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
-#include "indexes/chime/prebuilt.h"
+#include "dmrt/indexes/chime/chime.h"
 #include "sim_warm.h"
 
 namespace dmrt {

@@ -7,9 +7,9 @@
 
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
-#include "indexes/chime/hotspot.h"
-#include "indexes/chime/prebuilt.h"
-#include "indexes/sherman/prebuilt.h"
+#include "dmrt/indexes/chime/chime.h"
+#include "dmrt/indexes/chime/detail/hotspot.h"
+#include "dmrt/indexes/sherman/sherman.h"
 
 namespace dmrt {
 namespace {

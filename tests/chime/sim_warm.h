@@ -10,7 +10,7 @@
 
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
-#include "indexes/chime/prebuilt.h"
+#include "dmrt/indexes/chime/chime.h"
 
 namespace dmrt::testing {
 

@@ -12,8 +12,8 @@
 
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
-#include "policies/sim/cluster.h"
-#include "runtime/key_bytes.h"
+#include "dmrt/policies/sim/cluster.h"
+#include "dmrt/runtime/key_bytes.h"
 
 namespace dmrt::testing {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "runtime/client.h"
+#include "dmrt/runtime/client.h"
 
 namespace dmrt::test {
 

@@ -1,6 +1,6 @@
-// A hot key on sim for the RDWC tests of CHIME, Sherman and ROLEX (indexes/common/rdwc.h): every
-// client of a compute node searches (or updates) the same key; the figures say how many remote
-// operations ran, and what one costs when it runs alone.
+// A hot key on sim for the RDWC tests of CHIME, Sherman and ROLEX (dmrt/indexes/common/rdwc.h):
+// every client of a compute node searches (or updates) the same key; the figures say how many
+// remote operations ran, and what one costs when it runs alone.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
-#include "policies/sim/cluster.h"
+#include "dmrt/policies/sim/cluster.h"
 
 namespace dmrt::testing {
 

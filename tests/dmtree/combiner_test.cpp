@@ -1,6 +1,6 @@
-// The RDWC combiner (indexes/common/rdwc.h, as DMTree uses it) when a remote operation fails: the
-// failure reaches every member of the round that shared it, and the slot is free again (no member
-// waits for a result that never comes).
+// The RDWC combiner (dmrt/indexes/common/rdwc.h, as DMTree uses it) when a remote operation fails:
+// the failure reaches every member of the round that shared it, and the slot is free again (no
+// member waits for a result that never comes).
 #include <gtest/gtest.h>
 
 #include <boost/fiber/all.hpp>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "indexes/common/rdwc.h"
+#include "dmrt/indexes/common/rdwc.h"
 
 namespace dmrt::dmtree {
 using rdwc::Combiner;
@@ -118,9 +118,9 @@ TEST(DmtreeCombiner, ByteKeysShareOnlyTheSameBytes) {
                });
     });
   for (auto& f : fibers) f.join();
-  EXPECT_EQ(calls[0], 1);  // led the round of keys[0]
-  EXPECT_EQ(calls[1], 1);  // another key: ran directly
-  EXPECT_EQ(calls[2], 1);  // a prefix of keys[0]: another key, ran directly
+  EXPECT_EQ(calls[0], 1);             // led the round of keys[0]
+  EXPECT_EQ(calls[1], 1);             // another key: ran directly
+  EXPECT_EQ(calls[2], 1);             // a prefix of keys[0]: another key, ran directly
   EXPECT_EQ(calls[3] + calls[4], 1);  // keys[0] again, twice: one round, one remote search
   for (unsigned i = 0; i < 5; ++i) EXPECT_EQ(got[i], "value of " + keys[i]) << i;
   EXPECT_EQ(comb.direct_runs(), 2u);

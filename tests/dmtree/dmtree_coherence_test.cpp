@@ -10,7 +10,7 @@
 
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
-#include "indexes/dmtree/prebuilt.h"
+#include "dmrt/indexes/dmtree/dmtree.h"
 
 namespace dmrt {
 namespace {

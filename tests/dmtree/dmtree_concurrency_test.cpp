@@ -9,9 +9,9 @@
 #include "../runtime/test_cluster.h"
 #include "../sherman/byte_keys.h"
 #include "../sherman/kv_checks.h"
-#include "check/history.h"
-#include "check/linearizability.h"
-#include "indexes/dmtree/prebuilt.h"
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/indexes/dmtree/dmtree.h"
 
 namespace dmrt {
 namespace {

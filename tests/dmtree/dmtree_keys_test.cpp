@@ -12,7 +12,7 @@
 #include "../sherman/byte_keys.h"
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
-#include "indexes/dmtree/prebuilt.h"
+#include "dmrt/indexes/dmtree/dmtree.h"
 
 namespace dmrt {
 namespace {
@@ -198,7 +198,7 @@ TEST(DmtreeKeys, IntegerDifferentialThroughLongPrefixes) {
 
 // Per-op figures on sim (deterministic), one compute node (its tables are local accesses),
 // default geometry (32-entry leaves, 8-byte values): the "## Long keys" table of
-// indexes/dmtree/README.md (testing::key_size_costs).
+// dmrt/indexes/dmtree/README.md (testing::key_size_costs).
 testing::KeySizeCosts key_costs(uint32_t ks) {
   dmtree::Options o;
   o.key_size = ks;

@@ -7,9 +7,9 @@
 
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
-#include "check/history.h"
-#include "check/linearizability.h"
-#include "indexes/dmtree/prebuilt.h"
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/indexes/dmtree/dmtree.h"
 
 namespace dmrt {
 namespace {

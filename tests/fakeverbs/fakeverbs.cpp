@@ -1,5 +1,5 @@
 // A fake RDMA device for tests on hosts without a NIC: an LD_PRELOAD shim that answers the
-// libibverbs calls policies/verbs makes (device list, open, PD, MR, CQ, QP state changes,
+// libibverbs calls dmrt/policies/verbs makes (device list, open, PD, MR, CQ, QP state changes,
 // queries). Work requests posted on a QP complete at once; READ/WRITE/atomics move bytes only when
 // the rkey names a region registered in this same process (else they complete with a remote
 // access error), which is enough for the bootstrap, QP bring-up and in-process data paths.
@@ -405,7 +405,7 @@ int ibv_destroy_qp(ibv_qp* qp) {
 
 int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
   if (!(mask & IBV_QP_STATE)) return 0;
-  // The RC state machine's legal steps (the ones policies/verbs takes, plus ERR and RESET).
+  // The RC state machine's legal steps (the ones dmrt/policies/verbs takes, plus ERR and RESET).
   ibv_qp_state from = qp->state, to = attr->qp_state;
   bool ok =
       to == IBV_QPS_ERR || to == IBV_QPS_RESET || (from == IBV_QPS_RESET && to == IBV_QPS_INIT) ||

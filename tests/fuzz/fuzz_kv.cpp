@@ -19,13 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "indexes/chime/prebuilt.h"
-#include "indexes/dmtree/prebuilt.h"
-#include "indexes/race/prebuilt.h"
-#include "indexes/rolex/prebuilt.h"
-#include "indexes/sherman/prebuilt.h"
-#include "runtime/error.h"
-#include "runtime/key_bytes.h"
+#include "dmrt/indexes/chime/chime.h"
+#include "dmrt/indexes/dmtree/dmtree.h"
+#include "dmrt/indexes/race/race.h"
+#include "dmrt/indexes/rolex/rolex.h"
+#include "dmrt/indexes/sherman/sherman.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/key_bytes.h"
 #include "tests/harness/byte_keys.h"
 #include "tests/harness/reference_bytes_index.h"
 #include "tests/runtime/test_cluster.h"

@@ -1,5 +1,5 @@
-// Fuzz target for the verbs bootstrap's wire parser (policies/verbs/wire.h): any byte string is
-// either parsed or refused with TransportError, never read out of bounds, and what parses
+// Fuzz target for the verbs bootstrap's wire parser (dmrt/policies/verbs/wire.h): any byte string
+// is either parsed or refused with TransportError, never read out of bounds, and what parses
 // re-encodes to the same bytes. The first input byte picks the mode: 0-3 and 64-65, the rest is a
 // message body behind a valid header (so the parsers are reached); 4-63, the rest seeds a
 // well-formed message that must parse back and whose prefixes must be refused; always, the raw
@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "policies/verbs/wire.h"
-#include "runtime/error.h"
+#include "dmrt/policies/verbs/wire.h"
+#include "dmrt/runtime/error.h"
 
 namespace {
 

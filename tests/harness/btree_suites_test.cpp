@@ -2,8 +2,8 @@
 // concurrent stress with small leaves (splits all the time), checked for linearizability.
 #include <gtest/gtest.h>
 
-#include "indexes/chime/prebuilt.h"
-#include "indexes/sherman/prebuilt.h"
+#include "dmrt/indexes/chime/chime.h"
+#include "dmrt/indexes/sherman/sherman.h"
 #include "tests/harness/kv_suites.h"
 #include "tests/runtime/test_cluster.h"
 
@@ -41,7 +41,7 @@ void differential(const Opt& opt) {
     auto t = Tree::create(c, opt);
     DifferentialOptions d;
     d.keys = 2048;
-    d.min_value = d.max_value = opt.value_size;  // fixed-size inline values (runtime/kv.h)
+    d.min_value = d.max_value = opt.value_size;  // fixed-size inline values (dmrt/runtime/kv.h)
     differential_test([&] { return t->handle(c); }, 20000, seed, d);
   }
 }

@@ -1,5 +1,5 @@
 // Byte-string keys for tests (no GoogleTest here, so the fuzzer can use them too): a pool of keys
-// that exercises byte-key order (runtime/key_bytes.h), and a printable form of a key.
+// that exercises byte-key order (dmrt/runtime/key_bytes.h), and a printable form of a key.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/key_bytes.h"
+#include "dmrt/runtime/key_bytes.h"
 
 namespace dmrt::harness {
 

@@ -1,5 +1,5 @@
 // Generic test suites for any index whose handle takes byte-string keys (BytesKvHandle,
-// runtime/kv.h; the key rules are runtime/key_bytes.h's), against a reference model over
+// dmrt/runtime/kv.h; the key rules are dmrt/runtime/key_bytes.h's), against a reference model over
 // std::string keys. Scans are checked when the handle models BytesRangeHandle.
 //
 //   byte_key_suites(make_handle, key_size, BytesSuiteOptions)
@@ -65,11 +65,11 @@
 #include <vector>
 
 #include "bench/workload/zipfian.h"
-#include "check/history.h"
-#include "check/linearizability.h"
-#include "runtime/error.h"
-#include "runtime/key_bytes.h"
-#include "runtime/kv.h"
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/key_bytes.h"
+#include "dmrt/runtime/kv.h"
 #include "tests/harness/byte_keys.h"
 #include "tests/harness/kv_suites.h"
 

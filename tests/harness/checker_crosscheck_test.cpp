@@ -7,12 +7,12 @@
 #include <random>
 #include <vector>
 
-#include "check/linearizability.h"
+#include "dmrt/check/linearizability.h"
 
 namespace dmrt {
 namespace {
 
-// The model of check/linearizability.h, written out plainly: can `o` take effect in `s` (with
+// The model of dmrt/check/linearizability.h, written out plainly: can `o` take effect in `s` (with
 // its recorded result), and what state does it leave? A pending operation may take effect with
 // its state-changing outcome (or not at all).
 bool apply(const Operation& o, KeyState& s) {

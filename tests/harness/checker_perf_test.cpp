@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "bench/workload/zipfian.h"
-#include "check/linearizability.h"
+#include "dmrt/check/linearizability.h"
 
 namespace dmrt {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <initializer_list>
 
-#include "check/linearizability.h"
+#include "dmrt/check/linearizability.h"
 
 namespace dmrt {
 namespace {

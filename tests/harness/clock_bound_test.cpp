@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "check/history_io.h"
-#include "check/linearizability.h"
+#include "dmrt/check/history_io.h"
+#include "dmrt/check/linearizability.h"
 
 namespace dmrt {
 namespace {

@@ -1,11 +1,11 @@
-// Saved histories (check/history_io.h): a round trip keeps every field, scans' rows and pending
-// operations; malformed files are refused with the line that is wrong.
+// Saved histories (dmrt/check/history_io.h): a round trip keeps every field, scans' rows and
+// pending operations; malformed files are refused with the line that is wrong.
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "check/history_io.h"
-#include "check/linearizability.h"
+#include "dmrt/check/history_io.h"
+#include "dmrt/check/linearizability.h"
 
 namespace dmrt {
 namespace {

@@ -8,11 +8,11 @@
 #include <utility>
 #include <vector>
 
-#include "indexes/chime/prebuilt.h"
-#include "indexes/dmtree/prebuilt.h"
-#include "indexes/race/prebuilt.h"
-#include "indexes/sherman/prebuilt.h"
-#include "indexes/smart/prebuilt.h"
+#include "dmrt/indexes/chime/chime.h"
+#include "dmrt/indexes/dmtree/dmtree.h"
+#include "dmrt/indexes/race/race.h"
+#include "dmrt/indexes/sherman/sherman.h"
+#include "dmrt/indexes/smart/smart.h"
 #include "tests/harness/bytes_suites.h"
 #include "tests/runtime/test_cluster.h"
 #if DMRT_TRANSPORT_SIM

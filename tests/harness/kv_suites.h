@@ -1,4 +1,4 @@
-// Generic test suites for any index offering a KvHandle (runtime/kv.h). Plug an index in
+// Generic test suites for any index offering a KvHandle (dmrt/runtime/kv.h). Plug an index in
 // with a handle factory:
 //
 //   differential_test(make_handle, ops, seed)
@@ -25,12 +25,12 @@
 #include <vector>
 
 #include "bench/workload/zipfian.h"
-#include "check/history.h"
-#include "check/linearizability.h"
-#include "policies/shm/transport.h"
-#include "runtime/client.h"
-#include "runtime/kv.h"
-#include "runtime/scheduler.h"
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/kv.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt::harness {
 

@@ -2,7 +2,7 @@
 // checked for linearizability, and the fault proof (delete_skips_cas must be caught).
 #include <gtest/gtest.h>
 
-#include "indexes/race/prebuilt.h"
+#include "dmrt/indexes/race/race.h"
 #include "tests/harness/kv_suites.h"
 #include "tests/runtime/test_cluster.h"
 

@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/client.h"
-#include "runtime/error.h"
-#include "runtime/kv.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/kv.h"
 #include "tests/harness/reference_index.h"
 
 namespace dmrt::harness {

@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/client.h"
-#include "runtime/kv.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/kv.h"
 
 namespace dmrt::harness {
 

@@ -3,7 +3,7 @@
 // linearizability, with the paper's techniques on and off.
 #include <gtest/gtest.h>
 
-#include "indexes/smart/prebuilt.h"
+#include "dmrt/indexes/smart/smart.h"
 #include "tests/harness/kv_suites.h"
 #include "tests/runtime/test_cluster.h"
 
@@ -29,7 +29,7 @@ void smart_differential(const smart::Options& opt) {
     auto t = smart::Tree<ShmTransport>::create(c, opt);
     DifferentialOptions d;
     d.keys = 2048;
-    d.min_value = d.max_value = opt.value_size;  // fixed-size inline values (runtime/kv.h)
+    d.min_value = d.max_value = opt.value_size;  // fixed-size inline values (dmrt/runtime/kv.h)
     differential_test([&] { return t->handle(c); }, 20000, seed, d);
   }
 }

@@ -25,13 +25,13 @@
 #include <thread>
 #include <vector>
 
-#include "policies/verbs/auth.h"
-#include "policies/verbs/bootstrap.h"
-#include "policies/verbs/service.h"
-#include "policies/verbs/transport.h"
-#include "policies/verbs/wire.h"
-#include "runtime/layout.h"
-#include "runtime/messaging.h"
+#include "dmrt/policies/verbs/auth.h"
+#include "dmrt/policies/verbs/bootstrap.h"
+#include "dmrt/policies/verbs/service.h"
+#include "dmrt/policies/verbs/transport.h"
+#include "dmrt/policies/verbs/wire.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/messaging.h"
 #include "tools/dmrt-node/echo.h"
 
 extern char** environ;

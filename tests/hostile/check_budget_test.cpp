@@ -1,13 +1,13 @@
 // The checker's budgets: a check stops at its deadline or its memory budget with verdict unknown
 // and says which budget ran out, instead of running for hours or taking the machine's memory
-// (check/linearizability.h CheckOptions).
+// (dmrt/check/linearizability.h CheckOptions).
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
 #include <random>
 #include <string>
 
-#include "check/linearizability.h"
+#include "dmrt/check/linearizability.h"
 
 namespace dmrt {
 namespace {

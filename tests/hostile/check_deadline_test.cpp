@@ -2,7 +2,7 @@
 // thousand operations all open at once, or a million, used to read the clock once every 65,536
 // search steps while one step cost O(operations open) — 53 s and 1 GiB under a 2 s deadline, and
 // past 60 s under 10 s. Every phase now reads the clock on a counter of its work
-// (check/search_poll.h). Each case builds its history here, checks it under a deadline D and
+// (dmrt/check/search_poll.h). Each case builds its history here, checks it under a deadline D and
 // asserts: verdict unknown, the deadline named as the reason, done within D x 1.1 + kStartup,
 // and the process's peak memory under a stated bound.
 #include <gtest/gtest.h>
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "check/history_io.h"
-#include "check/linearizability.h"
+#include "dmrt/check/history_io.h"
+#include "dmrt/check/linearizability.h"
 
 namespace dmrt::deadline_test {  // named: the hostile tests are built as one unity file
 namespace {

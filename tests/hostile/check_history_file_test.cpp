@@ -1,5 +1,5 @@
-// Hostile history files for the checker's reader (check/history_io.h) and dmrt-check: a file cut
-// at a line boundary or inside a line is reported as truncated (never checked as a shorter
+// Hostile history files for the checker's reader (dmrt/check/history_io.h) and dmrt-check: a file
+// cut at a line boundary or inside a line is reported as truncated (never checked as a shorter
 // history), and input of unbounded size (/dev/zero, a huge file) is refused at the cap, fast.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -10,8 +10,8 @@
 #include <sstream>
 #include <string>
 
-#include "check/history_io.h"
-#include "check/linearizability.h"
+#include "dmrt/check/history_io.h"
+#include "dmrt/check/linearizability.h"
 
 namespace dmrt {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/service_registry.h"
+#include "dmrt/runtime/service_registry.h"
 #include "tools/common/cli_config.h"
 #include "tools/common/cli_numbers.h"
 

@@ -5,10 +5,10 @@
 #include <fstream>
 #include <string>
 
-#include "policies/shm/pool.h"
-#include "runtime/cluster.h"
-#include "runtime/error.h"
-#include "runtime/machine.h"
+#include "dmrt/policies/shm/pool.h"
+#include "dmrt/runtime/cluster.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/machine.h"
 
 namespace dmrt {
 namespace {

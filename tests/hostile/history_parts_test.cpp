@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "check/history_io.h"
+#include "dmrt/check/history_io.h"
 
 namespace dmrt::history_parts_test {
 namespace {

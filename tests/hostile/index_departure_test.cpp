@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "indexes/dmtree/prebuilt.h"
-#include "check/history.h"
-#include "check/linearizability.h"
-#include "runtime/scheduler.h"
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/indexes/dmtree/dmtree.h"
+#include "dmrt/runtime/scheduler.h"
 #include "tests/runtime/test_cluster.h"
 #include "tests/sherman/kv_checks.h"
 

@@ -12,12 +12,12 @@
 #include <thread>
 #include <vector>
 
-#include "indexes/chime/prebuilt.h"
-#include "indexes/dmtree/prebuilt.h"
-#include "indexes/race/prebuilt.h"
-#include "indexes/rolex/prebuilt.h"
-#include "indexes/sherman/prebuilt.h"
-#include "runtime/scheduler.h"
+#include "dmrt/indexes/chime/chime.h"
+#include "dmrt/indexes/dmtree/dmtree.h"
+#include "dmrt/indexes/race/race.h"
+#include "dmrt/indexes/rolex/rolex.h"
+#include "dmrt/indexes/sherman/sherman.h"
+#include "dmrt/runtime/scheduler.h"
 #include "tests/hstore/hstore_test_util.h"
 #include "tests/runtime/test_cluster.h"
 #include "tests/sherman/kv_checks.h"

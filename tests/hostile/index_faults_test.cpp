@@ -19,13 +19,13 @@
 #include <vector>
 
 #include "bench/workload/zipfian.h"
-#include "check/history.h"
-#include "check/linearizability.h"
-#include "indexes/chime/prebuilt.h"
-#include "indexes/dmtree/prebuilt.h"
-#include "indexes/rolex/prebuilt.h"
-#include "indexes/sherman/prebuilt.h"
-#include "runtime/scheduler.h"
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/indexes/chime/chime.h"
+#include "dmrt/indexes/dmtree/dmtree.h"
+#include "dmrt/indexes/rolex/rolex.h"
+#include "dmrt/indexes/sherman/sherman.h"
+#include "dmrt/runtime/scheduler.h"
 #include "tests/runtime/test_cluster.h"
 
 namespace dmrt {

@@ -12,22 +12,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <random>
 #include <sstream>
-#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "policies/shm/pool.h"
-#include "runtime/error.h"
-#include "runtime/layout.h"
-#include "runtime/local_memory.h"
-#include "runtime/messaging.h"
+#include "dmrt/policies/shm/pool.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/local_memory.h"
+#include "dmrt/runtime/messaging.h"
 
 namespace dmrt {
 namespace {

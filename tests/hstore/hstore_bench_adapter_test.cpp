@@ -10,7 +10,7 @@
 #include "bench/indexes/adapter.h"
 #include "bench/indexes/hstore_run.h"
 #include "bench/indexes/spec.h"
-#include "policies/sim/cluster.h"
+#include "dmrt/policies/sim/cluster.h"
 #include "tests/runtime/test_cluster.h"
 
 namespace dmrt::bench {
@@ -58,7 +58,7 @@ TEST(HStoreBenchAdapter, ShmServersShareOneThread) {
   o.status_poll_ns = 60'000'000'000ull;  // no status re-read while waiting on a loaded machine
   auto idx = hstore::Index<ShmTransport>::create(setup, o);
   ASSERT_NE(idx->meta().hts_node, idx->meta().sls_node);
-  // The joint host shm's hosting offers (policies/shm/hosting.h), as the bench deploys it.
+  // The joint host shm's hosting offers (dmrt/policies/shm/hosting.h), as the bench deploys it.
   const ServiceHosting<ShmTransport> hosting = service_hosting(setup);
   ASSERT_TRUE(hosting.start_joint);
   hstore::Deployment<ShmTransport> d(

@@ -9,11 +9,11 @@
 #include <random>
 #include <set>
 
-#include "check/history.h"
-#include "check/linearizability.h"
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/runtime/key_bytes.h"
+#include "dmrt/runtime/scheduler.h"
 #include "hstore_test_util.h"
-#include "runtime/key_bytes.h"
-#include "runtime/scheduler.h"
 #include "tests/harness/kv_suites.h"
 
 namespace dmrt {

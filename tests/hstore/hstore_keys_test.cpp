@@ -6,9 +6,9 @@
 #include <random>
 #include <string>
 
+#include "dmrt/indexes/hstore/detail/skiplist.h"
+#include "dmrt/runtime/key_bytes.h"
 #include "hstore_test_util.h"
-#include "indexes/hstore/skiplist.h"
-#include "runtime/key_bytes.h"
 
 namespace dmrt {
 namespace {

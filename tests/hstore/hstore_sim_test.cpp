@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "indexes/hstore/deploy.h"
-#include "indexes/hstore/prebuilt.h"
-#include "policies/sim/cluster.h"
-#include "policies/sim/service.h"
-#include "runtime/key_bytes.h"
+#include "dmrt/indexes/hstore/detail/deploy.h"
+#include "dmrt/indexes/hstore/hstore.h"
+#include "dmrt/policies/sim/cluster.h"
+#include "dmrt/policies/sim/service.h"
+#include "dmrt/runtime/key_bytes.h"
 
 namespace dmrt::sim {
 namespace {

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "indexes/hstore/deploy.h"
-#include "indexes/hstore/prebuilt.h"
-#include "policies/shm/service.h"
+#include "dmrt/indexes/hstore/detail/deploy.h"
+#include "dmrt/indexes/hstore/hstore.h"
+#include "dmrt/policies/shm/service.h"
 #include "tests/runtime/test_cluster.h"
 
 namespace dmrt::testing {

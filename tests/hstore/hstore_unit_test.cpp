@@ -7,11 +7,11 @@
 #include <random>
 #include <thread>
 
+#include "dmrt/indexes/hstore/detail/skiplist.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/local_memory.h"
+#include "dmrt/runtime/messaging.h"
 #include "hstore_test_util.h"
-#include "indexes/hstore/skiplist.h"
-#include "runtime/layout.h"
-#include "runtime/local_memory.h"
-#include "runtime/messaging.h"
 #include "tests/harness/kv_suites.h"
 
 namespace dmrt {

@@ -1,21 +1,21 @@
-// Every index type satisfies dmrt::Index (runtime/index.h) on every transport this build has:
+// Every index type satisfies dmrt::Index (dmrt/runtime/index.h) on every transport this build has:
 // checked at compile time here, in one small TU, rather than in headers every TU includes.
 #include <gtest/gtest.h>
 
-#include "indexes/chime/prebuilt.h"
-#include "indexes/dmtree/prebuilt.h"
-#include "indexes/hstore/prebuilt.h"
-#include "indexes/race/prebuilt.h"
-#include "indexes/rolex/prebuilt.h"
-#include "indexes/sherman/prebuilt.h"
-#include "indexes/smart/prebuilt.h"
-#include "policies/shm/transport.h"
-#include "runtime/index.h"
+#include "dmrt/indexes/chime/chime.h"
+#include "dmrt/indexes/dmtree/dmtree.h"
+#include "dmrt/indexes/hstore/hstore.h"
+#include "dmrt/indexes/race/race.h"
+#include "dmrt/indexes/rolex/rolex.h"
+#include "dmrt/indexes/sherman/sherman.h"
+#include "dmrt/indexes/smart/smart.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/index.h"
 #if DMRT_TRANSPORT_SIM
-#include "policies/sim/transport.h"
+#include "dmrt/policies/sim/transport.h"
 #endif
 #if DMRT_TRANSPORT_VERBS
-#include "policies/verbs/transport.h"
+#include "dmrt/policies/verbs/transport.h"
 #endif
 
 namespace dmrt {

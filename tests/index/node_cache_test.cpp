@@ -1,6 +1,7 @@
-// The compute-side node cache (indexes/common/node_cache.h): lowest covering level, replacement
-// by low fence, invalidation of exactly the copy a search used, CLOCK eviction within the budget.
-#include "indexes/common/node_cache.h"
+// The compute-side node cache (dmrt/indexes/common/node_cache.h): lowest covering level,
+// replacement by low fence, invalidation of exactly the copy a search used, CLOCK eviction within
+// the budget.
+#include "dmrt/indexes/common/node_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "indexes/common/btree_keys.h"
+#include "dmrt/indexes/common/btree_keys.h"
 
 namespace dmrt::btree {
 namespace {

@@ -1,4 +1,4 @@
-// Option field lists (runtime/option_fields.h): each index's Options declares its fields once;
+// Option field lists (dmrt/runtime/option_fields.h): each index's Options declares its fields once;
 // ranges checked, TOML tables read with the same ranges, errors naming the field.
 #include <gtest/gtest.h>
 
@@ -6,16 +6,16 @@
 
 #include <toml++/toml.h>
 
-#include "indexes/chime/options.h"
-#include "indexes/dmtree/options.h"
-#include "indexes/hstore/options.h"
-#include "indexes/race/options.h"
-#include "indexes/rolex/options.h"
-#include "indexes/sherman/options.h"
-#include "indexes/smart/options.h"
-#include "runtime/error.h"
-#include "runtime/option_fields.h"
-#include "runtime/option_toml.h"
+#include "dmrt/indexes/chime/detail/options.h"
+#include "dmrt/indexes/dmtree/detail/options.h"
+#include "dmrt/indexes/hstore/detail/options.h"
+#include "dmrt/indexes/race/detail/options.h"
+#include "dmrt/indexes/rolex/detail/options.h"
+#include "dmrt/indexes/sherman/detail/options.h"
+#include "dmrt/indexes/smart/detail/options.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/option_fields.h"
+#include "dmrt/runtime/option_toml.h"
 
 namespace dmrt {
 namespace {

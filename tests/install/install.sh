@@ -33,7 +33,8 @@ for f in "$(dirname "$pc")"/dmrt*.pc; do
 done
 pc=$WORK/pc/dmrt.pc
 export PKG_CONFIG_PATH=$WORK/pc
-include=$(find "$DEST" -type d -path "*/include/dmrt" | head -n 1)
+# The include root: every header is under its dmrt/ (#include "dmrt/runtime/client.h").
+include=$(dirname "$(find "$DEST" -type d -path "*/include/dmrt" | head -n 1)")
 
 cflags=$(pkg-config --cflags dmrt) || fail "pkg-config --cflags dmrt"
 libs=$(pkg-config --libs dmrt) || fail "pkg-config --libs dmrt"
@@ -127,7 +128,7 @@ fi
 # rdma-core after libdmrt); referencing the entry point pulls them in, no device needed.
 if [ -f "$WORK/pc/dmrt-verbs.pc" ]; then
   cat >"$WORK/verbs_link.cpp" <<'CPP'
-#include "indexes/race/prebuilt.h"
+#include "dmrt/indexes/race/race.h"
 int main() {
   // A volatile copy keeps the reference: the linker must find RACE's verbs instantiation.
   auto* volatile create = &dmrt::race::RaceIndex<dmrt::VerbsTransport>::create;
@@ -159,8 +160,8 @@ add_executable(link link.cpp)
 target_link_libraries(link PRIVATE \${wanted})
 CMAKE
   cat >"$WORK/components/link.cpp" <<'CPP'
-#include "check/linearizability.h"
-#include "indexes/race/prebuilt.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/indexes/race/race.h"
 int main() {
   // Volatile copies keep the references: the linker must find RACE's instantiations.
 #if DMRT_TRANSPORT_SIM
@@ -200,11 +201,11 @@ fi
 check_header() {
   local h=$1 pkgs=dmrt
   case $h in
-    policies/sim/cli.h | policies/sim/report_json.h) pkgs="dmrt-sim dmrt-cli" ;;
-    policies/verbs/cli.h) pkgs="dmrt-verbs dmrt-cli" ;;
-    policies/sim/*) pkgs=dmrt-sim ;;
-    policies/verbs/*) pkgs=dmrt-verbs ;;
-    check/*) pkgs="dmrt dmrt_check" ;;
+    dmrt/policies/sim/cli.h | dmrt/policies/sim/report_json.h) pkgs="dmrt-sim dmrt-cli" ;;
+    dmrt/policies/verbs/cli.h) pkgs="dmrt-verbs dmrt-cli" ;;
+    dmrt/policies/sim/*) pkgs=dmrt-sim ;;
+    dmrt/policies/verbs/*) pkgs=dmrt-verbs ;;
+    dmrt/check/*) pkgs="dmrt dmrt_check" ;;
   esac
   # shellcheck disable=SC2046
   printf '#include "%s"\n' "$h" | $CXX -fsyntax-only -x c++ - $(pkg-config --cflags $pkgs) \
@@ -223,8 +224,8 @@ fi
 # Every library header of the source tree is installed: a header added to a folder and not to
 # its meson.build install list would otherwise reach users only when an installed header
 # includes it (and break the single-header check above then). Internal ones are listed here.
-internal="check/memo.h check/scans.h check/search.h check/search_poll.h check/shrink.h policies/verbs/bootstrap_conn.h
-policies/verbs/cluster_internal.h"
+internal="dmrt/check/memo.h dmrt/check/scans.h dmrt/check/search.h dmrt/check/search_poll.h dmrt/check/shrink.h dmrt/policies/verbs/bootstrap_conn.h
+dmrt/policies/verbs/cluster_internal.h"
 not_installed=0
 while IFS= read -r h; do
   case " $(echo $internal) " in *" $h "*) continue ;; esac
@@ -232,7 +233,7 @@ while IFS= read -r h; do
     echo "FAIL: $h is not installed (add it to the install_headers of its folder's meson.build or its parent's, or to the internal list in tests/install/install.sh)"
     not_installed=1
   fi
-done < <(cd "$SRC" && find runtime indexes policies check -name '*.h' | sort)
+done < <(cd "$SRC" && find dmrt -name '*.h' | sort)
 if [ $not_installed -eq 0 ]; then
   echo "headers: every library header of the source tree is installed ($(echo $internal | wc -w) internal ones excepted)"
 else

@@ -1,10 +1,10 @@
-// linprobe models dmrt::Index (runtime/index.h) on every transport this build has, checked at
+// linprobe models dmrt::Index (dmrt/runtime/index.h) on every transport this build has, checked at
 // compile time; its handle is a KvHandle with no scans and no byte-string keys.
 #include <gtest/gtest.h>
 
-#include "indexes/linprobe/prebuilt.h"
-#include "runtime/index.h"
-#include "runtime/option_fields.h"
+#include "dmrt/indexes/linprobe/linprobe.h"
+#include "dmrt/runtime/index.h"
+#include "dmrt/runtime/option_fields.h"
 
 namespace dmrt {
 namespace {

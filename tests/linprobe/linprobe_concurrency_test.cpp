@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "check/history.h"
-#include "check/linearizability.h"
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/runtime/scheduler.h"
 #include "linprobe_test_util.h"
-#include "runtime/scheduler.h"
 #include "tests/harness/kv_suites.h"
 #if DMRT_TRANSPORT_SIM
 #include "tests/sim/small_cluster.h"

@@ -4,9 +4,9 @@
 
 #include <memory>
 
-#include "indexes/linprobe/prebuilt.h"
-#include "policies/shm/transport.h"
-#include "runtime/client.h"
+#include "dmrt/indexes/linprobe/linprobe.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/client.h"
 
 namespace dmrt::linprobe::testing {
 

@@ -12,12 +12,12 @@
 #include <sstream>
 #include <string>
 
-#include "indexes/hstore/prebuilt.h"
-#include "indexes/hstore/services.h"
-#include "runtime/layout.h"
-#include "runtime/local_memory.h"
-#include "runtime/messaging.h"
-#include "runtime/services_word.h"
+#include "dmrt/indexes/hstore/detail/services.h"
+#include "dmrt/indexes/hstore/hstore.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/local_memory.h"
+#include "dmrt/runtime/messaging.h"
+#include "dmrt/runtime/services_word.h"
 #include "tests/runtime/test_cluster.h"
 #include "tools/dmrt-node/echo.h"
 
@@ -143,10 +143,9 @@ TEST(NodeProcess, StopsWhenAServiceFails) {
   std::remove(log.c_str());
 }
 
-// One host per service (runtime/service_claim.h): a second dmrt-node for HStore's HTS while the
-// first serves is refused, naming the service; once the first is killed (kill -9: no release), a
-// replacement takes both servers over after the lease and the index answers again, with its
-// keys.
+// One host per service (dmrt/runtime/service_claim.h): a second dmrt-node for HStore's HTS while
+// the first serves is refused, naming the service; once the first is killed (kill -9: no release),
+// a replacement takes both servers over after the lease and the index answers again, with its keys.
 TEST(NodeProcess, ASecondHostIsRefusedAndADeadOnesReplacementServes) {
   ASSERT_FALSE(node_binary().empty()) << "set DMRT_NODE to the dmrt-node binary";
   std::string name = "nodeclaim" + std::to_string(getpid());

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "indexes/hstore/prebuilt.h"
-#include "policies/shm/service.h"
-#include "runtime/layout.h"
-#include "runtime/local_memory.h"
-#include "runtime/messaging.h"
+#include "dmrt/indexes/hstore/hstore.h"
+#include "dmrt/policies/shm/service.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/local_memory.h"
+#include "dmrt/runtime/messaging.h"
 #include "tests/runtime/test_cluster.h"
 #include "tools/dmrt-node/echo.h"
 #include "tools/dmrt-node/node.h"

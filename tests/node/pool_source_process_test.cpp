@@ -18,14 +18,14 @@
 #include <thread>
 #include <vector>
 
-#include "indexes/hstore/prebuilt.h"
-#include "indexes/hstore/services.h"
-#include "policies/shm/pool.h"
-#include "policies/shm/processes.h"
-#include "policies/shm/transport.h"
-#include "runtime/error.h"
-#include "runtime/layout.h"
-#include "runtime/services_word.h"
+#include "dmrt/indexes/hstore/detail/services.h"
+#include "dmrt/indexes/hstore/hstore.h"
+#include "dmrt/policies/shm/pool.h"
+#include "dmrt/policies/shm/processes.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/services_word.h"
 
 namespace dmrt {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "dmrt/runtime/scheduler.h"
 #include "race_test_util.h"
-#include "runtime/scheduler.h"
 
 namespace dmrt::race {
 namespace {

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "check/history.h"
-#include "check/linearizability.h"
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
 #include "race_test_util.h"
 #include "tests/harness/kv_suites.h"
 #if DMRT_TRANSPORT_SIM
-#include "policies/sim/cluster.h"
+#include "dmrt/policies/sim/cluster.h"
 #endif
 
 namespace dmrt::race {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "dmrt/runtime/key_bytes.h"
 #include "race_test_util.h"
-#include "runtime/key_bytes.h"
 #if DMRT_TRANSPORT_SIM
-#include "policies/sim/cluster.h"
+#include "dmrt/policies/sim/cluster.h"
 #endif
 
 namespace dmrt::race {

@@ -7,8 +7,8 @@
 #include <random>
 #include <vector>
 
+#include "dmrt/runtime/scheduler.h"
 #include "race_test_util.h"
-#include "runtime/scheduler.h"
 
 namespace dmrt::race {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <string_view>
 
-#include "indexes/race/prebuilt.h"
-#include "policies/shm/transport.h"
-#include "runtime/client.h"
+#include "dmrt/indexes/race/race.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/client.h"
 
 namespace dmrt::race::testing {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <random>
 
-#include "indexes/common/xxh64.h"
+#include "dmrt/indexes/common/xxh64.h"
 #include "race_test_util.h"
 
 namespace dmrt::race {
@@ -268,8 +268,8 @@ TEST(RaceFaults, DeleteSkipsCasLeavesTheKey) {
 }
 #endif
 
-// The inlined XXH64 (indexes/common/xxh64.h) that RACE's and HStore's hashes and checksums use is
-// libxxhash's XXH64 bit for bit: every length across the stripe, 8-, 4- and 1-byte steps, at
+// The inlined XXH64 (dmrt/indexes/common/xxh64.h) that RACE's and HStore's hashes and checksums use
+// is libxxhash's XXH64 bit for bit: every length across the stripe, 8-, 4- and 1-byte steps, at
 // every alignment, several seeds (RACE's and HStore's among them). A difference would move every
 // key to other buckets and make stored blocks fail their checksum.
 TEST(RaceHash, InlinedXxh64MatchesLibxxhash) {

@@ -14,7 +14,7 @@
 #include "bench/workload/keysets.h"
 #include "tests/runtime/test_cluster.h"
 #if DMRT_TRANSPORT_SIM
-#include "policies/sim/cluster.h"
+#include "dmrt/policies/sim/cluster.h"
 #endif
 
 namespace dmrt::bench {

@@ -8,9 +8,9 @@
 #include <set>
 
 #include "../sherman/kv_checks.h"
-#include "check/history.h"
-#include "check/linearizability.h"
-#include "policies/shm/service.h"
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/policies/shm/service.h"
 #include "rolex_test_util.h"
 
 namespace dmrt {

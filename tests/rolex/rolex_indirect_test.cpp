@@ -8,7 +8,7 @@
 
 #include "../common/varlen_values.h"
 #include "../sherman/kv_checks.h"
-#include "indexes/common/kv_block.h"
+#include "dmrt/indexes/common/kv_block.h"
 #include "rolex_test_util.h"
 
 namespace dmrt {
@@ -48,7 +48,7 @@ TEST(RolexIndirect, OneMoreRoundTripPerSearchAndBytesAsComputed) {
     auto h = idx->handle(c);
     std::string out;
     for (Key k : keys) h.search(k, out);  // warm
-    // The allocator's chunk claim (an FAA, runtime/allocator.h) before the measured blocks.
+    // The allocator's chunk claim (an FAA, dmrt/runtime/allocator.h) before the measured blocks.
     ASSERT_TRUE(h.insert(7, "w"));
     ASSERT_TRUE(h.remove(7));
     for (uint64_t i = 0; i < n; ++i) {

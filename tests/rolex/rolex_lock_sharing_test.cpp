@@ -10,8 +10,8 @@
 
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
-#include "indexes/rolex/prebuilt.h"
-#include "policies/sim/cluster.h"
+#include "dmrt/indexes/rolex/rolex.h"
+#include "dmrt/policies/sim/cluster.h"
 
 namespace dmrt {
 namespace {

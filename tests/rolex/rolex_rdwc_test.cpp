@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "../common/rdwc_hot_key.h"
-#include "indexes/rolex/prebuilt.h"
+#include "dmrt/indexes/rolex/rolex.h"
 
 namespace dmrt {
 namespace {

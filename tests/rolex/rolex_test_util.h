@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "../runtime/test_cluster.h"
-#include "indexes/rolex/prebuilt.h"
+#include "dmrt/indexes/rolex/rolex.h"
 
 namespace dmrt::testing {
 

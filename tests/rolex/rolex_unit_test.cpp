@@ -11,8 +11,8 @@
 
 #include "../sherman/kv_checks.h"
 #include "bench/workload/keysets.h"
-#include "indexes/rolex/plr.h"
-#include "policies/shm/service.h"
+#include "dmrt/indexes/rolex/detail/plr.h"
+#include "dmrt/policies/shm/service.h"
 #include "rolex_test_util.h"
 
 namespace dmrt {

@@ -1,4 +1,4 @@
-#include "runtime/address.h"
+#include "dmrt/runtime/address.h"
 
 #include <gtest/gtest.h>
 

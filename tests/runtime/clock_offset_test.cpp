@@ -1,6 +1,6 @@
-// runtime/clock_offset.h: Cristian's samples, the best of several, and one offset over a phase,
-// each checked against simulated clocks whose true offset is known.
-#include "runtime/clock_offset.h"
+// dmrt/runtime/clock_offset.h: Cristian's samples, the best of several, and one offset over a
+// phase, each checked against simulated clocks whose true offset is known.
+#include "dmrt/runtime/clock_offset.h"
 
 #include <gtest/gtest.h>
 

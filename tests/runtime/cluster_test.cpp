@@ -1,8 +1,8 @@
-#include "runtime/cluster.h"
+#include "dmrt/runtime/cluster.h"
 
 #include <gtest/gtest.h>
 
-#include "runtime/error.h"
+#include "dmrt/runtime/error.h"
 
 namespace dmrt {
 

@@ -1,5 +1,5 @@
 // HugePageMemory: zero-filled, huge-page aligned once large enough, moves without a second unmap.
-#include "runtime/huge_pages.h"
+#include "dmrt/runtime/huge_pages.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // launcher_rank(): the node id from Slurm's or an MPI launcher's rank variable.
-#include "runtime/launcher_rank.h"
+#include "dmrt/runtime/launcher_rank.h"
 
 #include <gtest/gtest.h>
 

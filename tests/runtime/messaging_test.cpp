@@ -5,7 +5,7 @@
 #include <string>
 #include <thread>
 
-#include "runtime/scheduler.h"
+#include "dmrt/runtime/scheduler.h"
 #include "test_cluster.h"
 
 namespace dmrt {

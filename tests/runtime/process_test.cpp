@@ -3,7 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/scheduler.h"
+#include "dmrt/runtime/scheduler.h"
 #include "test_cluster.h"
 
 namespace dmrt {

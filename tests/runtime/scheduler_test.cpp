@@ -1,4 +1,4 @@
-#include "runtime/scheduler.h"
+#include "dmrt/runtime/scheduler.h"
 
 #include <gtest/gtest.h>
 

@@ -1,15 +1,15 @@
 // Memory-node services on shm: a service thread answers requests and works on its region locally;
-// one host per service (runtime/service_claim.h).
+// one host per service (dmrt/runtime/service_claim.h).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstring>
 #include <thread>
 
-#include "policies/shm/service.h"
-#include "runtime/local_memory.h"
-#include "runtime/scheduler.h"
-#include "runtime/service_claim.h"
+#include "dmrt/policies/shm/service.h"
+#include "dmrt/runtime/local_memory.h"
+#include "dmrt/runtime/scheduler.h"
+#include "dmrt/runtime/service_claim.h"
 #include "test_cluster.h"
 
 namespace dmrt {

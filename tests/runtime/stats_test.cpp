@@ -1,4 +1,4 @@
-#include "runtime/stats.h"
+#include "dmrt/runtime/stats.h"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 #include <memory>
 #include <vector>
 
-#include "policies/shm/transport.h"
-#include "runtime/client.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/client.h"
 
 namespace dmrt::testing {
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "../common/lock_release.h"
-#include "runtime/layout.h"
-#include "runtime/local_memory.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/local_memory.h"
 #include "test_cluster.h"
 
 namespace dmrt {
@@ -203,7 +203,8 @@ TEST_F(Verbs, CountersSplitByKindNodeAndRole) {
   EXPECT_EQ((now.by_node[cn] - before.by_node[cn]).round_trips, 2u);
 }
 
-// Device memory (runtime/address.h) on shm: plain memory of its own, the same verbs and counts.
+// Device memory (dmrt/runtime/address.h) on shm: plain memory of its own, the same verbs and
+// counts.
 TEST_F(Verbs, DeviceMemoryIsARegionOfItsOwn) {
   GlobalAddress d = c.alloc_device_memory(0, 16);
   EXPECT_EQ(d, GlobalAddress::device(0, 0));

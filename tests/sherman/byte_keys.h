@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/key_bytes.h"
+#include "dmrt/runtime/key_bytes.h"
 
 namespace dmrt::testing {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/kv.h"
-#include "runtime/scheduler.h"
+#include "dmrt/runtime/kv.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt::testing {
 
@@ -163,12 +163,12 @@ std::vector<WorkerLog> stress_run(const StressConfig& cfg, MakeHandle make) {
                                 ? "a value never written for it"
                                 : nullptr;
           if (why)
-            throw std::runtime_error("bad scan row " + std::to_string(j) + " of " +
-                                     std::to_string(rows.size()) + " from " + std::to_string(k) +
-                                     ": key " + std::to_string(rows[j].first) + ", " + why +
-                                     (j ? " (row before: key " + std::to_string(rows[j - 1].first) +
-                                              ")"
-                                        : std::string()));
+            throw std::runtime_error(
+                "bad scan row " + std::to_string(j) + " of " + std::to_string(rows.size()) +
+                " from " + std::to_string(k) + ": key " + std::to_string(rows[j].first) + ", " +
+                why +
+                (j ? " (row before: key " + std::to_string(rows[j - 1].first) + ")"
+                   : std::string()));
         }
         if (rows.size() > 20) throw std::runtime_error("scan returned too many rows");
       } else {

@@ -3,7 +3,7 @@
 
 #include "../runtime/test_cluster.h"
 #include "byte_keys.h"
-#include "indexes/sherman/prebuilt.h"
+#include "dmrt/indexes/sherman/sherman.h"
 #include "kv_checks.h"
 
 namespace dmrt {
@@ -145,7 +145,7 @@ TEST(ShermanConcurrency, ByteKeysZipfianMixedOpsWithSplits) {
   run_byte_key_stress(false);
 }
 
-// RDWC with byte keys: rounds are shared on exact key bytes (indexes/common/rdwc.h).
+// RDWC with byte keys: rounds are shared on exact key bytes (dmrt/indexes/common/rdwc.h).
 TEST(ShermanConcurrency, ByteKeysWithRdwc) {
   run_byte_key_stress(true);
 }

@@ -12,7 +12,7 @@
 #include "../runtime/test_cluster.h"
 #include "../sim/small_cluster.h"
 #include "byte_keys.h"
-#include "indexes/sherman/prebuilt.h"
+#include "dmrt/indexes/sherman/sherman.h"
 #include "kv_checks.h"
 
 namespace dmrt {
@@ -237,7 +237,7 @@ TEST(ShermanKeys, ByteKeyInternalNodesRejectTornImages) {
 }
 
 // Per-op figures on sim (deterministic), default geometry (64-entry leaves and internal nodes,
-// 8-byte values): the "## Long keys" table of indexes/sherman/README.md
+// 8-byte values): the "## Long keys" table of dmrt/indexes/sherman/README.md
 // (testing::key_size_costs).
 testing::KeySizeCosts measure(uint32_t ks) {
   sherman::Options o;

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "../common/rdwc_hot_key.h"
-#include "indexes/sherman/prebuilt.h"
+#include "dmrt/indexes/sherman/sherman.h"
 
 namespace dmrt {
 namespace {

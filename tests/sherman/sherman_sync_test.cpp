@@ -12,7 +12,7 @@
 #include "../common/torn_images.h"
 #include "../runtime/test_cluster.h"
 #include "../sim/small_cluster.h"
-#include "indexes/sherman/prebuilt.h"
+#include "dmrt/indexes/sherman/sherman.h"
 #include "kv_checks.h"
 
 namespace dmrt {

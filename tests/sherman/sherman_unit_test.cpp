@@ -4,8 +4,8 @@
 #include <boost/fiber/all.hpp>
 
 #include "../runtime/test_cluster.h"
-#include "indexes/common/root_slots.h"
-#include "indexes/sherman/prebuilt.h"
+#include "dmrt/indexes/common/root_slots.h"
+#include "dmrt/indexes/sherman/sherman.h"
 #include "kv_checks.h"
 
 namespace dmrt {

@@ -1,6 +1,6 @@
 // shm's prefetch execution: the same verbs, results, order and counts as inline execution; the
 // fiber gives up the thread between prefetch and perform. And the endpoint's coarse clock.
-#include "policies/shm/execution.h"
+#include "dmrt/policies/shm/execution.h"
 
 #include <gtest/gtest.h>
 
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "policies/shm/transport.h"
-#include "runtime/client.h"
-#include "runtime/layout.h"
-#include "runtime/scheduler.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt {
 namespace {
@@ -126,7 +126,7 @@ TEST(ShmExecution, PrefetchGivesTheSameResultsMemoryAndCounts) {
   EXPECT_EQ(pf.memory[8], w8);
 }
 
-// The coherence mode (policies/shm/coherence.h) flushes around the verbs and changes nothing
+// The coherence mode (dmrt/policies/shm/coherence.h) flushes around the verbs and changes nothing
 // they do; it invalidates each line a READ or an atomic loads and writes back each line a WRITE
 // or an atomic stores, once per verb.
 TEST(ShmCoherence, FlushGivesTheSameResultsMemoryAndCountsAndCountsItsLines) {

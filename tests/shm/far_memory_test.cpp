@@ -1,16 +1,16 @@
 // shm's far-memory model: completion times on explicit clocks (exact), then on the transport
 // clock through the Endpoint (never before the modelled time; queueing; the fiber yields).
-#include "policies/shm/far_memory.h"
+#include "dmrt/policies/shm/far_memory.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "policies/shm/transport.h"
-#include "runtime/client.h"
-#include "runtime/layout.h"
-#include "runtime/scheduler.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt {
 namespace {

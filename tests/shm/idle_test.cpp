@@ -1,6 +1,6 @@
 // shm's idle threads: a thread whose fibers only wait sleeps on its bell, and a message wakes it
-// (policies/shm/idle.h). Asserted on the bell's words, never on time.
-#include "policies/shm/idle.h"
+// (dmrt/policies/shm/idle.h). Asserted on the bell's words, never on time.
+#include "dmrt/policies/shm/idle.h"
 
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include <cstring>
 #include <thread>
 
-#include "policies/shm/transport.h"
-#include "runtime/client.h"
-#include "runtime/layout.h"
-#include "runtime/scheduler.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt {
 namespace {

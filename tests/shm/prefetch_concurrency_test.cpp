@@ -3,10 +3,10 @@
 // or is wrapped in cache-line flushes.
 #include <gtest/gtest.h>
 
-#include "policies/shm/transport.h"
-#include "runtime/client.h"
-#include "runtime/layout.h"
-#include "runtime/scheduler.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt {
 namespace {

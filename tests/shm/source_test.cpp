@@ -1,6 +1,6 @@
-// shm pools on a file (policies/shm/source.h): created, attached by layout, refused when the file
-// is truncated, of another geometry or has a corrupt header word; the creator closes it; the waits
-// of such a pool poll and ring no bell; a compute node's claim names its host.
+// shm pools on a file (dmrt/policies/shm/source.h): created, attached by layout, refused when the
+// file is truncated, of another geometry or has a corrupt header word; the creator closes it; the
+// waits of such a pool poll and ring no bell; a compute node's claim names its host.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -12,17 +12,17 @@
 #include <functional>
 #include <string>
 
-#include "policies/shm/idle.h"
-#include "policies/shm/pool.h"
-#include "policies/shm/processes.h"
-#include "policies/shm/provenance_json.h"
-#include "policies/shm/source.h"
-#include "policies/shm/transport.h"
-#include "runtime/client.h"
-#include "runtime/error.h"
-#include "runtime/layout.h"
-#include "runtime/local_memory.h"
-#include "runtime/placement.h"
+#include "dmrt/policies/shm/idle.h"
+#include "dmrt/policies/shm/pool.h"
+#include "dmrt/policies/shm/processes.h"
+#include "dmrt/policies/shm/provenance_json.h"
+#include "dmrt/policies/shm/source.h"
+#include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/local_memory.h"
+#include "dmrt/runtime/placement.h"
 
 namespace dmrt {
 namespace {

@@ -6,7 +6,7 @@
 #include <tuple>
 #include <vector>
 
-#include "policies/sim/event_queue.h"
+#include "dmrt/policies/sim/event_queue.h"
 
 namespace dmrt::sim {
 namespace {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "../sherman/kv_checks.h"
-#include "indexes/sherman/prebuilt.h"
-#include "policies/sim/cluster.h"
+#include "dmrt/indexes/sherman/sherman.h"
+#include "dmrt/policies/sim/cluster.h"
 #include "small_cluster.h"
 
 namespace dmrt::sim {

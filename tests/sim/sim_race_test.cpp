@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "indexes/race/prebuilt.h"
-#include "policies/sim/cluster.h"
+#include "dmrt/indexes/race/race.h"
+#include "dmrt/policies/sim/cluster.h"
 #include "small_cluster.h"
 
 namespace dmrt::sim {

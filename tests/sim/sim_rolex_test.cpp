@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "../sherman/kv_checks.h"
-#include "indexes/rolex/prebuilt.h"
-#include "policies/sim/cluster.h"
-#include "policies/sim/report_json.h"
-#include "policies/sim/service.h"
+#include "dmrt/indexes/rolex/rolex.h"
+#include "dmrt/policies/sim/cluster.h"
+#include "dmrt/policies/sim/report_json.h"
+#include "dmrt/policies/sim/service.h"
 #include "small_cluster.h"
 
 namespace dmrt::sim {

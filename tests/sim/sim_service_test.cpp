@@ -7,10 +7,10 @@
 #include <thread>
 #include <vector>
 
-#include "policies/sim/cluster.h"
-#include "policies/sim/report_json.h"
-#include "policies/sim/service.h"
-#include "runtime/scheduler.h"
+#include "dmrt/policies/sim/cluster.h"
+#include "dmrt/policies/sim/report_json.h"
+#include "dmrt/policies/sim/service.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt::sim {
 namespace {

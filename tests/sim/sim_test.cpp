@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "policies/sim/cli.h"
-#include "policies/sim/cluster.h"
-#include "policies/sim/report_json.h"
-#include "runtime/layout.h"
-#include "runtime/scheduler.h"
+#include "dmrt/policies/sim/cli.h"
+#include "dmrt/policies/sim/cluster.h"
+#include "dmrt/policies/sim/report_json.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt::sim {
 namespace {
@@ -277,7 +277,7 @@ TEST(SimOrdering, VerbsTakeEffectWhenTheyReachTheTarget) {
   }
 }
 
-// One verb of `kind` by one client to host memory or to device memory (runtime/address.h): its
+// One verb of `kind` by one client to host memory or to device memory (dmrt/runtime/address.h): its
 // virtual latency, the client's counters and the memory node's NIC figures.
 struct OneVerb {
   uint64_t ns = 0;

@@ -2,7 +2,7 @@
 // a few clients each, and a 256 MiB memory node (enough for every index at test sizes).
 #pragma once
 
-#include "policies/sim/cluster.h"
+#include "dmrt/policies/sim/cluster.h"
 
 namespace dmrt::sim {
 

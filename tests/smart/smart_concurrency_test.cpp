@@ -9,9 +9,9 @@
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
-#include "check/history.h"
-#include "check/linearizability.h"
-#include "indexes/smart/prebuilt.h"
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/indexes/smart/smart.h"
 
 namespace dmrt {
 namespace {

@@ -9,10 +9,10 @@
 
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
-#include "check/history.h"
-#include "check/linearizability.h"
-#include "indexes/smart/prebuilt.h"
-#include "runtime/key_bytes.h"
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/indexes/smart/smart.h"
+#include "dmrt/runtime/key_bytes.h"
 
 namespace dmrt {
 namespace {

@@ -12,8 +12,8 @@
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
-#include "indexes/smart/prebuilt.h"
-#include "runtime/key_bytes.h"
+#include "dmrt/indexes/smart/smart.h"
+#include "dmrt/runtime/key_bytes.h"
 
 namespace dmrt {
 namespace {

@@ -10,7 +10,7 @@
 #include "../runtime/test_cluster.h"
 #include "../sherman/kv_checks.h"
 #include "../sim/small_cluster.h"
-#include "indexes/smart/prebuilt.h"
+#include "dmrt/indexes/smart/smart.h"
 
 namespace dmrt {
 namespace {

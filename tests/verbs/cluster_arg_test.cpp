@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "policies/verbs/cluster.h"
-#include "runtime/error.h"
+#include "dmrt/policies/verbs/cluster.h"
+#include "dmrt/runtime/error.h"
 
 namespace dmrt {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <random>
 
-#include "policies/verbs/mlx5_masked.h"
-#include "runtime/verbs.h"
+#include "dmrt/policies/verbs/mlx5_masked.h"
+#include "dmrt/runtime/verbs.h"
 
 namespace dmrt {
 namespace {

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "policies/verbs/transport.h"
-#include "runtime/client.h"
-#include "runtime/layout.h"
-#include "runtime/scheduler.h"
+#include "dmrt/policies/verbs/transport.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/scheduler.h"
 
 using namespace dmrt;
 

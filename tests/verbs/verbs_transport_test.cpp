@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "../common/lock_release.h"
-#include "policies/verbs/transport.h"
-#include "runtime/client.h"
-#include "runtime/layout.h"
-#include "runtime/scheduler.h"
+#include "dmrt/policies/verbs/transport.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/scheduler.h"
 
 namespace dmrt {
 namespace {
@@ -428,7 +428,7 @@ TEST_F(Verbs, UnboundThreadIsAClearError) {
   EXPECT_THROW(c.read({0, layout::kMagicOffset}, &v, 8), TransportError);
 }
 
-// --- device memory (runtime/address.h)
+// --- device memory (dmrt/runtime/address.h)
 // ------------------------------------------------------------ Against the fake device
 // (tests/fakeverbs) both paths run: it offers device memory or not as the test asks. On a real
 // device the path follows what the device offers.

@@ -1,10 +1,10 @@
 // dmrt-check: checks a history saved by `dmrt-bench --verify --history FILE` (or written by any
-// program through check/history_io.h) again, offline: with a larger budget, on one key, or after
-// a change to the checker. Several files are checked as one history, their union: the parts that
-// the processes of a multi-process run saved (dmrt-bench --attach). On one host their timestamps
-// come from one clock; parts from other hosts carry a clock bound ("# clock bound_ns N") and are
-// widened by it before they join (docs/correctness.md, "Histories across hosts"). Parts name
-// their run's compute processes ("# part R of M"): a set with parts missing is refused unless
+// program through dmrt/check/history_io.h) again, offline: with a larger budget, on one key, or
+// after a change to the checker. Several files are checked as one history, their union: the parts
+// that the processes of a multi-process run saved (dmrt-bench --attach). On one host their
+// timestamps come from one clock; parts from other hosts carry a clock bound ("# clock bound_ns N")
+// and are widened by it before they join (docs/correctness.md, "Histories across hosts"). Parts
+// name their run's compute processes ("# part R of M"): a set with parts missing is refused unless
 // --allow-partial.
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "check/history_io.h"
-#include "check/linearizability.h"
-#include "check/report.h"
+#include "dmrt/check/history_io.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/check/report.h"
 #include "tools/common/cli_help.h"
 #include "tools/common/cli_numbers.h"
 #include "tools/common/version.h"

@@ -10,8 +10,8 @@
 #include <iostream>
 #include <thread>
 
-#include "runtime/client.h"
-#include "runtime/service.h"
+#include "dmrt/runtime/client.h"
+#include "dmrt/runtime/service.h"
 
 namespace dmrt::node {
 

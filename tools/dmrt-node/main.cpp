@@ -10,10 +10,10 @@
 #include <set>
 #include <string>
 
-#include "runtime/error.h"
-#include "runtime/launcher_rank.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/launcher_rank.h"
 #if DMRT_TRANSPORT_VERBS
-#include "policies/verbs/cli.h"
+#include "dmrt/policies/verbs/cli.h"
 #endif
 #include "tools/common/cli_config.h"
 #include "tools/common/cli_help.h"

@@ -14,11 +14,11 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/layout.h"
-#include "runtime/local_memory.h"
-#include "runtime/service_registry.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/local_memory.h"
+#include "dmrt/runtime/service_registry.h"
 #if DMRT_TRANSPORT_VERBS
-#include "policies/verbs/device.h"
+#include "dmrt/policies/verbs/device.h"
 #endif
 #include "tools/dmrt-node/echo.h"
 #include "tools/dmrt-node/services.h"

@@ -8,13 +8,13 @@
 #include <memory>
 #include <string>
 
-#include "policies/shm/pool.h"
-#include "policies/shm/service.h"
-#include "policies/shm/source.h"
-#include "runtime/error.h"
-#include "runtime/layout.h"
-#include "runtime/local_memory.h"
-#include "runtime/placement.h"
+#include "dmrt/policies/shm/pool.h"
+#include "dmrt/policies/shm/service.h"
+#include "dmrt/policies/shm/source.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/local_memory.h"
+#include "dmrt/runtime/placement.h"
 #include "tools/dmrt-node/node.h"
 
 namespace dmrt::node {

@@ -6,11 +6,11 @@
 #include <optional>
 #include <string>
 
-#include "policies/verbs/cluster.h"
-#include "policies/verbs/service.h"
-#include "runtime/error.h"
-#include "runtime/layout.h"
-#include "runtime/local_memory.h"
+#include "dmrt/policies/verbs/cluster.h"
+#include "dmrt/policies/verbs/service.h"
+#include "dmrt/runtime/error.h"
+#include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/local_memory.h"
 #include "tools/dmrt-node/node.h"
 
 namespace dmrt::node {

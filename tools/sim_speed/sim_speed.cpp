@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "policies/sim/cli.h"
-#include "policies/sim/cluster.h"
-#include "policies/sim/report_json.h"
+#include "dmrt/policies/sim/cli.h"
+#include "dmrt/policies/sim/cluster.h"
+#include "dmrt/policies/sim/report_json.h"
 
 int main(int argc, char** argv) {
   using namespace dmrt;

@@ -1,0 +1,24 @@
+// CHIME: the index's public header, the one a program includes. It gives chime::Tree<T> (also
+// chime::Index<T>), its Options, prebuilt in libdmrt for each transport of the build: the
+// instantiations are declared extern below and generated from DMRT_CHIME_PREBUILT by
+// dmrt/indexes/meson.build. Its entry points are [[gnu::noinline]], so a program's translation unit
+// compiles none of the index's code and links it (dmrt/indexes/common/prebuilt.h). The internals
+// are in detail/ (README.md maps them to the paper).
+#pragma once
+
+#include "dmrt/indexes/chime/detail/tree.h"
+#include "dmrt/indexes/common/prebuilt.h"
+
+// The templates libdmrt instantiates for each transport T: INST is `template` there and
+// `extern template` here.
+#define DMRT_CHIME_PREBUILT(INST, T)               \
+  INST class chime::BasicTree<T, btree::IntKeys>;  \
+  INST class chime::BasicTree<T, btree::ByteKeys>; \
+  INST class chime::Tree<T>;                       \
+  INST class btree::KeyedTree<T, chime::BasicTree, chime::Tree<T>>;
+
+namespace dmrt {
+
+DMRT_FOR_EACH_TRANSPORT(DMRT_CHIME_PREBUILT, extern template)
+
+}  // namespace dmrt

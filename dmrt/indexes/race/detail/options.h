@@ -1,0 +1,88 @@
+// RACE hashing options: geometry, the paper's switchable techniques and test-only fault switches.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "dmrt/indexes/common/root_slots.h"
+#include "dmrt/runtime/address.h"
+#include "dmrt/runtime/option_fields.h"
+
+namespace dmrt::race {
+
+// Directory home meaning "the first memory node of the cluster".
+inline constexpr NodeId kFirstMemoryNode = 0xffff;
+
+struct Options {
+  // Largest value accepted, in bytes (KV blocks are sized by the actual value, in 64 B units, so a
+  // large limit costs nothing for small values). Up to 16 KiB minus the block header/checksum.
+  uint32_t value_size = 8;
+  // The longest key, in bytes; 8 keeps integer keys. Sizing like value_size (KV blocks hold the
+  // actual key): any other value stores byte keys of 1..key_size bytes in the KV blocks and
+  // hashes their bytes (see README "Long keys"). key_size + value_size <= 16 KiB - 16.
+  uint32_t key_size = 8;
+  // Directory depth at creation (2^depth subtables) and the reserved maximum (paper fn. 4: 16).
+  uint32_t initial_global_depth = 2;
+  uint32_t max_global_depth = 16;
+  // Bucket groups (main|overflow|main, 192 B) per subtable; >= 2 so two locations differ in group.
+  uint32_t groups_per_subtable = 1024;
+  // When non-zero, initial_global_depth is raised so these keys fit at ~80% load without resizing.
+  uint64_t expected_keys = 0;
+  // SRCD client directory cache (paper §3.4.1). Off: every operation reads its directory entry
+  // first (+1 round trip), as in the paper's Fig. 14 baseline.
+  bool directory_cache = true;
+  // Concurrent inserts of one key pick the same slot from the same bucket snapshot, so that most
+  // races end in one failed CAS rather than a duplicate to resolve. [C] not in the paper, whose
+  // duplicate-resolution agreement stays in place for the snapshots that differ.
+  bool same_slot_for_same_key = true;
+  // Search, update and remove re-READ the four bucket headers in the batch of every bucket read
+  // (dmrt before 2026-11-27; 4 READs, 32 B more per operation). Off (default), as the paper's
+  // search: they read the two combined buckets only, and a miss is confirmed afterwards, where a
+  // READ is not line-atomic (shm), by re-reading the headers (+1 round trip on misses only;
+  // notes choice 24). Inserts always re-read them (their duplicate check needs it).
+  bool reread_headers_in_view = false;
+  // Memory node holding the directory (kFirstMemoryNode = the first one); root slot used there.
+  NodeId home = kFirstMemoryNode;
+  unsigned root_slot = root_slots::kRace;
+  // Test-only faults that prove a checker can fail; they act only in builds with
+  // DMRT_FAULT_INJECTION (meson fault_injection: on in test builds). Never set them elsewhere.
+  struct Faults {
+    bool delete_skips_cas = false;           // remove() reports success without removing
+    bool skip_duplicate_resolution = false;  // insert() skips the re-read and duplicate agreement
+  } faults;
+
+  // The fields a user sets (bench flags --race-*, JSON, TOML), each declared once. value_size
+  // and key_size (the bench's --value-size, --key-size), the placement and the faults are not
+  // among them.
+  static constexpr auto fields();
+};
+
+constexpr auto Options::fields() {
+  return option_fields(
+      option_switch("directory_cache", &Options::directory_cache,
+                    "Client directory cache (SRCD; off: every operation first reads its directory "
+                    "entry, +1 round trip, the paper's Fig. 14 baseline)"),
+      option_switch(
+          "same_slot_for_same_key", &Options::same_slot_for_same_key,
+          "Concurrent inserts of one key pick the same slot (fewer duplicates to resolve)")
+          .named("same-slot"),
+      option_switch("reread_headers_in_view", &Options::reread_headers_in_view,
+                    "Search/update/remove re-read the four bucket headers with every bucket read "
+                    "(off: only a miss is confirmed, by a header re-read where READs are not "
+                    "line-atomic)")
+          .named("reread-headers"),
+      option_number("groups_per_subtable", &Options::groups_per_subtable,
+                    "Bucket groups (main|overflow|main) per subtable", 2u, 1u << 20),
+      option_number("initial_global_depth", &Options::initial_global_depth,
+                    "Directory depth at creation (raised to fit the expected keys)", 0u, 20u)
+          .named("initial-depth"),
+      option_number("max_global_depth", &Options::max_global_depth,
+                    "Largest directory depth (reserved at creation)", 0u, 20u)
+          .named("max-depth"),
+      option_number("expected_keys", &Options::expected_keys,
+                    "Keys the index will hold (raises the initial depth)", uint64_t{0},
+                    std::numeric_limits<uint64_t>::max())
+          .no_flag());
+}
+
+}  // namespace dmrt::race

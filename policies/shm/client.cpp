@@ -1,9 +1,0 @@
-// Client over the shm transport, instantiated once for every user of libdmrt (declared extern in
-// policies/shm/transport.h).
-#include "policies/shm/transport.h"
-
-namespace dmrt {
-
-template class Client<ShmTransport>;
-
-}  // namespace dmrt

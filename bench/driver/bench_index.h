@@ -1,8 +1,8 @@
 // The driver's view of an index: a handle and an index behind virtual calls, so that dmrt-bench's
-// driver (bench/driver/runner.h) is compiled once per transport (bench/driver/run_TRANSPORT.cpp)
-// and each index once (bench/indexes/NAME.cpp), not every index inside every driver. A virtual call
-// per operation costs a few nanoseconds against the microseconds of a round trip, and the local
-// peers pay it too, so the comparison stays even.
+// driver (bench/driver/runner.h) is compiled once per transport (run_TRANSPORT.cpp, generated from
+// bench/transports/run.cpp.in) and each index once (bench/indexes/NAME.cpp), not every index inside
+// every driver. A virtual call per operation costs a few nanoseconds against the microseconds of a
+// round trip, and the local peers pay it too, so the comparison stays even.
 #pragma once
 
 #include <cstddef>
@@ -77,7 +77,8 @@ class IndexMaker {
 };
 
 // Runs the request's phases on transport T; returns the exit code. Defined in bench/driver/runner.h
-// and instantiated once per transport (bench/driver/run_shm.cpp, run_sim.cpp, run_verbs.cpp).
+// and instantiated once per transport (run_TRANSPORT.cpp, generated from
+// bench/transports/run.cpp.in).
 template <Transport T>
 int run_bench(const RunRequest&, const IndexMaker<T>&);
 

@@ -79,4 +79,11 @@ inline constexpr bool hosts_services = requires {
   requires T::kHostsServices;
 };
 
+// Whether T advances a virtual clock (sim): a client that posts no verbs never moves it. A policy
+// says so with `static constexpr bool kVirtualTime = true;`.
+template <class T>
+inline constexpr bool virtual_time = requires {
+  requires T::kVirtualTime;
+};
+
 }  // namespace dmrt

@@ -2,17 +2,12 @@
 // build's transports (dmrt/policies/transports.h, generated) drives dispatch by name.
 #pragma once
 
-#include <string_view>
-#include <type_traits>
-
 #include "dmrt/runtime/transport.h"
 
 namespace dmrt {
 
 template <Transport... T>
-struct TransportList {
-  static constexpr std::size_t size = sizeof...(T);
-};
+struct TransportList {};
 
 namespace detail {
 // Raw<void, T...> -> TransportList<T...>: lets a preprocessor list of ", T" items start with a
@@ -32,18 +27,5 @@ template <class... T, class F>
 constexpr void for_each_transport(TransportList<T...>, F&& f) {
   (f.template operator()<T>(), ...);
 }
-
-// Whether `name` is the kName of a transport of the list.
-template <class... T>
-constexpr bool has_transport(TransportList<T...>, std::string_view name) {
-  return ((T::kName == name) || ...);
-}
-
-// Whether T advances a virtual clock (sim): a client that posts no verbs never moves it. A policy
-// says so with `static constexpr bool kVirtualTime = true;`.
-template <class T>
-inline constexpr bool virtual_time = requires {
-  requires T::kVirtualTime;
-};
 
 }  // namespace dmrt

@@ -96,7 +96,7 @@ struct Transport {
   // (dmrt/policies/sim/hosting.h).
   static constexpr bool kHostsServices = true;
   // Its clock is virtual: it moves only with the verbs clients post
-  // (dmrt/runtime/transport_list.h).
+  // (dmrt/runtime/transport.h).
   static constexpr bool kVirtualTime = true;
   using Endpoint = sim::Endpoint;
 };

@@ -82,18 +82,14 @@ int print_list() {
   return 0;
 }
 
-int main_impl(int argc, char** argv) {
-  const auto start = std::chrono::system_clock::now();
-  CommandLine c;
-  Options& opt = c.opt;
-  CLI::App app{"dmrt-bench: YCSB workloads over dmrt indexes on disaggregated memory"};
-  auto help = tools::use_help_formatter(app);
+// Parse: the command line and --config into `c`. Returns the exit code of what ends here (help,
+// a usage error, --merge, --list-indexes, --write-config), or -1 to go on.
+int parse(CLI::App& app, tools::HelpFormatter& help, CommandLine& c, int argc, char** argv) {
   add_flags(app, c);
-  help->show([](const std::string& s) { return s == kCommonSection; });
+  help.show([](const std::string& s) { return s == kCommonSection; });
   app.footer(
       "More flags: --help-all (every one), --help-index NAME, --help-transport NAME. "
       "docs/bench.md explains each.");
-
   try {
     app.parse(argc, argv);
   } catch (const CLI::ConfigError& e) {
@@ -102,55 +98,81 @@ int main_impl(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : kUsage;
   }
-  if (int rc = print_help_mode(app, *help, c); rc >= 0) return rc;
+  if (int rc = print_help_mode(app, help, c); rc >= 0) return rc;
   tools::warn_overridden(app, argc, argv, "dmrt-bench");
   for (auto& f : c.index_flags) mark_given(app, f->list());
-  if (!c.merge.empty()) return merge_reports(c.merge, opt.json, c.merge_partial);
+  if (!c.merge.empty()) return merge_reports(c.merge, c.opt.json, c.merge_partial);
   if (c.list) return print_list();
   if (!c.write_config_path.empty()) {
     tools::write_config(app, c.write_config_path);
     return 0;
   }
+  return -1;
+}
 
+// What validation resolves for one index's run.
+struct Run {
   Mix mix;
-  if (std::string err = resolve_workload(app, c, mix); !err.empty()) return usage_error(err);
-  if (!opt.write_trace.empty()) return write_trace(opt, mix);
+  const IndexEntry* entry = nullptr;
+  ClusterConfig config;
+};
+
+// Validate one index's run and resolve what the flags leave open: the index and its flags, the
+// cluster, the outputs, the transport's own part, the limits of this machine. "" or the error.
+std::string validate_run(CommandLine& c, Run& run) {
+  Options& opt = c.opt;
+  run.entry = find_index(opt.index);
+  if (!run.entry) return "unknown index " + opt.index;
+  if (std::string err = resolve_index_flags(c, index_flags_of(c, *run.entry)); !err.empty())
+    return err;
+  if (opt.verify && !verify_available()) return "--verify: not available in this build";
+  if (std::string err = resolve_cluster(c, run.config); !err.empty()) return err;
+  if (std::string err = resolve_outputs(c, run.config); !err.empty()) return err;
+  // The far-memory flags apply to every memory node, over what a cluster file says (an attached
+  // pool's nodes: bench/transports/shm_env.h).
+  opt.shm.apply_far_flags(run.config);
+  // The transport as compiled in, and its own resolution (sim: every client a fiber of one
+  // thread), before the limits and the provenance take the options.
+  if (std::string err = resolve_transport(c, run.config); !err.empty()) return err;
+  check_limits(opt, run.mix, c.verify_max_ops->count() > 0);
+  return "";
+}
+
+// Dispatch: place this process, record the provenance, and run the index on its transport.
+int dispatch(CommandLine& c, Run& run, int argc, char** argv,
+             std::chrono::system_clock::time_point start) {
+  Options& opt = c.opt;
+  // Where this process runs, before any thread or memory of the run exists.
+  if (opt.numa_node >= 0) placement::bind_numa(opt.numa_node);
+  if (!opt.cpus.empty()) placement::bind_thread(placement::parse_cpu_list(opt.cpus));
+  set_provenance(
+      provenance_json(std::vector<std::string>(argv, argv + argc), start, opt, run.config,
+                      c.config_file->count() > 0 ? c.config_file->as<std::string>() : ""));
+  // From here a signal ends the run at the next operation, and what was measured is written.
+  catch_interrupts();
+  return run.entry->run(RunRequest{opt.transport, run.entry->name, opt, run.config, run.mix},
+                        index_flags_of(c, *run.entry));
+}
+
+int main_impl(int argc, char** argv) {
+  const auto start = std::chrono::system_clock::now();
+  CommandLine c;
+  CLI::App app{"dmrt-bench: YCSB workloads over dmrt indexes on disaggregated memory"};
+  auto help = tools::use_help_formatter(app);
+  if (int rc = parse(app, *help, c, argc, argv); rc >= 0) return rc;
+
+  Run run;
+  if (std::string err = resolve_workload(app, c, run.mix); !err.empty()) return usage_error(err);
+  if (!c.opt.write_trace.empty()) return write_trace(c.opt, run.mix);
   if (std::string err = resolve_sizes(app, c); !err.empty()) return usage_error(err);
   if (c.compare_opt->count() > 0) {
     for (const char* f : {"--index", "--config", "--attach", "--history"})
       if (app.get_option(f)->count() > 0)
         return usage_error(std::string(f) + " cannot be combined with --compare");
-    return run_compare(app, c.flag_groups, argc, argv, opt, c.compare, c.compare_rounds);
+    return run_compare(app, c.flag_groups, argc, argv, c.opt, c.compare, c.compare_rounds);
   }
-  const IndexEntry* entry = find_index(opt.index);
-  if (!entry) return usage_error("unknown index " + opt.index);
-  const IndexFlags& flags =
-      *c.index_flags[static_cast<size_t>(entry - registered_indexes().data())];
-  if (std::string err = resolve_index_flags(c, flags); !err.empty()) return usage_error(err);
-  if (opt.verify && !verify_available()) {
-    std::fprintf(stderr, "verify: not available in this build\n");
-    return kUsage;
-  }
-
-  ClusterConfig config;
-  if (std::string err = resolve_cluster(c, config); !err.empty()) return usage_error(err);
-  if (std::string err = resolve_outputs(c, config); !err.empty()) return usage_error(err);
-  // Where this process runs, before any thread or memory of the run exists.
-  if (opt.numa_node >= 0) placement::bind_numa(opt.numa_node);
-  if (!opt.cpus.empty()) placement::bind_thread(placement::parse_cpu_list(opt.cpus));
-  // The far-memory flags apply to every memory node, over what a cluster file says (an attached
-  // pool's nodes: bench/transports/shm_env.h).
-  opt.apply_far_flags(config);
-  // The transport as compiled in, and its own resolution (sim: every client a fiber of one
-  // thread), before the limits and the provenance take the options.
-  if (std::string err = resolve_transport(c, config); !err.empty()) return usage_error(err);
-  check_limits(opt, mix, c.verify_max_ops->count() > 0);
-  set_provenance(
-      provenance_json(std::vector<std::string>(argv, argv + argc), start, opt, config,
-                      c.config_file->count() > 0 ? c.config_file->as<std::string>() : ""));
-  // From here a signal ends the run at the next operation, and what was measured is written.
-  catch_interrupts();
-  return entry->run(RunRequest{opt.transport, entry->name, opt, config, mix}, flags);
+  if (std::string err = validate_run(c, run); !err.empty()) return usage_error(err);
+  return dispatch(c, run, argc, argv, start);
 }
 
 }  // namespace

@@ -23,10 +23,12 @@ CLI::Option* bind(CLI::App& g, FlagDecl& d) {
       [&](auto& t) -> CLI::Option* {
         using Target = std::remove_cvref_t<decltype(t)>;
         if constexpr (std::is_same_v<Target, bool*>) {
+          if (d.presence) return g.add_flag(d.name, *t, d.help);
           return add_switch(g, d.name, *t, d.help);
         } else if constexpr (std::is_same_v<Target, std::string*>) {
           CLI::Option* o = g.add_option(d.name, *t, d.help);
-          if (!d.choices.empty()) o->check(CLI::IsMember(d.choices));
+          // A choice is matched without case and stored as listed (--workload A is a).
+          if (!d.choices.empty()) o->check(CLI::IsMember(d.choices, CLI::ignore_case));
           return o;
         } else if constexpr (std::is_same_v<Target, FlagDecl::Named>) {
           const std::string choices = joined(t.names);
@@ -51,7 +53,8 @@ CLI::Option* bind(CLI::App& g, FlagDecl& d) {
 void bind_flags(CLI::App& g, FlagList& list) {
   for (FlagDecl& d : list.all()) {
     CLI::Option* o = bind(g, d);
-    if (d.shown_default) o->default_str(*d.shown_default);
+    if (d.shown_default && !d.presence) o->default_str(*d.shown_default);
+    if (!d.section.empty()) o->group(d.section);
   }
 }
 

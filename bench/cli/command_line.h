@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/cli/flag_list.h"
 #include "bench/cli/options.h"
 #include "bench/indexes/registry.h"
 
@@ -17,6 +18,8 @@ namespace dmrt::bench {
 
 struct CommandLine {
   Options opt;
+  FlagList option_flags;                  // Options' fields as flags (bench/cli/options.h)
+  std::vector<FlagList> transport_flags;  // those a transport declares from its own fields
 
   // Modes that end before a run.
   std::vector<std::string> merge;  // --merge FILE...
@@ -49,12 +52,12 @@ struct CommandLine {
   std::vector<CLI::Option*> shm_only;  // flags of --transport shm alone
 };
 
-// The --help section titles: the common flags (shown by --help), then the others
-// (--help-all); each transport's is its TransportEntry::title (--help-transport NAME).
-inline constexpr const char* kCommonSection = "Options";
-inline constexpr const char* kWorkloadSection = "Workload";
-inline constexpr const char* kClusterSection = "Cluster and processes";
-inline constexpr const char* kChecksSection = "Checks, limits and output";
+// The flags of index `e` (one of registered_indexes()).
+inline const IndexFlags& index_flags_of(const CommandLine& c, const IndexEntry& e) {
+  return *c.index_flags[static_cast<size_t>(&e - registered_indexes().data())];
+}
+
+// The --help section of an index's flags (--help-index NAME).
 std::string index_section(const IndexEntry& e);
 
 // Adds every dmrt-bench flag to `app`, writing into `c`.

@@ -37,10 +37,12 @@ struct FlagDecl {
   std::string name;  // with its dashes: --race-initial-depth
   std::string help;
   Target target;
-  std::vector<std::string> choices;  // a string flag: one of these ("" = any string)
+  std::vector<std::string> choices = {};  // a string flag: one of these ("" = any string)
   // What --help shows as its default; none where the bench derives it (from the expected keys).
-  std::optional<std::string> shown_default;
-  bool given = false;  // set once the command line is parsed
+  std::optional<std::string> shown_default = {};
+  std::string section = {};  // its --help section ("" = the group it is bound to)
+  bool presence = false;     // a switch set by its presence alone (--quiet), not --x on|off
+  bool given = false;        // set once the command line is parsed
 };
 
 // The number types a flag may hold: FlagDecl::Target's.
@@ -65,26 +67,35 @@ std::string flag_value_text(V v) {
 class FlagList {
  public:
   FlagDecl& toggle(std::string name, bool& v, std::string help) {
-    return add({std::move(name), std::move(help), &v, {}, flag_value_text(v)});
+    return add({.name = std::move(name),
+                .help = std::move(help),
+                .target = &v,
+                .shown_default = flag_value_text(v)});
   }
   template <class V>
   requires kFlagNumber<V> FlagDecl& number(std::string name, V& v, std::string help,
                                            std::type_identity_t<V> lo, std::type_identity_t<V> hi) {
-    return add({std::move(name),
-                std::move(help),
-                FlagDecl::Number<V>{&v, lo, hi},
-                {},
-                flag_value_text(v)});
+    return add({.name = std::move(name),
+                .help = std::move(help),
+                .target = FlagDecl::Number<V>{&v, lo, hi},
+                .shown_default = flag_value_text(v)});
   }
   // A string flag, one of `choices`; none shown as default when `v` is empty.
   FlagDecl& choice(std::string name, std::string& v, std::vector<std::string> choices,
                    std::string help) {
     std::optional<std::string> shown;
     if (!v.empty()) shown = v;
-    return add({std::move(name), std::move(help), &v, std::move(choices), shown});
+    return add({.name = std::move(name),
+                .help = std::move(help),
+                .target = &v,
+                .choices = std::move(choices),
+                .shown_default = shown});
   }
   FlagDecl& named(std::string name, FlagDecl::Named set, std::string shown, std::string help) {
-    return add({std::move(name), std::move(help), std::move(set), {}, std::move(shown)});
+    return add({.name = std::move(name),
+                .help = std::move(help),
+                .target = std::move(set),
+                .shown_default = std::move(shown)});
   }
 
   std::vector<FlagDecl>& all() { return decls_; }

@@ -1,14 +1,20 @@
-// Parsed dmrt-bench command line (see bench/main.cpp for the flags, docs/bench.md for meanings).
+// dmrt-bench's options, each declared once with its flag, help and range (docs/bench.md).
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <string_view>
+#include <tuple>
 
+#include "bench/transports/shm_options.h"
 #include "bench/workload/key_codec.h"
 #include "bench/workload/workload.h"
 #include "dmrt/check/report.h"
 #include "dmrt/policies/shm/source.h"
 #include "dmrt/runtime/cluster.h"
+#include "dmrt/runtime/key_bytes.h"
+#include "dmrt/runtime/option_fields.h"
 
 #if DMRT_TRANSPORT_SIM
 #include "dmrt/policies/sim/options.h"
@@ -19,6 +25,21 @@
 
 namespace dmrt::bench {
 
+// The --help sections of Options' fields: the common ones (shown by --help), then the others
+// (--help-all); each transport's is its TransportEntry::title (--help-transport NAME).
+inline constexpr std::string_view kCommonSection = "Options";
+inline constexpr std::string_view kWorkloadSection = "Workload";
+inline constexpr std::string_view kClusterSection = "Cluster and processes";
+inline constexpr std::string_view kChecksSection = "Checks, limits and output";
+
+// Longest --seconds: its nanoseconds must fit the 64-bit transport clock with room to spare.
+inline constexpr double kMaxSeconds = 1e7;
+
+// Every dmrt-bench option. Each field is declared once, in fields(): its key (JSON, TOML), its
+// flag (the key with dashes), its help, its range or choices and --help section. The command line
+// (bench/cli/flags.cpp), the checks, the results' run parameters (report()) and the provenance
+// derive from that list. Members without a field are derived (main.cpp and bench/cli/resolve.cpp
+// set them) or belong to a transport's own flags (shm_pool, sim, verbs).
 struct Options {
   std::string index;
   std::string transport = "shm";
@@ -31,66 +52,61 @@ struct Options {
   std::string distribution = "zipfian";  // effective distribution (D defaults to latest)
   double zipf_theta = 0.99;
   size_t value_size = 8;
-  size_t key_size =
-      8;  // bytes per key: 8 = integer keys; more = byte strings (bench/workload/key_codec.h)
-  std::string key_format = "user";  // --key-size > 8: user or random (bench/workload/key_codec.h)
+  size_t key_size = 8;  // 8 = integer keys; more = byte strings (bench/workload/key_codec.h)
   double cache_mb = 0;
   uint64_t seed = 1;
+  std::string json;  // "" = none, "-" = stdout, else a file (JSON Lines, appended)
+  bool quiet = false;
+  bool verify = false;
+  std::string history;
+
+  std::string key_format = "user";
   std::string key_order = "hashed";
-  std::string keyset =
-      "ycsb";           // which keys records stand for (KeyMap in bench/workload/workload.h)
-  std::string json;     // "" = none, "-" = stdout, else a file (JSON Lines, appended)
+  std::string keyset = "ycsb";  // which keys records stand for (KeyMap, bench/workload/workload.h)
+  std::string trace_load;       // a YCSB trace file for the load phase (bench/workload/trace.h)
+  std::string trace_run;        // and one for the run phase
+  std::string write_trace;      // write the generated load and run phases as trace files here
+
   std::string cluster;  // TOML cluster file; "" = embedded
   unsigned memory_nodes = 1;
-  unsigned compute_nodes = 1;  // embedded cluster (shm); on sim, sim.compute_nodes
+  unsigned compute_nodes = 1;  // embedded cluster; on sim, sim.compute_nodes
   uint64_t memory_mb = 4096;
-  uint64_t memory_bytes = 0;      // region per memory node of the embedded cluster: --memory-mb, or
-                                  // --sim-memory-bytes on sim (main.cpp decides)
-  bool shm_interleave = false;    // shm: fibers yield after every round trip (Pool)
-  std::string shm_mode = "auto";  // shm: round-trip execution: inline, prefetch, or auto (Pool)
-  std::string shm_coherence = "none";  // shm: none, or flush (non-coherent CXL port; Pool)
-  std::string shm_preset;              // shm: far-memory figures for every memory node ("" = none)
-  int64_t shm_latency_ns = -1;         // shm: per memory node, over the preset (-1 = not given)
-  double shm_gbps = -1;                // shm: per memory node, over the preset (-1 = not given)
+  std::string nodes;  // verbs: the cluster inline ("" = --cluster)
+  bool stop_nodes = false;
+  int node = -1;  // verbs, shm --attach: this process's node id (-1: the cluster's compute node)
+  std::string attach;  // shm: run as compute node `node` of this pool (a name, or a path)
+  std::string cpus;
+  int numa_node = -1;
+  double attach_wait_seconds = 60;
+  double peer_timeout_seconds = 10;
+  std::string merged_json;
+
+  uint64_t verify_max_ops = ~uint64_t{0};  // --verify --seconds: the run phase ends here
+  double verify_seconds = 300;             // the check's deadline (CheckBudget)
+  uint64_t verify_memory_mb = 4096;        // and its memory
+  double stall_seconds = 60;
+  std::string progress = "auto";  // tty, lines or off once resolve.cpp resolved auto (runner.h)
+
+  ShmOptions shm;  // --shm-*: far memory and round trips of the shm transport
+
+  // Derived, or a transport's own flags.
+  uint64_t memory_bytes = 0;  // region per memory node of the embedded cluster: --memory-mb, or
+                              // --sim-memory-bytes on sim
+  std::string node_from;      // verbs: the launcher variable --node came from ("" = the flag)
+  std::string json_template, history_template;  // --json, --history as given, before {node}
+  shm::PoolSource shm_pool;  // shm: the pool this process creates lies on this device or file
 #if DMRT_TRANSPORT_SIM
   sim::Options sim = sim::Options::preset("rdma-cx6");  // --transport sim: cluster and cost model
 #endif
 #if DMRT_TRANSPORT_VERBS
   verbs::Options verbs;  // --transport verbs: device and queue-pair settings
 #endif
-  std::string nodes;  // verbs: the cluster inline, role:size@host:port,... ("" = --cluster)
-  int node = -1;  // verbs, shm --attach: this process's node id (-1: the cluster's compute node)
-  std::string node_from;     // verbs: the launcher variable --node came from ("" = the flag)
-  shm::PoolSource shm_pool;  // shm: the pool this process creates lies on this device or file
-  std::string attach;        // shm: run as compute node `node` of this pool (a name, or a path)
-  double attach_wait_seconds = 60;   // several compute processes: how long to wait for the others
-  double peer_timeout_seconds = 10;  // several compute processes: a heartbeat this old is lost
-  std::string merged_json;           // the creator of a multi-process run merges --json parts here
-  std::string cpus;                  // bind this process's threads to these CPUs ("" = no)
-  int numa_node = -1;                // run this process on this NUMA node (-1 = no)
-  bool stop_nodes = false;           // verbs: ask the memory nodes (dmrt-node) to exit at the end
-  std::string trace_load;   // a YCSB trace file for the load phase (bench/workload/trace.h)
-  std::string trace_run;    // and one for the run phase
-  std::string write_trace;  // write the generated load and run phases as trace files here
-  bool verify = false;
-  uint64_t verify_max_ops = ~uint64_t{0};  // --verify --seconds: the run phase ends here
-  std::string history;  // --verify: also save the recorded history here (dmrt/check/history_io.h)
-  std::string json_template, history_template;  // --json, --history as given, before {node}
-  CheckBudget check_budget;                     // --verify: deadline and memory of the check
-  bool quiet = false;                           // no table on stdout
-  std::string progress = "auto";  // tty, lines or off once main.cpp resolved auto (runner.h)
-  double stall_seconds = 60;  // an operation running this long (wall clock) ends the run: exit 1
 
-  // The far-memory flags, over what the cluster (file) gives every memory node.
-  void apply_far_flags(ClusterConfig& config) const {
-    for (NodeId n : config.memory_nodes()) {
-      FarMemoryCost& far = config.nodes[n].far;
-      if (!shm_preset.empty()) far = FarMemoryCost::preset(shm_preset);
-      if (shm_latency_ns >= 0) far.latency_ns = static_cast<uint64_t>(shm_latency_ns);
-      if (shm_gbps >= 0) far.gbps = shm_gbps;
-    }
+  static constexpr auto fields();
+
+  CheckBudget check_budget() const {
+    return {verify_seconds, verify_memory_mb};
   }
-
   Distribution dist() const {
     if (distribution == "uniform") return Distribution::kUniform;
     if (distribution == "latest") return Distribution::kLatest;
@@ -106,5 +122,224 @@ struct Options {
     return key_order == "ordered" ? KeyOrder::kOrdered : KeyOrder::kHashed;
   }
 };
+
+namespace option_names {
+inline constexpr std::string_view kWorkloads[] = {"load", "a", "b",      "c",      "d",
+                                                  "e",    "f", "update", "insert", "scan"};
+inline constexpr std::string_view kDistributions[] = {"zipfian", "uniform", "latest"};
+inline constexpr std::string_view kKeyFormats[] = {"user", "random"};
+inline constexpr std::string_view kKeyOrders[] = {"hashed", "ordered"};
+inline constexpr std::string_view kKeysets[] = {"ycsb", "uniform", "normal", "lognormal",
+                                                "seqgaps"};
+inline constexpr std::string_view kProgress[] = {"auto", "tty", "lines", "off"};
+}  // namespace option_names
+
+static_assert(kMaxKeyBytes == 1024, "--key-size's help names the largest key");
+
+// Options::fields(), one list per --help section.
+namespace option_lists {
+inline constexpr uint64_t kAll = ~uint64_t{0};
+
+// The common flags (--help).
+constexpr auto common() {
+  namespace n = option_names;
+  using O = Options;
+  return option_fields(
+      option_text("index", &O::index,
+                  "Index to measure (--list-indexes; --help-index NAME: what it is, its flags)")
+          .report(),
+      option_text("transport", &O::transport,
+                  "shm (shared memory), sim (a simulated cluster), verbs (RDMA), as compiled in; "
+                  "--help-transport NAME: its flags")
+          .report(),
+      option_text("workload", &O::workload,
+                  "YCSB a, b, c, d, e, f, or load (the load phase alone); after the load: "
+                  "update, insert, scan",
+                  n::kWorkloads)
+          .report(),
+      option_number("keys", &O::keys, "Records inserted by the load phase", 1, uint64_t{1} << 40)
+          .report(),
+      option_number("ops", &O::ops, "Run-phase operations, all clients together", 1, kAll),
+      option_number("seconds", &O::seconds,
+                    "Run phase length in seconds of the transport clock, instead of --ops (at "
+                    "most 1e7)",
+                    1e-6, kMaxSeconds)
+          .no_default(),
+      option_number("threads", &O::threads, "OS threads", 1, 1024).report(),
+      option_number("fibers", &O::fibers, "Client fibers per thread", 1, 4096).report(),
+      option_text("distribution", &O::distribution,
+                  "Key popularity: zipfian (scrambled), uniform, latest (default zipfian; "
+                  "workload d: latest)",
+                  n::kDistributions)
+          .no_default()
+          .report(),
+      option_number("zipf_theta", &O::zipf_theta, "Zipfian skew theta, in (0, 1)", 0.01, 0.9999)
+          .report(),
+      option_number("value_size", &O::value_size, "Value bytes", 1, size_t{1} << 20).report(),
+      option_number("key_size", &O::key_size,
+                    "Key bytes: 8 = integer keys; 9 to 1024 = byte strings (indexes whose "
+                    "--help-index says [bytes])",
+                    kIntegerKeyBytes, kMaxKeyBytes)
+          .report(),
+      option_number("cache_mb", &O::cache_mb,
+                    "Compute-side cache MiB per compute node (chime, sherman, dmtree internal "
+                    "nodes; 0 = the index default)",
+                    0.0, std::numeric_limits<double>::max()),
+      option_number("seed", &O::seed, "Random seed (op mix and keys)", 0, kAll).report(),
+      option_text("json", &O::json,
+                  "Append one JSON line per phase to FILE (- = stdout; {node} = this process's "
+                  "node id)"),
+      option_switch("quiet", &O::quiet, "No table on stdout"),
+      option_switch("verify", &O::verify, "Record a history and check it for linearizability"),
+      option_text("history", &O::history,
+                  "With --verify: also save the history to FILE, for dmrt-check"));
+}
+
+// Workload (--help-all).
+constexpr auto workload() {
+  namespace n = option_names;
+  using O = Options;
+  return option_fields(
+      option_text("key_format", &O::key_format,
+                  "With --key-size > 8: user (\"user\" + the key's 20 zero-padded digits, then "
+                  "letters; needs --key-size >= 24) or random (the key's 8 bytes big-endian, "
+                  "then pseudo-random bytes of any value); both keep the integer keys' order",
+                  n::kKeyFormats)
+          .in(kWorkloadSection)
+          .report(),
+      option_text("key_order", &O::key_order,
+                  "Record -> key map: hashed (bijective 64-bit mix; key sets: shuffled) or "
+                  "ordered (record + 1; key sets: ascending)",
+                  n::kKeyOrders)
+          .in(kWorkloadSection)
+          .report(),
+      option_text("keyset", &O::keyset,
+                  "Keys the records stand for: ycsb (the --key-order map over 64-bit keys), or "
+                  "a learned-index key set: uniform, normal, lognormal, seqgaps (sequential with "
+                  "gaps)",
+                  n::kKeysets)
+          .in(kWorkloadSection)
+          .report(),
+      option_text("trace_load", &O::trace_load,
+                  "Load phase from FILE, a YCSB trace in the artifacts' format (INSERT k lines), "
+                  "cut into one part per client")
+          .in(kWorkloadSection),
+      option_text("trace_run", &O::trace_run,
+                  "Run phase from FILE (READ k, UPDATE k, INSERT k, SCAN k n, DELETE k), cut "
+                  "into one part per client of the experiment")
+          .in(kWorkloadSection),
+      option_text("write_trace", &O::write_trace,
+                  "Write the load and run phases the workload flags describe to DIR as trace "
+                  "files (load_randint_workloadX, txn_randint_workloadX), then exit")
+          .in(kWorkloadSection));
+}
+
+// Cluster and processes.
+constexpr auto cluster() {
+  namespace n = option_names;
+  using O = Options;
+  return option_fields(
+      option_text("cluster", &O::cluster, "TOML cluster file (default: embedded)")
+          .in(kClusterSection),
+      option_number("memory_nodes", &O::memory_nodes, "Memory nodes of the embedded cluster", 1,
+                    1024)
+          .in(kClusterSection),
+      option_number("compute_nodes", &O::compute_nodes,
+                    "Compute nodes; clients are homed round-robin over them (shm: of the "
+                    "embedded cluster; sim: simulated, each with --clients-per-node clients)",
+                    1, 65534)
+          .in(kClusterSection),
+      option_number("memory_mb", &O::memory_mb,
+                    "Region MiB per memory node of the embedded cluster", 64, uint64_t{1} << 24)
+          .in(kClusterSection),
+      option_text("nodes", &O::nodes,
+                  "verbs: the cluster inline, role:size@host:port,... (instead of --cluster)")
+          .in(kClusterSection),
+      option_switch("stop_nodes", &O::stop_nodes,
+                    "verbs, shm --attach: stop the memory nodes (dmrt-node) once every compute "
+                    "process is done (the first compute node asks them)")
+          .in(kClusterSection),
+      option_number("node", &O::node,
+                    "verbs, shm --attach: this process's node id in the cluster (verbs default: "
+                    "with --cluster or --nodes, the rank a launcher gives, OMPI_COMM_WORLD_RANK, "
+                    "PMIX_RANK, PMI_RANK, MV2_COMM_WORLD_RANK or SLURM_PROCID; else the "
+                    "cluster's compute node)",
+                    0, 65535)
+          .no_default()
+          .in(kClusterSection),
+      option_text("attach", &O::attach,
+                  "shm: run as compute node --node of the pool that a memory node process "
+                  "created (dmrt-node --transport shm --create --pool NAME or PATH); one process "
+                  "per compute node of the pool, the first creates and loads the index, all "
+                  "start the run phase together")
+          .in(kClusterSection),
+      option_text("cpus", &O::cpus,
+                  "Bind this process to these CPUs (a list such as 0-3,6), its threads one CPU "
+                  "each in turn; reported in the JSON (placement)")
+          .in(kClusterSection),
+      option_number("numa_node", &O::numa_node,
+                    "Run this process on the CPUs of this NUMA node and allocate its memory "
+                    "there (numa_run_on_node); reported in the JSON (placement)",
+                    0, 1023)
+          .no_default()
+          .in(kClusterSection),
+      option_number("attach_wait_seconds", &O::attach_wait_seconds,
+                    "Several compute processes (shm --attach, verbs with a cluster): seconds to "
+                    "wait for the index and for the other compute processes at each barrier",
+                    0.1, 1e6)
+          .in(kClusterSection),
+      option_number("peer_timeout_seconds", &O::peer_timeout_seconds,
+                    "Several compute processes: a peer whose heartbeat stops this long is lost; "
+                    "the others end with an error naming it",
+                    0.5, 1e6)
+          .in(kClusterSection),
+      option_text("merged_json", &O::merged_json,
+                  "Several compute processes: the first compute node, once all are done, merges "
+                  "every node's --json part (a FILE with {node}) into this file")
+          .in(kClusterSection));
+}
+
+// Checks, limits and output.
+constexpr auto checks() {
+  namespace n = option_names;
+  using O = Options;
+  return option_fields(
+      option_number("verify_max_ops", &O::verify_max_ops,
+                    "With --verify --seconds: the run phase ends after N operations, so the "
+                    "history stays bounded (default: what a quarter of this machine's memory "
+                    "holds)",
+                    1, kAll)
+          .no_default()
+          .in(kChecksSection),
+      option_number("verify_seconds", &O::verify_seconds,
+                    "With --verify: seconds the check may take; then the verdict is unknown, "
+                    "with the reason (0 = no limit)",
+                    0.0, 1e9)
+          .in(kChecksSection),
+      option_number("verify_memory_mb", &O::verify_memory_mb,
+                    "With --verify: MiB the check's search may hold; then the verdict is "
+                    "unknown, with the reason (0 = no limit)",
+                    0, uint64_t{1} << 30)
+          .in(kChecksSection),
+      option_number("stall_seconds", &O::stall_seconds,
+                    "Wall-clock seconds one operation may run, or the others may keep running "
+                    "after a worker failed, before dmrt-bench gives up: exit 1 with what each "
+                    "worker was doing (0 = never; sim: 1800 unless given)",
+                    0.0, 1e7)
+          .in(kChecksSection),
+      option_text("progress", &O::progress,
+                  "Progress of each phase on stderr: tty (one line rewritten every 250 ms), "
+                  "lines (a plain line every 10 s, for logs), off, or auto (tty on an "
+                  "interactive terminal, else off)",
+                  n::kProgress)
+          .in(kChecksSection));
+}
+
+}  // namespace option_lists
+
+constexpr auto Options::fields() {
+  namespace l = option_lists;
+  return std::tuple_cat(l::common(), l::workload(), l::cluster(), l::checks());
+}
 
 }  // namespace dmrt::bench

@@ -7,9 +7,6 @@
 
 namespace dmrt::bench {
 
-// Longest --seconds: its nanoseconds must fit the 64-bit transport clock with room to spare.
-inline constexpr double kMaxSeconds = 1e7;
-
 // Refuses (ConfigError naming the numbers) a run whose fiber stacks, compute-side cache budget or
 // --verify history would not fit this machine's memory; for a --verify --seconds run, sets
 // opt.verify_max_ops, the operations its history may hold (unless `max_ops_given`, when the

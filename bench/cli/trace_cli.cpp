@@ -7,26 +7,6 @@
 
 namespace dmrt::bench {
 
-void add_trace_flags(CLI::App& app, Options& opt, const std::string& group) {
-  auto* load = app.add_option("--trace-load", opt.trace_load,
-                              "Load phase from FILE, a YCSB trace in the artifacts' format (INSERT "
-                              "k lines), cut into one part per client")
-                   ->check(CLI::ExistingFile)
-                   ->group(group);
-  app.add_option("--trace-run", opt.trace_run,
-                 "Run phase from FILE (READ k, UPDATE k, INSERT k, SCAN k n, DELETE k), cut into "
-                 "one part per client of the experiment")
-      ->check(CLI::ExistingFile)
-      ->needs(load)
-      ->group(group);
-  app.add_option("--write-trace", opt.write_trace,
-                 "Write the load and run phases the workload flags describe to DIR as trace "
-                 "files (load_randint_workloadX, txn_randint_workloadX), then exit")
-      ->check(CLI::ExistingDirectory)
-      ->excludes(load)
-      ->group(group);
-}
-
 std::string check_trace_flags(const CLI::App& app, Options& opt, Mix& mix) {
   if (opt.trace_load.empty()) return "";
   for (const char* f : {"--workload", "--keys", "--ops", "--seconds", "--distribution",

@@ -1,5 +1,6 @@
-// dmrt-bench's trace flags (--trace-load, --trace-run, --write-trace): declared, checked against
-// the workload flags they replace, and --write-trace carried out.
+// dmrt-bench's trace flags (--trace-load, --trace-run, --write-trace; declared in
+// bench/cli/options.h): checked against the workload flags they replace, and --write-trace
+// carried out.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,9 +11,6 @@
 #include "bench/workload/workload.h"
 
 namespace dmrt::bench {
-
-// Adds them to `app` in --help section `group`.
-void add_trace_flags(CLI::App& app, Options& opt, const std::string& group);
 
 // With a trace the files give the operations: the generator's flags are refused by name, the
 // mix becomes the trace's (load only without --trace-run) and the workload is called "trace".

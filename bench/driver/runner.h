@@ -121,20 +121,6 @@ class Bench {
     watch_.reset(new Watchdog::Slot[workers_.size()]);
     if constexpr (kFaultInjection) fault_ = BenchFault::from_env();
 
-    info_.index = std::string(maker.name());
-    info_.transport = std::string(T::kName);
-    info_.workload = opt.workload;
-    info_.distribution = opt.distribution;
-    info_.key_order = opt.key_order;
-    info_.keyset = opt.keyset;
-    info_.zipf_theta = opt.zipf_theta;
-    info_.keys = opt.keys;
-    info_.threads = opt.threads;
-    info_.fibers = opt.fibers;
-    info_.value_size = opt.value_size;
-    info_.key_size = opt.key_size;
-    if (bytes_) info_.key_format = std::string(to_string(codec_.format()));
-    info_.seed = opt.seed;
     info_.memory_nodes = static_cast<unsigned>(c.memory_nodes().size());
     info_.compute_nodes = static_cast<unsigned>(c.compute_nodes().size());
     info_.local_index = maker.local();
@@ -331,7 +317,7 @@ class Bench {
       j["far_socket"] =
           "none: this host has one NUMA node; the far-memory cost model (--shm-latency-ns, "
           "--shm-preset) stands in for the far socket";
-      if ((!opt_.quiet || attached_) && info_.transport == "shm")
+      if ((!opt_.quiet || attached_) && opt_.transport == "shm")
         std::fprintf(stderr,
                      "dmrt-bench: this host has one NUMA node: no memory is on a far socket; the "
                      "far-memory cost model (--shm-latency-ns, --shm-preset) stands in for it\n");
@@ -342,7 +328,7 @@ class Bench {
   // What the index was built from, as the creator of a multi-process run publishes it and the
   // others check it: everything that shapes the index and the keys it was loaded with.
   uint64_t fingerprint() const {
-    std::string s = info_.index + "|" + std::to_string(opt_.keys) + "|" +
+    std::string s = opt_.index + "|" + std::to_string(opt_.keys) + "|" +
                     std::to_string(opt_.value_size) + "|" + std::to_string(opt_.key_size) + "|" +
                     (bytes_ ? opt_.key_format : "") + "|" + opt_.key_order + "|" + opt_.keyset +
                     "|" + std::to_string(opt_.seed) + "|" + info_.index_options.dump();
@@ -651,7 +637,7 @@ class Bench {
   // an insert spanning the whole load.
   PhaseResult bulk_load_phase(IndexOptions io) {
     if (bytes_)
-      throw ConfigError("index " + info_.index +
+      throw ConfigError("index " + opt_.index +
                         " bulk loads integer keys: --key-size > 8 needs its load as inserts");
     std::vector<std::pair<Key, uint64_t>> recs(opt_.keys);
     if (tload_)
@@ -842,7 +828,7 @@ class Bench {
     if (opt_.trace_load.empty()) return;
     const auto kind = bytes_ ? trace::KeyKind::kBytes : trace::KeyKind::kInteger;
     tload_.emplace(opt_.trace_load, static_cast<unsigned>(workers_.size()), kind, opt_.key_size);
-    opt_.keys = info_.keys = tload_->lines();
+    opt_.keys = tload_->lines();
     if (!opt_.trace_run.empty()) {
       const uint64_t members = attached_ ? attached_->members() : 1;
       trun_.emplace(opt_.trace_run, static_cast<unsigned>(members * workers_.size()), kind,
@@ -850,7 +836,7 @@ class Bench {
     }
     for (const auto* f : {&*tload_, trun_ ? &*trun_ : nullptr})
       if (f && f->count(OpKind::kScan) > 0 && !maker_.scan())
-        throw ConfigError("index " + info_.index + " does not support scans, and " + f->path() +
+        throw ConfigError("index " + opt_.index + " does not support scans, and " + f->path() +
                           " has " + std::to_string(f->count(OpKind::kScan)) + " SCAN lines");
   }
   unsigned trace_part(size_t worker) const {
@@ -872,7 +858,7 @@ class Bench {
       while (r.next(op)) {
         if (op.kind != OpKind::kInsert)
           throw ConfigError(opt_.trace_load + ":" + std::to_string(r.line_number()) + ": index " +
-                            info_.index +
+                            opt_.index +
                             " bulk loads its load phase, which takes INSERT lines only");
         recs[n] = {op.key, n};
         ++n;
@@ -883,7 +869,7 @@ class Bench {
     std::sort(keys.begin(), keys.end());
     if (auto d = std::adjacent_find(keys.begin(), keys.end()); d != keys.end())
       throw ConfigError(opt_.trace_load + ": key " + std::to_string(*d - 1) +
-                        " is inserted twice; index " + info_.index +
+                        " is inserted twice; index " + opt_.index +
                         " bulk loads its load phase, a set of distinct keys");
   }
   // Runs one part of a trace file, line by line, on this worker's client.
@@ -900,8 +886,8 @@ class Bench {
   }
 
   void emit(const PhaseResult& r) {
-    if (!opt_.quiet) print_phase(info_, r);
-    if (!opt_.json.empty()) write_json_line(opt_.json, phase_json(info_, r));
+    if (!opt_.quiet) print_phase(opt_, info_, r);
+    if (!opt_.json.empty()) write_json_line(opt_.json, phase_json(opt_, info_, r));
   }
 
   Options opt_;

@@ -28,7 +28,7 @@ int verify_history(History&& history, const Options& options) {
   }
   CheckOptions opts;
   opts.threads = 0;  // the run is over: use every core
-  options.check_budget.apply(opts);
+  options.check_budget().apply(opts);
   return report_check(check_history(history, opts));
 }
 
@@ -45,7 +45,7 @@ int check_history_files(const std::vector<std::string>& files, const Options& op
   std::printf("history: %zu operations from %zu parts\n", h.ops.size(), files.size());
   CheckOptions opts;
   opts.threads = 0;
-  options.check_budget.apply(opts);
+  options.check_budget().apply(opts);
   return report_check(check_history(h, opts));
 }
 

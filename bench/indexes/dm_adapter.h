@@ -163,7 +163,7 @@ struct DmAdapter {
   }
   static nlohmann::json describe(const IndexOptions& io, const Flags& f) {
     const Opts o = options_of(io, f);
-    nlohmann::json j = describe_option_fields(o);
+    nlohmann::json j = option_fields_json(o);
     f.describe(j, o);
     if constexpr (requires { Run::template describe<T>(j, o); }) Run::template describe<T>(j, o);
     return j;

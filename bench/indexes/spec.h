@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/cli/option_json.h"
 #include "bench/indexes/adapter.h"
 #include "dmrt/runtime/option_fields.h"
 
@@ -53,18 +54,5 @@ class NoFlagsGiven final : public FlagResolver<O> {
   O resolve(O base, const IndexOptions&) const override { return base; }
   void describe(nlohmann::json&, const O&) const override {}
 };
-
-// Every declared field of `o`, by key: the "index_options" of a result.
-template <HasOptionFields O>
-nlohmann::json describe_option_fields(const O& o) {
-  nlohmann::json j = nlohmann::json::object();
-  for_each_field<O>([&](const auto& f) {
-    if constexpr (std::is_enum_v<typename std::remove_cvref_t<decltype(f)>::Value>)
-      j[std::string(f.key)] = f.name_of(o.*(f.member));
-    else
-      j[std::string(f.key)] = o.*(f.member);
-  });
-  return j;
-}
 
 }  // namespace dmrt::bench

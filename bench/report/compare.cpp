@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "bench/cli/option_json.h"
 #include "bench/driver/usage.h"
 #include "bench/report/report.h"
 #include "dmrt/runtime/error.h"
@@ -179,33 +180,43 @@ json compare_summary(const Options& opt, const std::vector<IndexInfo>& indexes,
   }
   json far = nullptr;
   if (far_model)
-    far = {{"latency_ns", opt.shm_latency_ns >= 0 ? json(opt.shm_latency_ns) : json(nullptr)},
-           {"gbps", opt.shm_gbps >= 0 ? json(opt.shm_gbps) : json(nullptr)},
-           {"preset", opt.shm_preset.empty() ? json(nullptr) : json(opt.shm_preset)}};
-  return {{"phase", "compare"},
-          {"transport", opt.transport},
-          {"workload", opt.workload},
-          {"measured_phase", opt.workload == "load" ? "load" : "run"},
-          {"keys", opt.keys},
-          {"ops", opt.seconds > 0 ? json(nullptr) : json(opt.ops)},
-          {"seconds", opt.seconds > 0 ? json(opt.seconds) : json(nullptr)},
-          {"threads", opt.threads},
-          {"fibers", opt.fibers},
-          {"distribution", opt.distribution},
-          {"zipf_theta", opt.zipf_theta},
-          {"rounds", rounds},
-          {"far_memory", far},
-          {"indexes", rows},
-          {"targets", targets},
-          {"pass", all_pass}};
+    far = {{"latency_ns", opt.shm.latency_ns >= 0 ? json(opt.shm.latency_ns) : json(nullptr)},
+           {"gbps", opt.shm.gbps >= 0 ? json(opt.shm.gbps) : json(nullptr)},
+           {"preset", opt.shm.preset.empty() ? json(nullptr) : json(opt.shm.preset)}};
+  // The run parameters every result carries (bench/cli/options.h), less the index: each row has
+  // its own.
+  json j = option_fields_json(opt, true);
+  j.erase("index");
+  if (!opt.byte_keys()) j.erase("key_format");
+  j.update({{"phase", "compare"},
+            {"measured_phase", opt.workload == "load" ? "load" : "run"},
+            {"ops", opt.seconds > 0 ? json(nullptr) : json(opt.ops)},
+            {"seconds", opt.seconds > 0 ? json(opt.seconds) : json(nullptr)},
+            {"rounds", rounds},
+            {"far_memory", far},
+            {"indexes", rows},
+            {"targets", targets},
+            {"pass", all_pass}});
+  return j;
 }
 
-int run_compare(const CLI::App& app, const std::vector<std::pair<std::string, CLI::App*>>& groups,
-                int argc, char** argv, const Options& opt, const std::string& list,
-                unsigned rounds) {
-  const std::vector<IndexInfo> indexes = compare_indexes(list, index_infos());
-  // Which index each index flag belongs to.
-  std::map<const CLI::Option*, std::string> owner;
+namespace {
+
+// One word of the command line with its value, tagged with its owner index ("" for a common
+// flag) and whether it is a far-memory flag.
+struct Token {
+  std::vector<std::string> words;
+  std::string owner;
+  bool far = false;
+};
+
+// The command line as tokens, without the flags the parent owns; `far_model` says whether it
+// gives a far-memory model. A flag of an index that --compare does not list is an error.
+std::vector<Token> compare_tokens(const CLI::App& app,
+                                  const std::vector<std::pair<std::string, CLI::App*>>& groups,
+                                  const std::vector<IndexInfo>& indexes, int argc, char** argv,
+                                  bool& far_model) {
+  std::map<const CLI::Option*, std::string> owner;  // which index each index flag belongs to
   for (const auto& [name, group] : groups)
     for (const CLI::Option* o : group->get_options()) owner[o] = name;
   for (const auto& [o, name] : owner)
@@ -213,16 +224,8 @@ int run_compare(const CLI::App& app, const std::vector<std::pair<std::string, CL
                                        [&](const IndexInfo& i) { return i.name == name; }))
       throw ConfigError(o->get_name() + " is a flag of --index " + name +
                         ", which --compare does not list");
-
-  // The command line as tokens: each flag with its value, tagged with its owner index ("" for a
-  // common flag) and whether it is a far-memory flag.
-  struct Token {
-    std::vector<std::string> words;
-    std::string owner;
-    bool far = false;
-  };
   std::vector<Token> tokens;
-  bool far_model = false;
+  far_model = false;
   for (int k = 1; k < argc; ++k) {
     const std::string t = argv[k];
     Token tok{{t}, "", false};
@@ -242,6 +245,82 @@ int run_compare(const CLI::App& app, const std::vector<std::pair<std::string, CL
     }
     tokens.push_back(std::move(tok));
   }
+  return tokens;
+}
+
+// Runs this binary with `args` as a child process; its exit code (128 + signal when killed).
+int run_child(std::vector<std::string> args) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw Error("--compare: fork failed");
+  if (pid == 0) {
+    std::vector<char*> cargs;
+    for (std::string& a : args) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    execv("/proc/self/exe", cargs.data());
+    std::perror("dmrt-bench --compare: exec");
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The table on stdout: each index's best round, its peer and ratio, far-memory retention.
+void print_compare(const Options& opt, const json& summary, const std::vector<CompareRun>& runs,
+                   unsigned rounds) {
+  std::printf(
+      "== compare | %s | workload %s | %llu keys%s | %ux%u clients | %u interleaved rounds, "
+      "best of each ==\n",
+      opt.transport.c_str(), opt.workload.c_str(), static_cast<unsigned long long>(opt.keys),
+      opt.byte_keys()
+          ? (" of " + std::to_string(opt.key_size) + " B (" + opt.key_format + ")").c_str()
+          : "",
+      opt.threads, opt.fibers, rounds);
+  std::printf("%-12s %-13s %9s  %-26s %-12s %6s %s\n", "index", "kind", "Mops best", "rounds",
+              "peer", "ratio", "target");
+  // Ratios to three decimals: at two, a miss of 0.996 printed as "1.00" beside its FAIL.
+  for (const json& row : summary["indexes"]) {
+    std::string target = "-";
+    if (row.contains("target"))
+      target = fmt::format(">= {:.1f} {}", row["target"].get<double>(),
+                           row["pass"].get<bool>() ? "pass" : "FAIL");
+    std::printf(
+        "%-12s %-13s %9.3f  %-26s %-12s %6s %s\n", row["index"].get<std::string>().c_str(),
+        (row["local"].get<bool>() ? "local " + row["kind"].get<std::string>()
+                                  : row["kind"].get<std::string>())
+            .c_str(),
+        row["best_mops"].get<double>(), round_list(row["mops"]).c_str(),
+        row["peer"].is_null() ? "-" : row["peer"].get<std::string>().c_str(),
+        row["ratio"].is_null() ? "-" : fmt::format("{:.3f}", row["ratio"].get<double>()).c_str(),
+        target.c_str());
+    if (row.contains("retention"))
+      std::printf("%-12s %-13s %9.3f  %-26s retains %s%s\n", "", "far memory",
+                  row["best_far_mops"].get<double>(), round_list(row["far_mops"]).c_str(),
+                  row["retention"].is_null()
+                      ? "-"
+                      : fmt::format("{:.3f}", row["retention"].get<double>()).c_str(),
+                  row.contains("retention_pass")
+                      ? (row["retention_pass"].get<bool>() ? " (>= 0.7 pass)" : " (>= 0.7 FAIL)")
+                      : "");
+  }
+  std::string la;
+  for (const CompareRun& r : runs) la += fmt::format(" {:.1f}", r.load_avg);
+  std::printf("load average at each run's start:%s\ntargets: %s\n", la.c_str(),
+              summary["targets"].empty()    ? "none for this workload"
+              : summary["pass"].get<bool>() ? "all met"
+                                            : "not all met");
+}
+
+}  // namespace
+
+int run_compare(const CLI::App& app, const std::vector<std::pair<std::string, CLI::App*>>& groups,
+                int argc, char** argv, const Options& opt, const std::string& list,
+                unsigned rounds) {
+  const std::vector<IndexInfo> indexes = compare_indexes(list, index_infos());
+  bool far_model = false;
+  const std::vector<Token> tokens = compare_tokens(app, groups, indexes, argc, argv, far_model);
 
   char tmpl[] = "/tmp/dmrt-compare.XXXXXX";
   if (!mkdtemp(tmpl)) throw Error("--compare: cannot create a temporary directory");
@@ -274,21 +353,7 @@ int run_compare(const CLI::App& app, const std::vector<std::pair<std::string, CL
         if (strip_far)
           for (const char* a : {"--shm-latency-ns", "0", "--shm-gbps", "0"}) args.push_back(a);
         CompareRun r{i.name, round, far, 0, load_average()};
-        std::fflush(nullptr);
-        const pid_t pid = fork();
-        if (pid < 0) throw Error("--compare: fork failed");
-        if (pid == 0) {
-          std::vector<char*> cargs;
-          for (std::string& a : args) cargs.push_back(a.data());
-          cargs.push_back(nullptr);
-          execv("/proc/self/exe", cargs.data());
-          std::perror("dmrt-bench --compare: exec");
-          _exit(127);
-        }
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0) {
-        }
-        const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        const int code = run_child(std::move(args));
         bool found = false;
         std::ifstream in(out);
         for (std::string line; std::getline(in, line);) {
@@ -319,49 +384,7 @@ int run_compare(const CLI::App& app, const std::vector<std::pair<std::string, CL
     for (const json& j : lines) write_json_line(opt.json, j);
     write_json_line(opt.json, summary);
   }
-  if (!opt.quiet) {
-    std::printf(
-        "== compare | %s | workload %s | %llu keys%s | %ux%u clients | %u interleaved rounds, "
-        "best of each ==\n",
-        opt.transport.c_str(), opt.workload.c_str(), static_cast<unsigned long long>(opt.keys),
-        opt.byte_keys()
-            ? (" of " + std::to_string(opt.key_size) + " B (" + opt.key_format + ")").c_str()
-            : "",
-        opt.threads, opt.fibers, rounds);
-    std::printf("%-12s %-13s %9s  %-26s %-12s %6s %s\n", "index", "kind", "Mops best", "rounds",
-                "peer", "ratio", "target");
-    // Ratios to three decimals: at two, a miss of 0.996 printed as "1.00" beside its FAIL.
-    for (const json& row : summary["indexes"]) {
-      std::string target = "-";
-      if (row.contains("target"))
-        target = fmt::format(">= {:.1f} {}", row["target"].get<double>(),
-                             row["pass"].get<bool>() ? "pass" : "FAIL");
-      std::printf(
-          "%-12s %-13s %9.3f  %-26s %-12s %6s %s\n", row["index"].get<std::string>().c_str(),
-          (row["local"].get<bool>() ? "local " + row["kind"].get<std::string>()
-                                    : row["kind"].get<std::string>())
-              .c_str(),
-          row["best_mops"].get<double>(), round_list(row["mops"]).c_str(),
-          row["peer"].is_null() ? "-" : row["peer"].get<std::string>().c_str(),
-          row["ratio"].is_null() ? "-" : fmt::format("{:.3f}", row["ratio"].get<double>()).c_str(),
-          target.c_str());
-      if (row.contains("retention"))
-        std::printf("%-12s %-13s %9.3f  %-26s retains %s%s\n", "", "far memory",
-                    row["best_far_mops"].get<double>(), round_list(row["far_mops"]).c_str(),
-                    row["retention"].is_null()
-                        ? "-"
-                        : fmt::format("{:.3f}", row["retention"].get<double>()).c_str(),
-                    row.contains("retention_pass")
-                        ? (row["retention_pass"].get<bool>() ? " (>= 0.7 pass)" : " (>= 0.7 FAIL)")
-                        : "");
-    }
-    std::string la;
-    for (const CompareRun& r : runs) la += fmt::format(" {:.1f}", r.load_avg);
-    std::printf("load average at each run's start:%s\ntargets: %s\n", la.c_str(),
-                summary["targets"].empty()    ? "none for this workload"
-                : summary["pass"].get<bool>() ? "all met"
-                                              : "not all met");
-  }
+  if (!opt.quiet) print_compare(opt, summary, runs, rounds);
   return rc;
 }
 

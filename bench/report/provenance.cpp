@@ -12,6 +12,7 @@
 #include <string_view>
 #include <thread>
 
+#include "bench/cli/option_json.h"
 #include "bench/transports/registry.h"
 #include "dmrt/runtime/machine.h"
 #include "tools/common/build_info.h"
@@ -131,6 +132,8 @@ nlohmann::json provenance_json(const std::vector<std::string>& argv,
   j["build"] = build_json();
   j["host"] = host_json();
   j["transport"] = transport_json(opt, config);
+  // Every option as the run resolved it (bench/cli/options.h), given or not.
+  j["options"] = option_fields_json(opt);
   j["start_utc"] = utc_iso8601(start);
   j["argv"] = argv;
   j["command"] = shell_command(argv);

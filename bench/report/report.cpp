@@ -1,5 +1,7 @@
 #include "bench/report/report.h"
 
+#include "bench/cli/option_json.h"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -108,29 +110,17 @@ Histogram histogram_from_json(const nlohmann::json& j) {
   }
 }
 
-nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
-  nlohmann::json j;
-  j["index"] = info.index;
-  j["transport"] = info.transport;
-  j["workload"] = info.workload;
+nlohmann::json phase_json(const Options& opt, const RunInfo& info, const PhaseResult& r) {
+  nlohmann::json j = option_fields_json(opt, true);
   j["phase"] = r.phase;
-  j["distribution"] = r.phase == "load" ? "sequential" : info.distribution;
-  j["zipf_theta"] = info.zipf_theta;
-  j["key_order"] = info.key_order;
-  j["keyset"] = info.keyset;
-  j["keys"] = info.keys;
+  if (r.phase == "load") j["distribution"] = "sequential";
+  if (!opt.byte_keys()) j.erase("key_format");  // integer keys have no form
   j["ops"] = r.all.count;
   if (!r.interrupted.empty()) {
     j["interrupted"] = true;
     j["signal"] = r.interrupted;
   }
-  j["threads"] = info.threads;
-  j["fibers"] = info.fibers;
-  j["clients"] = info.threads * info.fibers;
-  j["value_size"] = info.value_size;
-  j["key_size"] = info.key_size;
-  if (!info.key_format.empty()) j["key_format"] = info.key_format;
-  j["seed"] = info.seed;
+  j["clients"] = opt.threads * opt.fibers;
   j["memory_nodes"] = info.memory_nodes;
   j["compute_nodes"] = info.compute_nodes;
   j["seconds"] = r.seconds;
@@ -158,7 +148,7 @@ nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
   for (const auto& [k, v] : r.index_stats) stats[k] = v;
   j["index_stats"] = stats;
   j["index_options"] = info.index_options;
-  if (!r.transport_report.is_null()) j[info.transport] = r.transport_report;
+  if (!r.transport_report.is_null()) j[opt.transport] = r.transport_report;
   if (!info.placement.is_null()) j["placement"] = info.placement;
   j["latency_histogram"] = histogram_json(r.all.latency);
   if (!r.process.is_null()) j["process"] = r.process;
@@ -166,21 +156,19 @@ nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r) {
   return j;
 }
 
-void print_phase(const RunInfo& info, const PhaseResult& r) {
+void print_phase(const Options& opt, const RunInfo& info, const PhaseResult& r) {
   const double mops = r.seconds > 0 ? static_cast<double>(r.all.count) / r.seconds / 1e6 : 0.0;
   std::string out;
-  out += fmt::format("== {} | {} | workload {} | {} phase | {} ==\n", info.index, info.transport,
-                     info.workload, r.phase,
-                     r.phase == "load" ? "sequential records" : info.distribution);
+  out += fmt::format("== {} | {} | workload {} | {} phase | {} ==\n", opt.index, opt.transport,
+                     opt.workload, r.phase,
+                     r.phase == "load" ? "sequential records" : opt.distribution);
   if (!r.interrupted.empty())
     out += fmt::format("interrupted by {}: the counts are those done before it\n", r.interrupted);
   out += fmt::format(
-      "keys {}  clients {}x{}  value {} B  ops {}  {:.3f} s  {:.3f} Mops/s  failed {}\n", info.keys,
-      info.threads, info.fibers, info.value_size, r.all.count, r.seconds, mops, r.all.failed);
-  if (!info.key_format.empty())
-    out += fmt::format("keys of {} B, {} form\n", info.key_size, info.key_format);
-  if (info.keyset != "ycsb")
-    out += fmt::format("keyset {} ({} order)\n", info.keyset, info.key_order);
+      "keys {}  clients {}x{}  value {} B  ops {}  {:.3f} s  {:.3f} Mops/s  failed {}\n", opt.keys,
+      opt.threads, opt.fibers, opt.value_size, r.all.count, r.seconds, mops, r.all.failed);
+  if (opt.byte_keys()) out += fmt::format("keys of {} B, {} form\n", opt.key_size, opt.key_format);
+  if (opt.keyset != "ycsb") out += fmt::format("keyset {} ({} order)\n", opt.keyset, opt.key_order);
   if (!info.index_options.empty()) {
     out += "options:";
     for (const auto& it : info.index_options.items())

@@ -51,20 +51,8 @@ struct PhaseResult {
   std::string interrupted;
 };
 
+// What a result says beyond the run's options (whose report() fields it carries by key).
 struct RunInfo {
-  std::string index;
-  std::string transport;
-  std::string workload;
-  std::string distribution;
-  std::string key_order;
-  std::string keyset = "ycsb";
-  double zipf_theta = 0.99;
-  uint64_t keys = 0;
-  unsigned threads = 1, fibers = 1;
-  size_t value_size = 8;
-  size_t key_size = 8;     // --key-size: 8 = integer keys
-  std::string key_format;  // --key-size > 8: user or random ("" for integer keys)
-  uint64_t seed = 1;
   unsigned memory_nodes = 1, compute_nodes = 1;
   bool local_index = false;
   nlohmann::json index_options = nlohmann::json::object();  // the options the index ran with
@@ -73,13 +61,13 @@ struct RunInfo {
 
 // Every JSON line carries `provenance` (bench/report/provenance.h) once main has set it.
 void set_provenance(nlohmann::json provenance);
-nlohmann::json phase_json(const RunInfo& info, const PhaseResult& r);
+nlohmann::json phase_json(const Options& opt, const RunInfo& info, const PhaseResult& r);
 // "latency_us" of a histogram (p50, p99, p999, mean, max), and the histogram itself in the
 // sparse form dmrt-bench --merge reads back.
 nlohmann::json latency_json(const Histogram& h);
 nlohmann::json histogram_json(const Histogram& h);
 Histogram histogram_from_json(const nlohmann::json& j);
-void print_phase(const RunInfo& info, const PhaseResult& r);
+void print_phase(const Options& opt, const RunInfo& info, const PhaseResult& r);
 // Appends one line (JSON Lines) to `path`, or prints it when path is "-". Throws on I/O errors.
 void write_json_line(const std::string& path, const nlohmann::json& j);
 

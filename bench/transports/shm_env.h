@@ -51,13 +51,13 @@ struct Env<ShmTransport> {
                                 : attach_waiting(opt, config)) {
     if (!opt.attach.empty()) attach(opt);
     stop_nodes = opt.stop_nodes;
-    pool->set_yield_per_round_trip(opt.shm_interleave);
+    pool->set_yield_per_round_trip(opt.shm.interleave);
     // auto: prefetching paid off only where a round trip waits anyway (docs/bench.md, "shm as
     // far memory"): with the far-memory model the misses then overlap the modelled wait.
-    pool->set_execution(opt.shm_mode == "auto" ? (pool->far_memory() ? shm::Execution::kPrefetch
+    pool->set_execution(opt.shm.mode == "auto" ? (pool->far_memory() ? shm::Execution::kPrefetch
                                                                      : shm::Execution::kInline)
-                                               : shm::parse_execution(opt.shm_mode));
-    pool->set_coherence(shm::parse_coherence(opt.shm_coherence));
+                                               : shm::parse_execution(opt.shm.mode));
+    pool->set_coherence(shm::parse_coherence(opt.shm.coherence));
     // A pool on a device or file: which one, its NUMA node and kernel path, sampled once.
     if (pool->polling_waits()) pool_source = pool->provenance();
   }
@@ -118,7 +118,7 @@ struct Env<ShmTransport> {
           std::fprintf(stderr, "dmrt-bench node %d: %s\n", node, s.c_str());
         });
     ClusterConfig costs = pool->config();
-    opt.apply_far_flags(costs);
+    opt.shm.apply_far_flags(costs);
     pool->model_far_memory(costs);
     attached = std::move(a);
   }

@@ -16,15 +16,14 @@ namespace {
 
 constexpr std::string_view kTitle = "Simulator (--transport sim)";
 
-// The simulator owns --compute-nodes; it also sizes shm's embedded cluster (bench/cli/flags.cpp
-// lists it with the cluster's flags).
+// The cost model's flags; the nodes are dmrt-bench's own --compute-nodes and --memory-nodes.
 void add_flags(CLI::App& app, CommandLine& c) {
   sim::add_cli_flags(app, c.opt.sim, std::string(kTitle), false);
 }
 
 std::string resolve_sizes(const CLI::App& app, CommandLine& c) {
   Options& opt = c.opt;
-  opt.compute_nodes = opt.sim.compute_nodes;
+  opt.sim.compute_nodes = opt.compute_nodes;
   if (app.get_option("--sim-memory-bytes")->count() == 0) return "";
   if (opt.transport != "sim") return "--sim-memory-bytes is a flag of --transport sim";
   if (c.memory_mb->count() > 0)

@@ -13,13 +13,9 @@ namespace {
 
 constexpr std::string_view kTitle = "RDMA (--transport verbs)";
 
+// The device's flags; --nodes and --node are dmrt-bench's own (the cluster's section).
 void add_flags(CLI::App& app, CommandLine& c) {
-  const std::string g(kTitle);
-  app.add_option("--nodes", c.opt.nodes,
-                 "verbs: the cluster inline, role:size@host:port,... (instead of --cluster)")
-      ->excludes(c.cluster)
-      ->group(g);
-  verbs::add_cli_flags(app, c.opt.verbs, g);
+  verbs::add_cli_flags(app, c.opt.verbs, std::string(kTitle));
 }
 
 // The flags as given; 0 / -1 / "" mean "ask the device" (the start-up report on stderr says what

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,7 +43,10 @@ struct FarMemoryCost {
     if (name == "none") return {};
     throw ConfigError("unknown shm preset '" + std::string(name) + "' (choices: cxl, none)");
   }
-  static std::vector<std::string> preset_names() { return {"cxl", "none"}; }
+  static constexpr std::string_view kPresetNames[] = {"cxl", "none"};
+  static std::vector<std::string> preset_names() {
+    return {std::begin(kPresetNames), std::end(kPresetNames)};
+  }
 };
 
 }  // namespace dmrt

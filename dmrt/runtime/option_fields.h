@@ -1,5 +1,6 @@
-// Option field lists: an index declares each field of its Options once (key, member, help,
-// accepted range), and generic code derives validation, command-line flags, JSON and TOML from it.
+// Option field lists: an options struct (an index's, dmrt-bench's) declares each field once (key,
+// member, help, accepted range), and generic code derives validation, command-line flags, JSON
+// and TOML from it.
 #pragma once
 
 #include <cstddef>
@@ -10,15 +11,38 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "dmrt/runtime/error.h"
 
 namespace dmrt {
 
-// One field of options struct O, of type V (bool, arithmetic, or an enum named by option_choice).
-// `key` is the field's name in JSON and TOML (snake_case); its flag is --<index>-<flag>, where
-// `flag` defaults to the key with '-' for '_'. Numbers must lie in [lo, hi]; booleans have no
-// range; an enum is one of its names (values 0 .. N-1).
+// The type of a field's range bounds: the field's own for numbers and enums; a string field has
+// no range (its choices, if any, are its names).
+template <class V>
+using OptionLimit = std::conditional_t<std::is_arithmetic_v<V> || std::is_enum_v<V>, V, bool>;
+
+template <class V>
+constexpr OptionLimit<V> option_lowest() {
+  if constexpr (std::is_arithmetic_v<V> || std::is_enum_v<V>)
+    return std::numeric_limits<V>::lowest();
+  else
+    return false;
+}
+template <class V>
+constexpr OptionLimit<V> option_highest() {
+  if constexpr (std::is_arithmetic_v<V> || std::is_enum_v<V>)
+    return std::numeric_limits<V>::max();
+  else
+    return false;
+}
+
+// One field of options struct O, of type V (bool, arithmetic, std::string, or an enum named by
+// option_choice). `key` is the field's name in JSON and TOML (snake_case); its flag is
+// --<prefix><flag>, where `flag` defaults to the key with '-' for '_' and the prefix is the
+// index's name and a dash ("" for dmrt-bench's own options). Numbers must lie in [lo, hi];
+// booleans have no range; an enum is one of its names (values 0 .. N-1); a string with names is
+// one of them, without names any string.
 template <class O, class V>
 struct OptionField {
   using Owner = O;
@@ -26,12 +50,15 @@ struct OptionField {
   std::string_view key;
   V O::*member;
   std::string_view help;
-  V lo = std::numeric_limits<V>::lowest();
-  V hi = std::numeric_limits<V>::max();
+  OptionLimit<V> lo = option_lowest<V>();
+  OptionLimit<V> hi = option_highest<V>();
   std::string_view flag = {};  // "" = derived from key
   bool cli = true;             // offered as a flag (false: set by the caller, e.g. sizing)
   const std::string_view* names = nullptr;  // an enum's spelling of each value 0, 1, ...
   size_t choices = 0;                       // how many names
+  std::string_view section = {};            // the --help section it is listed in ("" = the owner's)
+  bool shows_default = true;                // --help shows its default value
+  bool reported = false;                    // a run parameter that every result carries
 
   // A different flag name than the key gives (kept for flags older than the field list).
   constexpr OptionField named(std::string_view f) const {
@@ -45,14 +72,38 @@ struct OptionField {
     c.cli = false;
     return c;
   }
-  constexpr bool has_range() const { return !std::is_same_v<V, bool> && !std::is_enum_v<V>; }
-  bool in_range(V v) const {
-    if constexpr (std::is_same_v<V, bool>)
+  // Listed in --help section `s`.
+  constexpr OptionField in(std::string_view s) const {
+    OptionField c = *this;
+    c.section = s;
+    return c;
+  }
+  // --help shows no default: the default value stands for "not given", or is derived.
+  constexpr OptionField no_default() const {
+    OptionField c = *this;
+    c.shows_default = false;
+    return c;
+  }
+  // A run parameter: every result (dmrt-bench's JSON line per phase) carries it by its key.
+  constexpr OptionField report() const {
+    OptionField c = *this;
+    c.reported = true;
+    return c;
+  }
+  constexpr bool has_range() const { return std::is_arithmetic_v<V> && !std::is_same_v<V, bool>; }
+  bool in_range(const V& v) const {
+    if constexpr (std::is_same_v<V, bool>) {
       return true;
-    else if constexpr (std::is_enum_v<V>)
+    } else if constexpr (std::is_enum_v<V>) {
       return static_cast<size_t>(v) < choices;
-    else
+    } else if constexpr (std::is_arithmetic_v<V>) {
       return !(v < lo) && !(hi < v);  // false for NaN, too
+    } else {
+      if (choices == 0) return true;
+      for (size_t i = 0; i < choices; ++i)
+        if (names[i] == v) return true;
+      return false;
+    }
   }
   // An enum value's name ("" when out of range).
   std::string_view name_of(V v) const {
@@ -104,6 +155,23 @@ constexpr OptionField<O, E> option_choice(std::string_view key, E O::*m, std::st
   return f;
 }
 
+// Any string.
+template <class O>
+constexpr OptionField<O, std::string> option_text(std::string_view key, std::string O::*m,
+                                                  std::string_view help) {
+  return {key, m, help};
+}
+// A string that is one of `names`.
+template <class O, size_t N>
+constexpr OptionField<O, std::string> option_text(std::string_view key, std::string O::*m,
+                                                  std::string_view help,
+                                                  const std::string_view (&names)[N]) {
+  OptionField<O, std::string> f{key, m, help};
+  f.names = names;
+  f.choices = N;
+  return f;
+}
+
 // The list itself: a tuple of OptionFields, which an options struct returns from
 // `static constexpr auto fields()`.
 template <class... F>
@@ -132,8 +200,10 @@ std::string field_flag_suffix(const F& f) {
 }
 
 template <class V>
-std::string field_value_text(V v) {
-  if constexpr (std::is_same_v<V, bool>) {
+std::string field_value_text(const V& v) {
+  if constexpr (std::is_same_v<V, std::string>) {
+    return v;
+  } else if constexpr (std::is_same_v<V, bool>) {
     return v ? "true" : "false";
   } else {
     std::ostringstream os;
@@ -144,9 +214,11 @@ std::string field_value_text(V v) {
 
 // "" when `v` is acceptable for field f, else "<key> must be in [lo, hi] (got v)".
 template <class F>
-std::string field_range_error(const F& f, typename F::Value v) {
+std::string field_range_error(const F& f, const typename F::Value& v) {
   if (f.in_range(v)) return {};
-  if constexpr (std::is_enum_v<typename F::Value>)
+  if constexpr (std::is_same_v<typename F::Value, std::string>)
+    return std::string(f.key) + " must be one of " + f.choice_list() + " (got " + v + ")";
+  else if constexpr (std::is_enum_v<typename F::Value>)
     return std::string(f.key) + " must be one of " + f.choice_list() + " (got " +
            std::to_string(static_cast<size_t>(v)) + ")";
   else

@@ -32,6 +32,10 @@ void read_option_fields(const toml::table& table, O& o, std::string_view where) 
         auto b = node.template value_exact<bool>();
         if (!b) throw ConfigError(at + std::string(f.key) + " must be true or false");
         v = *b;
+      } else if constexpr (std::is_same_v<V, std::string>) {
+        auto t = node.template value_exact<std::string>();
+        if (!t) throw ConfigError(at + std::string(f.key) + " must be a string");
+        v = *t;
       } else if constexpr (std::is_enum_v<V>) {
         auto t = node.template value_exact<std::string>();
         if (!t || !f.parse_name(*t, v))

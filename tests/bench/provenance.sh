@@ -52,10 +52,18 @@ for t in transports:
         need(p["argv"][0] == bench and "--index" in p["argv"], f"{t}: argv {p['argv']}")
         need(p["command"].startswith(bench) and "--workload a" in p["command"], f"{t}: command")
         need(tr["name"] == t == j["transport"], f"{t}: transport {tr}")
+        # dmrt-bench's own options, every declared field by its key (bench/cli/options.h):
+        # given, defaulted (threads) and "not given" (seconds: null) alike.
+        o = p["options"]
+        need(o["index"] == "race" and o["transport"] == t and o["workload"] == "a" and
+             o["keys"] == 300 and o["ops"] == 300 and o["threads"] == 1 and
+             o["seconds"] is None and o["quiet"] is True, f"{t}: options {o}")
         if t == "shm":
             need(tr["far_memory"] == [{"node": 0, "latency_ns": 100, "gbps": 0.0}],
                  f"shm far_memory {tr['far_memory']}")
             need(tr["mode"] == "auto" and tr["interleave"] is False, "shm mode")
+            need(tr["latency_ns"] == 100 and tr["gbps"] is None and tr["preset"] == "",
+                 f"shm flags {tr}")
         if t == "sim":
             need(tr["options"]["latency_ns"] == 900 and tr["options"]["preset"] == "rdma-cx6",
                  f"sim options {tr['options']}")

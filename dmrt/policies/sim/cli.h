@@ -16,9 +16,10 @@ namespace dmrt::sim {
 // Registers --compute-nodes, --clients-per-node, --memory-nodes, --preset and the cost-model
 // flags onto `app`, writing into `opts` (which must outlive parsing). A flag given explicitly
 // always wins over --preset, whatever their order on the command line.
-// `with_memory_nodes` = false leaves --memory-nodes to a host program that already has one.
+// `with_nodes` = false leaves --compute-nodes and --memory-nodes to a host program that has its
+// own (dmrt-bench), which then sets opts.compute_nodes and opts.memory_nodes itself.
 inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group = "Simulator",
-                          bool with_memory_nodes = true) {
+                          bool with_nodes = true) {
   auto overrides = std::make_shared<std::vector<std::function<void(Options&)>>>();
   // A cost flag: sets the field now and again after a preset is applied.
   auto cost = [&app, &opts, overrides, &group](const std::string& name, auto member,
@@ -42,16 +43,17 @@ inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group
   };
   // Node ids are 16 bits: compute and memory nodes together are at most 65535 (Options::validate).
   constexpr unsigned kMaxNodes = 65534;
-  app.add_option("--compute-nodes", opts.compute_nodes, "sim: compute nodes")
-      ->check(CLI::Range(1u, kMaxNodes))
-      ->capture_default_str()
-      ->group(group);
+  if (with_nodes)
+    app.add_option("--compute-nodes", opts.compute_nodes, "sim: compute nodes")
+        ->check(CLI::Range(1u, kMaxNodes))
+        ->capture_default_str()
+        ->group(group);
   app.add_option("--clients-per-node", opts.clients_per_node,
                  "sim: simulated clients (fibers) per compute node")
       ->check(CLI::Range(1u, std::numeric_limits<unsigned>::max()))
       ->capture_default_str()
       ->group(group);
-  if (with_memory_nodes)
+  if (with_nodes)
     app.add_option("--memory-nodes", opts.memory_nodes, "sim: memory nodes")
         ->check(CLI::Range(1u, kMaxNodes))
         ->capture_default_str()

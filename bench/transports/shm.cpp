@@ -12,7 +12,8 @@
 #include "dmrt/runtime/cluster.h"
 #include "dmrt/runtime/far_memory.h"
 
-namespace dmrt::bench {
+// Its own namespace: the transports' files share their names and are compiled together (unity).
+namespace dmrt::bench::shm_transport {
 namespace {
 
 constexpr std::string_view kTitle = ShmOptions::kSection;
@@ -43,4 +44,4 @@ const RegisterTransport kShm{
     {.name = "shm", .title = kTitle, .add_flags = add_flags, .provenance = provenance}};
 
 }  // namespace
-}  // namespace dmrt::bench
+}  // namespace dmrt::bench::shm_transport

@@ -11,7 +11,8 @@
 #include "dmrt/policies/sim/report_json.h"
 #include "dmrt/runtime/cluster.h"
 
-namespace dmrt::bench {
+// Its own namespace: the transports' files share their names and are compiled together (unity).
+namespace dmrt::bench::sim_transport {
 namespace {
 
 constexpr std::string_view kTitle = "Simulator (--transport sim)";
@@ -76,4 +77,4 @@ const RegisterTransport kSim{{.name = "sim",
                               .fiber_stack_bytes = fiber_stack_bytes}};
 
 }  // namespace
-}  // namespace dmrt::bench
+}  // namespace dmrt::bench::sim_transport

@@ -8,7 +8,8 @@
 #include "dmrt/policies/verbs/cli.h"
 #include "dmrt/runtime/cluster.h"
 
-namespace dmrt::bench {
+// Its own namespace: the transports' files share their names and are compiled together (unity).
+namespace dmrt::bench::verbs_transport {
 namespace {
 
 constexpr std::string_view kTitle = "RDMA (--transport verbs)";
@@ -46,4 +47,4 @@ const RegisterTransport kVerbs{
     {.name = "verbs", .title = kTitle, .add_flags = add_flags, .provenance = provenance}};
 
 }  // namespace
-}  // namespace dmrt::bench
+}  // namespace dmrt::bench::verbs_transport

@@ -81,9 +81,9 @@ struct Options {
   double peer_timeout_seconds = 10;
   std::string merged_json;
 
-  uint64_t verify_max_ops = ~uint64_t{0};  // --verify --seconds: the run phase ends here
-  double verify_seconds = 300;             // the check's deadline (CheckBudget)
-  uint64_t verify_memory_mb = 4096;        // and its memory
+  uint64_t verify_max_ops = ~uint64_t{0};         // --verify --seconds: the run phase ends here
+  double verify_seconds = CheckBudget{}.seconds;  // the check's deadline
+  uint64_t verify_memory_mb = CheckBudget{}.memory_mb;  // and its memory
   double stall_seconds = 60;
   std::string progress = "auto";  // tty, lines or off once resolve.cpp resolved auto (runner.h)
 
@@ -199,140 +199,130 @@ constexpr auto common() {
 constexpr auto workload() {
   namespace n = option_names;
   using O = Options;
-  return option_fields(
-      option_text("key_format", &O::key_format,
-                  "With --key-size > 8: user (\"user\" + the key's 20 zero-padded digits, then "
-                  "letters; needs --key-size >= 24) or random (the key's 8 bytes big-endian, "
-                  "then pseudo-random bytes of any value); both keep the integer keys' order",
-                  n::kKeyFormats)
-          .in(kWorkloadSection)
-          .report(),
-      option_text("key_order", &O::key_order,
-                  "Record -> key map: hashed (bijective 64-bit mix; key sets: shuffled) or "
-                  "ordered (record + 1; key sets: ascending)",
-                  n::kKeyOrders)
-          .in(kWorkloadSection)
-          .report(),
-      option_text("keyset", &O::keyset,
-                  "Keys the records stand for: ycsb (the --key-order map over 64-bit keys), or "
-                  "a learned-index key set: uniform, normal, lognormal, seqgaps (sequential with "
-                  "gaps)",
-                  n::kKeysets)
-          .in(kWorkloadSection)
-          .report(),
-      option_text("trace_load", &O::trace_load,
-                  "Load phase from FILE, a YCSB trace in the artifacts' format (INSERT k lines), "
-                  "cut into one part per client")
-          .in(kWorkloadSection),
-      option_text("trace_run", &O::trace_run,
-                  "Run phase from FILE (READ k, UPDATE k, INSERT k, SCAN k n, DELETE k), cut "
-                  "into one part per client of the experiment")
-          .in(kWorkloadSection),
-      option_text("write_trace", &O::write_trace,
-                  "Write the load and run phases the workload flags describe to DIR as trace "
-                  "files (load_randint_workloadX, txn_randint_workloadX), then exit")
-          .in(kWorkloadSection));
+  return fields_in_section(
+      kWorkloadSection,
+      option_fields(
+          option_text("key_format", &O::key_format,
+                      "With --key-size > 8: user (\"user\" + the key's 20 zero-padded digits, then "
+                      "letters; needs --key-size >= 24) or random (the key's 8 bytes big-endian, "
+                      "then pseudo-random bytes of any value); both keep the integer keys' order",
+                      n::kKeyFormats)
+              .report(),
+          option_text("key_order", &O::key_order,
+                      "Record -> key map: hashed (bijective 64-bit mix; key sets: shuffled) or "
+                      "ordered (record + 1; key sets: ascending)",
+                      n::kKeyOrders)
+              .report(),
+          option_text(
+              "keyset", &O::keyset,
+              "Keys the records stand for: ycsb (the --key-order map over 64-bit keys), or "
+              "a learned-index key set: uniform, normal, lognormal, seqgaps (sequential with "
+              "gaps)",
+              n::kKeysets)
+              .report(),
+          option_text(
+              "trace_load", &O::trace_load,
+              "Load phase from FILE, a YCSB trace in the artifacts' format (INSERT k lines), "
+              "cut into one part per client"),
+          option_text("trace_run", &O::trace_run,
+                      "Run phase from FILE (READ k, UPDATE k, INSERT k, SCAN k n, DELETE k), cut "
+                      "into one part per client of the experiment"),
+          option_text("write_trace", &O::write_trace,
+                      "Write the load and run phases the workload flags describe to DIR as trace "
+                      "files (load_randint_workloadX, txn_randint_workloadX), then exit")));
 }
 
 // Cluster and processes.
 constexpr auto cluster() {
   namespace n = option_names;
   using O = Options;
-  return option_fields(
-      option_text("cluster", &O::cluster, "TOML cluster file (default: embedded)")
-          .in(kClusterSection),
-      option_number("memory_nodes", &O::memory_nodes, "Memory nodes of the embedded cluster", 1,
-                    1024)
-          .in(kClusterSection),
-      option_number("compute_nodes", &O::compute_nodes,
-                    "Compute nodes; clients are homed round-robin over them (shm: of the "
-                    "embedded cluster; sim: simulated, each with --clients-per-node clients)",
-                    1, 65534)
-          .in(kClusterSection),
-      option_number("memory_mb", &O::memory_mb,
-                    "Region MiB per memory node of the embedded cluster", 64, uint64_t{1} << 24)
-          .in(kClusterSection),
-      option_text("nodes", &O::nodes,
-                  "verbs: the cluster inline, role:size@host:port,... (instead of --cluster)")
-          .in(kClusterSection),
-      option_switch("stop_nodes", &O::stop_nodes,
-                    "verbs, shm --attach: stop the memory nodes (dmrt-node) once every compute "
-                    "process is done (the first compute node asks them)")
-          .in(kClusterSection),
-      option_number("node", &O::node,
-                    "verbs, shm --attach: this process's node id in the cluster (verbs default: "
-                    "with --cluster or --nodes, the rank a launcher gives, OMPI_COMM_WORLD_RANK, "
-                    "PMIX_RANK, PMI_RANK, MV2_COMM_WORLD_RANK or SLURM_PROCID; else the "
-                    "cluster's compute node)",
-                    0, 65535)
-          .no_default()
-          .in(kClusterSection),
-      option_text("attach", &O::attach,
-                  "shm: run as compute node --node of the pool that a memory node process "
-                  "created (dmrt-node --transport shm --create --pool NAME or PATH); one process "
-                  "per compute node of the pool, the first creates and loads the index, all "
-                  "start the run phase together")
-          .in(kClusterSection),
-      option_text("cpus", &O::cpus,
-                  "Bind this process to these CPUs (a list such as 0-3,6), its threads one CPU "
-                  "each in turn; reported in the JSON (placement)")
-          .in(kClusterSection),
-      option_number("numa_node", &O::numa_node,
-                    "Run this process on the CPUs of this NUMA node and allocate its memory "
-                    "there (numa_run_on_node); reported in the JSON (placement)",
-                    0, 1023)
-          .no_default()
-          .in(kClusterSection),
-      option_number("attach_wait_seconds", &O::attach_wait_seconds,
-                    "Several compute processes (shm --attach, verbs with a cluster): seconds to "
-                    "wait for the index and for the other compute processes at each barrier",
-                    0.1, 1e6)
-          .in(kClusterSection),
-      option_number("peer_timeout_seconds", &O::peer_timeout_seconds,
-                    "Several compute processes: a peer whose heartbeat stops this long is lost; "
-                    "the others end with an error naming it",
-                    0.5, 1e6)
-          .in(kClusterSection),
-      option_text("merged_json", &O::merged_json,
-                  "Several compute processes: the first compute node, once all are done, merges "
-                  "every node's --json part (a FILE with {node}) into this file")
-          .in(kClusterSection));
+  return fields_in_section(
+      kClusterSection,
+      option_fields(
+          option_text("cluster", &O::cluster, "TOML cluster file (default: embedded)"),
+          option_number("memory_nodes", &O::memory_nodes, "Memory nodes of the embedded cluster", 1,
+                        1024),
+          option_number("compute_nodes", &O::compute_nodes,
+                        "Compute nodes; clients are homed round-robin over them (shm: of the "
+                        "embedded cluster; sim: simulated, each with --clients-per-node clients)",
+                        1, 65534),
+          option_number("memory_mb", &O::memory_mb,
+                        "Region MiB per memory node of the embedded cluster", 64,
+                        uint64_t{1} << 24),
+          option_text("nodes", &O::nodes,
+                      "verbs: the cluster inline, role:size@host:port,... (instead of --cluster)"),
+          option_switch("stop_nodes", &O::stop_nodes,
+                        "verbs, shm --attach: stop the memory nodes (dmrt-node) once every compute "
+                        "process is done (the first compute node asks them)"),
+          option_number(
+              "node", &O::node,
+              "verbs, shm --attach: this process's node id in the cluster (verbs default: "
+              "with --cluster or --nodes, the rank a launcher gives, OMPI_COMM_WORLD_RANK, "
+              "PMIX_RANK, PMI_RANK, MV2_COMM_WORLD_RANK or SLURM_PROCID; else the "
+              "cluster's compute node)",
+              0, 65535)
+              .no_default(),
+          option_text(
+              "attach", &O::attach,
+              "shm: run as compute node --node of the pool that a memory node process "
+              "created (dmrt-node --transport shm --create --pool NAME or PATH); one process "
+              "per compute node of the pool, the first creates and loads the index, all "
+              "start the run phase together"),
+          option_text("cpus", &O::cpus,
+                      "Bind this process to these CPUs (a list such as 0-3,6), its threads one CPU "
+                      "each in turn; reported in the JSON (placement)"),
+          option_number("numa_node", &O::numa_node,
+                        "Run this process on the CPUs of this NUMA node and allocate its memory "
+                        "there (numa_run_on_node); reported in the JSON (placement)",
+                        0, 1023)
+              .no_default(),
+          option_number(
+              "attach_wait_seconds", &O::attach_wait_seconds,
+              "Several compute processes (shm --attach, verbs with a cluster): seconds to "
+              "wait for the index and for the other compute processes at each barrier",
+              0.1, 1e6),
+          option_number(
+              "peer_timeout_seconds", &O::peer_timeout_seconds,
+              "Several compute processes: a peer whose heartbeat stops this long is lost; "
+              "the others end with an error naming it",
+              0.5, 1e6),
+          option_text(
+              "merged_json", &O::merged_json,
+              "Several compute processes: the first compute node, once all are done, merges "
+              "every node's --json part (a FILE with {node}) into this file")));
 }
 
 // Checks, limits and output.
 constexpr auto checks() {
   namespace n = option_names;
   using O = Options;
-  return option_fields(
-      option_number("verify_max_ops", &O::verify_max_ops,
-                    "With --verify --seconds: the run phase ends after N operations, so the "
-                    "history stays bounded (default: what a quarter of this machine's memory "
-                    "holds)",
-                    1, kAll)
-          .no_default()
-          .in(kChecksSection),
-      option_number("verify_seconds", &O::verify_seconds,
-                    "With --verify: seconds the check may take; then the verdict is unknown, "
-                    "with the reason (0 = no limit)",
-                    0.0, 1e9)
-          .in(kChecksSection),
-      option_number("verify_memory_mb", &O::verify_memory_mb,
-                    "With --verify: MiB the check's search may hold; then the verdict is "
-                    "unknown, with the reason (0 = no limit)",
-                    0, uint64_t{1} << 30)
-          .in(kChecksSection),
-      option_number("stall_seconds", &O::stall_seconds,
-                    "Wall-clock seconds one operation may run, or the others may keep running "
-                    "after a worker failed, before dmrt-bench gives up: exit 1 with what each "
-                    "worker was doing (0 = never; sim: 1800 unless given)",
-                    0.0, 1e7)
-          .in(kChecksSection),
-      option_text("progress", &O::progress,
-                  "Progress of each phase on stderr: tty (one line rewritten every 250 ms), "
-                  "lines (a plain line every 10 s, for logs), off, or auto (tty on an "
-                  "interactive terminal, else off)",
-                  n::kProgress)
-          .in(kChecksSection));
+  return fields_in_section(
+      kChecksSection,
+      option_fields(
+          option_number("verify_max_ops", &O::verify_max_ops,
+                        "With --verify --seconds: the run phase ends after N operations, so the "
+                        "history stays bounded (default: what a quarter of this machine's memory "
+                        "holds)",
+                        1, kAll)
+              .no_default(),
+          option_number("verify_seconds", &O::verify_seconds,
+                        "With --verify: seconds the check may take; then the verdict is unknown, "
+                        "with the reason (0 = no limit)",
+                        0.0, 1e9),
+          option_number("verify_memory_mb", &O::verify_memory_mb,
+                        "With --verify: MiB the check's search may hold; then the verdict is "
+                        "unknown, with the reason (0 = no limit)",
+                        0, uint64_t{1} << 30),
+          option_number("stall_seconds", &O::stall_seconds,
+                        "Wall-clock seconds one operation may run, or the others may keep running "
+                        "after a worker failed, before dmrt-bench gives up: exit 1 with what each "
+                        "worker was doing (0 = never; sim: 1800 unless given)",
+                        0.0, 1e7),
+          option_text("progress", &O::progress,
+                      "Progress of each phase on stderr: tty (one line rewritten every 250 ms), "
+                      "lines (a plain line every 10 s, for logs), off, or auto (tty on an "
+                      "interactive terminal, else off)",
+                      n::kProgress)));
 }
 
 }  // namespace option_lists

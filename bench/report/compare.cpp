@@ -18,7 +18,6 @@
 #include <set>
 #include <sstream>
 
-#include "bench/cli/option_json.h"
 #include "bench/driver/usage.h"
 #include "bench/report/report.h"
 #include "dmrt/runtime/error.h"
@@ -185,9 +184,8 @@ json compare_summary(const Options& opt, const std::vector<IndexInfo>& indexes,
            {"preset", opt.shm.preset.empty() ? json(nullptr) : json(opt.shm.preset)}};
   // The run parameters every result carries (bench/cli/options.h), less the index: each row has
   // its own.
-  json j = option_fields_json(opt, true);
+  json j = run_parameters_json(opt);
   j.erase("index");
-  if (!opt.byte_keys()) j.erase("key_format");
   j.update({{"phase", "compare"},
             {"measured_phase", opt.workload == "load" ? "load" : "run"},
             {"ops", opt.seconds > 0 ? json(nullptr) : json(opt.ops)},

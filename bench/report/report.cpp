@@ -110,11 +110,16 @@ Histogram histogram_from_json(const nlohmann::json& j) {
   }
 }
 
-nlohmann::json phase_json(const Options& opt, const RunInfo& info, const PhaseResult& r) {
+nlohmann::json run_parameters_json(const Options& opt) {
   nlohmann::json j = option_fields_json(opt, true);
+  if (!opt.byte_keys()) j.erase("key_format");  // integer keys have no form
+  return j;
+}
+
+nlohmann::json phase_json(const Options& opt, const RunInfo& info, const PhaseResult& r) {
+  nlohmann::json j = run_parameters_json(opt);
   j["phase"] = r.phase;
   if (r.phase == "load") j["distribution"] = "sequential";
-  if (!opt.byte_keys()) j.erase("key_format");  // integer keys have no form
   j["ops"] = r.all.count;
   if (!r.interrupted.empty()) {
     j["interrupted"] = true;

@@ -61,6 +61,9 @@ struct RunInfo {
 
 // Every JSON line carries `provenance` (bench/report/provenance.h) once main has set it.
 void set_provenance(nlohmann::json provenance);
+// The run parameters every result carries: Options' report() fields by key (key_format only
+// with byte-string keys).
+nlohmann::json run_parameters_json(const Options& opt);
 nlohmann::json phase_json(const Options& opt, const RunInfo& info, const PhaseResult& r);
 // "latency_us" of a histogram (p50, p99, p999, mean, max), and the histogram itself in the
 // sparse form dmrt-bench --merge reads back.

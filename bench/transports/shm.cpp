@@ -29,7 +29,7 @@ void add_flags(CLI::App& app, CommandLine& c) {
   c.shm_only.push_back(app.get_option("--shm-pool"));
 }
 
-// The flags as given (-1: not given), then the far-memory figures each memory node ran with.
+// The flags as given (null: not given), then the far-memory figures each memory node ran with.
 void provenance(nlohmann::json& j, const Options& opt, const ClusterConfig& config) {
   j.update(option_fields_json(opt.shm));
   nlohmann::json far = nlohmann::json::array();

@@ -3,10 +3,8 @@
 #pragma once
 
 #include <cstdint>
-#include <iterator>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "dmrt/runtime/error.h"
 
@@ -43,10 +41,7 @@ struct FarMemoryCost {
     if (name == "none") return {};
     throw ConfigError("unknown shm preset '" + std::string(name) + "' (choices: cxl, none)");
   }
-  static constexpr std::string_view kPresetNames[] = {"cxl", "none"};
-  static std::vector<std::string> preset_names() {
-    return {std::begin(kPresetNames), std::end(kPresetNames)};
-  }
+  static constexpr std::string_view kPresetNames[] = {"cxl", "none"};  // the names preset() takes
 };
 
 }  // namespace dmrt

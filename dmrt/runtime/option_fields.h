@@ -61,35 +61,15 @@ struct OptionField {
   bool reported = false;                    // a run parameter that every result carries
 
   // A different flag name than the key gives (kept for flags older than the field list).
-  constexpr OptionField named(std::string_view f) const {
-    OptionField c = *this;
-    c.flag = f;
-    return c;
-  }
+  constexpr OptionField named(std::string_view f) const { return with(&OptionField::flag, f); }
   // Not a flag: the bench derives it (sizing, budgets), JSON and TOML still carry it.
-  constexpr OptionField no_flag() const {
-    OptionField c = *this;
-    c.cli = false;
-    return c;
-  }
+  constexpr OptionField no_flag() const { return with(&OptionField::cli, false); }
   // Listed in --help section `s`.
-  constexpr OptionField in(std::string_view s) const {
-    OptionField c = *this;
-    c.section = s;
-    return c;
-  }
+  constexpr OptionField in(std::string_view s) const { return with(&OptionField::section, s); }
   // --help shows no default: the default value stands for "not given", or is derived.
-  constexpr OptionField no_default() const {
-    OptionField c = *this;
-    c.shows_default = false;
-    return c;
-  }
+  constexpr OptionField no_default() const { return with(&OptionField::shows_default, false); }
   // A run parameter: every result (dmrt-bench's JSON line per phase) carries it by its key.
-  constexpr OptionField report() const {
-    OptionField c = *this;
-    c.reported = true;
-    return c;
-  }
+  constexpr OptionField report() const { return with(&OptionField::reported, true); }
   constexpr bool has_range() const { return std::is_arithmetic_v<V> && !std::is_same_v<V, bool>; }
   bool in_range(const V& v) const {
     if constexpr (std::is_same_v<V, bool>) {
@@ -128,6 +108,15 @@ struct OptionField {
     std::string s;
     for (size_t i = 0; i < choices; ++i) s += (i ? " | " : "") + std::string(names[i]);
     return s;
+  }
+
+ private:
+  // A copy with one attribute changed: the builders above.
+  template <class A>
+  constexpr OptionField with(A OptionField::*attribute, A value) const {
+    OptionField c = *this;
+    c.*attribute = value;
+    return c;
   }
 };
 
@@ -177,6 +166,13 @@ constexpr OptionField<O, std::string> option_text(std::string_view key, std::str
 template <class... F>
 constexpr auto option_fields(F... f) {
   return std::tuple<F...>{f...};
+}
+
+// The fields of `list`, each listed in --help section `s` (a list per section, joined with
+// std::tuple_cat).
+template <class... F>
+constexpr std::tuple<F...> fields_in_section(std::string_view s, const std::tuple<F...>& list) {
+  return std::apply([s](const F&... f) { return std::tuple<F...>{f.in(s)...}; }, list);
 }
 
 template <class O>

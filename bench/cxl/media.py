@@ -22,6 +22,25 @@ def load(path):
     return rows
 
 
+MADE = re.compile(r"<!-- made: commit=(\S+) indexes=(\S*) transport=(\S+) -->")
+
+
+def made_line(paths):
+    """The parts' `made` line (bench/repro/stale.py), merged: one commit, the indexes of both."""
+    commits, indexes, transports = set(), set(), set()
+    for path in paths:
+        m = MADE.search(path.read_text()) if path.exists() else None
+        if not m:
+            sys.exit(f"{path}: no '<!-- made: ... -->' line; run ./dmrt.sh cxl-study")
+        commits.add(m.group(1))
+        indexes.update(i for i in m.group(2).split(",") if i)
+        transports.add(m.group(3))
+    if len(commits) != 1 or len(transports) != 1:
+        sys.exit(f"the parts were made at different commits or transports: {commits} {transports}")
+    return (f"<!-- made: commit={commits.pop()} indexes={','.join(sorted(indexes))} "
+            f"transport={transports.pop()} -->\n")
+
+
 def ranks(values):
     order = sorted((v, k) for k, v in values.items() if v is not None)[::-1]
     return {k: i + 1 for i, (v, k) in enumerate(order)}
@@ -51,7 +70,8 @@ def main():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.6), squeeze=False,
+                             sharey=True)  # one scale, so that heights compare across workloads
     for i, p in enumerate(panels):
         ax = axes[0][i]
         names = [s for s in series if rdma.get((p, s)) is not None]
@@ -71,13 +91,14 @@ def main():
                  "labels: cxl / rdma-cx6", fontsize="medium")
     fig.tight_layout()
     fig.savefig(a.dir / "media.png", dpi=110)
-    (a.dir / "media.md").write_text(table)
+    text = (made_line([a.dir / "sim-rdma.md", a.dir / "sim-cxl.md"]) +
+            f"![media]({a.dir.name}/media.png)\n\n" + table)
+    (a.dir / "media.md").write_text(text)
 
     doc = a.doc.read_text()
     pat = re.compile(r"(<!-- repro:media -->\n).*?(<!-- /repro:media -->)", re.S)
     if not pat.search(doc):
         sys.exit(f"{a.doc} has no media block")
-    text = f"![media]({a.dir.name}/media.png)\n\n" + table
     a.doc.write_text(pat.sub(lambda m: m.group(1) + text + m.group(2), doc))
     return 0
 

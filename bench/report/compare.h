@@ -1,5 +1,5 @@
 // dmrt-bench --compare: several indexes side by side in one invocation, interleaved round robin,
-// best of N each, with each one's ratio to the best local peer of its kind and issue 20's targets.
+// best of N each, with each one's ratio to the best local peer of its kind.
 #pragma once
 
 #include <string>
@@ -32,9 +32,9 @@ struct CompareRun {
   double load_avg = 0;
 };
 
-// The summary line (phase "compare") from the runs: best of the rounds per index, the best local
-// peer of its kind and the ratio to it, the retention under the far-memory model, and the
-// issue's targets for this workload with pass or fail. Pure: tests feed it numbers.
+// The summary line (phase "compare") from the runs: best, median and worst of the rounds per
+// index, the best local peer of its kind and the ratio to it, and the retention under the
+// far-memory model. Ratios only: no target is judged. Pure: tests feed it numbers.
 nlohmann::json compare_summary(const Options& opt, const std::vector<IndexInfo>& indexes,
                                const std::vector<CompareRun>& runs, unsigned rounds,
                                bool far_model);

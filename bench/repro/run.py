@@ -153,7 +153,7 @@ def run_spec(spec, a):
     # machine's load drifts over all series alike, and the best of the N by the metric stands.
     repeat = int(spec.get("repeat", 1))
     runs = [(p, s, x, cmd, k) for k in range(repeat) for p, s, x, cmd in jobs]
-    rows, failures = [], []
+    rows, failures, values = [], [], {}
     t0 = time.monotonic()
     # A spec of wall-clock runs that use every core each (shm) says `jobs = 1`.
     with concurrent.futures.ThreadPoolExecutor(max_workers=min(a.jobs, spec.get("jobs", a.jobs))) as pool:
@@ -169,6 +169,7 @@ def run_spec(spec, a):
                 print(f"  [{done}/{len(jobs)}] FAILED: {e}", file=sys.stderr)
                 continue
             row = {
+                "_commit": dig(d, "provenance.git_commit"),
                 "panel": panel["name"], "series": series["name"], "x": x,
                 "value": dig(d, panel.get("metric", spec["metric"])),
                 "throughput_mops": d.get("throughput_mops"),
@@ -189,14 +190,21 @@ def run_spec(spec, a):
             note = "cached" if cached else f"{secs:.0f} s"
             print(f"  [{done}/{len(runs)}] {panel['name']} {series['name']} x={x}: "
                   f"{fmt(row['value'])} ({note})", file=sys.stderr)
-            prev = next((r for r in rows if (r["panel"], r["series"], r["x"]) ==
-                         (row["panel"], row["series"], row["x"])), None)
+            point = (row["panel"], row["series"], row["x"])
+            values.setdefault(point, []).append(row["value"] or 0)
+            prev = next((r for r in rows if (r["panel"], r["series"], r["x"]) == point), None)
             if prev is None:
                 rows.append(row)
             elif (row["value"] or 0) > (prev["value"] or 0):  # best of the repeats
                 rows[rows.index(prev)] = row
     order = {(p["name"], s["name"], x): i for i, (p, s, x, _) in enumerate(jobs)}
     rows.sort(key=lambda r: order[(r["panel"], r["series"], r["x"])])
+    if repeat > 1:  # the spread of the repeats beside the best (plot whiskers, CSV, tables)
+        for r in rows:
+            v = sorted(values[(r["panel"], r["series"], r["x"])])
+            r["value_median"] = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+            r["value_worst"] = v[0]
+            r["runs"] = len(v)
     print(f"{spec['id']}: {len(runs)} runs in {time.monotonic() - t0:.0f} s", file=sys.stderr)
     return rows, failures
 
@@ -206,6 +214,26 @@ def value(rows, panel, series, x):
         if r["panel"] == panel and r["series"] == series and r["x"] == x:
             return r["value"]
     return None
+
+
+def spread_of(rows, panel, series, x):
+    """(median, worst) of a point's repeated runs; (best, best) for a single run."""
+    for r in rows:
+        if r["panel"] == panel and r["series"] == series and r["x"] == x:
+            return r.get("value_median", r["value"] or 0), r.get("value_worst", r["value"] or 0)
+    return 0, 0
+
+
+def how_measured(spec):
+    """What a point is: one deterministic run on sim, the best of N on a wall-clock transport."""
+    transport = spec.get("transport", "sim")
+    if transport == "sim":
+        return "sim: deterministic, one run per point (the same command gives the same numbers)"
+    n = int(spec.get("repeat", 1))
+    if n > 1:
+        return (f"{transport}: wall clock, best of {n} interleaved runs per point "
+                "(whiskers or band: worst to best; tick or dashed line: median)")
+    return f"{transport}: wall clock, one run per point (varies between runs)"
 
 
 def paper_text(lo, hi):
@@ -253,6 +281,7 @@ def plot(spec, rows, comps, out_dir):
     import matplotlib.pyplot as plt
 
     panels = spec["panels"]
+    spread = int(spec.get("repeat", 1)) > 1
     has_ratio = any(c["dmrt"] is not None for c in comps)
     nrow = 2 if has_ratio else 1
     fig, axes = plt.subplots(nrow, len(panels), figsize=(3.6 * len(panels), 3.2 * nrow),
@@ -266,11 +295,23 @@ def plot(spec, rows, comps, out_dir):
         if xs == [None]:
             vals = [value(rows, panel["name"], n, None) or 0 for n in names]
             ax.bar(names, vals, color=[colour[n] for n in names])
+            if spread:  # worst to best, the tick at the median
+                med = [spread_of(rows, panel["name"], n, None)[0] for n in names]
+                worst = [spread_of(rows, panel["name"], n, None)[1] for n in names]
+                ax.errorbar(names, med, yerr=[[m - w for m, w in zip(med, worst)],
+                                              [v - m for v, m in zip(vals, med)]],
+                            fmt="_", color="black", capsize=3, markersize=10)
             ax.tick_params(axis="x", labelrotation=30)
         else:
             for n in names:
                 ax.plot(xs, [value(rows, panel["name"], n, x) for x in xs], marker="o",
                         color=colour[n], label=n)
+                if spread:  # a band from worst to best, the median dashed
+                    sp = [spread_of(rows, panel["name"], n, x) for x in xs]
+                    ax.fill_between(xs, [w for _, w in sp],
+                                    [value(rows, panel["name"], n, x) for x in xs],
+                                    color=colour[n], alpha=0.2)
+                    ax.plot(xs, [m for m, _ in sp], linestyle="--", color=colour[n])
             ax.set_xlabel(spec["x"].get("label", spec["x"]["flag"]))
             if spec["x"].get("log"):
                 ax.set_xscale("log", base=2)
@@ -294,7 +335,15 @@ def plot(spec, rows, comps, out_dir):
             rax.set_xlabel("ratio")
             if i == 0:
                 rax.legend(fontsize="small")
-    fig.suptitle(spec["title"], fontsize="medium")
+    # Panels of one row that plot the same quantity share its scale, so that heights compare.
+    by_label = {}
+    for i, panel in enumerate(panels):
+        by_label.setdefault(panel.get("metric_label", spec["metric_label"]), []).append(axes[0][i])
+    for group in by_label.values():
+        top = max(ax.get_ylim()[1] for ax in group)
+        for ax in group:
+            ax.set_ylim(0, top)
+    fig.suptitle(spec["title"] + "\n" + how_measured(spec), fontsize="medium")
     fig.tight_layout()
     path = out_dir / f"{spec['id']}.png"
     fig.savefig(path, dpi=110)
@@ -343,12 +392,28 @@ def plot_cdf(spec, rows, out_dir):
     return path
 
 
+def made_by(spec, rows):
+    """What bench/repro/stale.py needs to tell when this table went stale: the commit of the
+    dmrt-bench that made every run, and the indexes and transport those runs measured."""
+    commits = sorted({r["_commit"] or "unknown" for r in rows})
+    indexes = sorted({a.split("--index ", 1)[1].split()[0] for a in (r["command"] for r in rows)
+                      if "--index " in a})
+    return {"commit": ",".join(commits), "indexes": indexes,
+            "transport": spec.get("transport", "sim"),
+            "date": time.strftime("%Y-%m-%d", time.gmtime())}
+
+
 def markdown(spec, rows, comps, png, cdf=None):
     xs = x_values(spec)
-    lines = [f"**{spec['title']}** ({spec['source']}). "
+    made = made_by(spec, rows)
+    lines = [f"<!-- made: commit={made['commit']} indexes={','.join(made['indexes'])} "
+             f"transport={made['transport']} -->",
+             f"**{spec['title']}** ({spec['source']}). "
              f"Regenerate: `./dmrt.sh {REGENERATE} {spec['id']}`."]
     if spec.get("scaled"):
         lines.append(f"Scaled down: {spec['scaled']}")
+    lines.append(f"Made by dmrt at commit `{made['commit'][:12]}` on {made['date']}; "
+                 f"{how_measured(spec)}.")
     lines.append("")
     if png:
         lines += [f"![{spec['id']}]({PNG_DIR}/{png.name})", ""]
@@ -362,9 +427,13 @@ def markdown(spec, rows, comps, png, cdf=None):
         label = panel.get("metric_label", spec["metric_label"])
         if xs == [None]:  # one point per series: what each did per operation, and its limit
             extra = [label for label, _ in spec.get("columns", [])]
-            cols = ["round trips / op", "memory-node verbs / op", "bytes read / op",
-                    "bytes written / op"] + extra + ["bottleneck"]
-            keys = ["round_trips", "memory_node_verbs", "bytes_read", "bytes_written"] + extra
+            spread = [("median", "value_median"), ("worst", "value_worst")] \
+                if int(spec.get("repeat", 1)) > 1 else []
+            cols = [f"{c} of {spec['repeat']}" for c, _ in spread] + \
+                ["round trips / op", "memory-node verbs / op", "bytes read / op",
+                 "bytes written / op"] + extra + ["bottleneck"]
+            keys = [k for _, k in spread] + \
+                ["round_trips", "memory_node_verbs", "bytes_read", "bytes_written"] + extra
             lines.append(f"| {panel['name']} | {label} | " + " | ".join(cols) + " |")
             lines.append("|---|---|" + "---|" * len(cols))
             for n in names:

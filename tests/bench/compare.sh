@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # dmrt-bench --compare: every listed index runs once per round, interleaved; the summary's best
-# rounds, peers, ratios and targets are those of the runs' own JSON lines; an index flag goes to
+# rounds, peers and ratios are those of the runs' own JSON lines; an index flag goes to
 # its index only; the far-memory variant; the refusals. Checks only what is deterministic (which
 # runs happened, the arithmetic over the reported numbers, the JSON shape), never a throughput.
 #
@@ -47,8 +47,10 @@ check(len(summary) == 1, f"a: {len(summary)} summary lines")
 s = summary[0]
 names = ["race", "tbb-hash", "absl-hash", "chime", "ordered-map"]
 check([r["index"] for r in s["indexes"]] == names, f"a: indexes {[r['index'] for r in s['indexes']]}")
-for key in ["transport", "workload", "keys", "ops", "threads", "fibers", "rounds", "targets", "pass"]:
+for key in ["transport", "workload", "keys", "ops", "threads", "fibers", "rounds"]:
     check(key in s, f"a: summary lacks {key}")
+# Ratios only: --compare judges no target.
+check("targets" not in s and "pass" not in s, "a: summary judges targets")
 check(s["workload"] == "a" and s["rounds"] == 2 and s["far_memory"] is None, "a: summary header")
 measured = {}
 for l in runs:
@@ -76,13 +78,10 @@ for n in names:
     peer = max(peers, key=lambda p: best[p])
     check(r["peer"] == peer and close(r["peer_mops"], best[peer]), f"a: {n} peer {r['peer']}")
     check(close(r["ratio"], best[n] / best[peer]), f"a: {n} ratio {r['ratio']}")
-    if n in local:
-        check("target" not in r, f"a: local {n} has a target")
-    else:
-        check(r["target"] == 0.5 and r["pass"] == (r["ratio"] >= 0.5), f"a: {n} target {r.get('target')}")
-targets = {t["index"]: t for t in s["targets"]}
-check(sorted(targets) == ["chime", "race"], f"a: targets {sorted(targets)}")
-check(s["pass"] == all(t["pass"] for t in s["targets"]), "a: overall pass")
+    ms = sorted(m for _, m in measured[n])
+    check(close(r["worst_mops"], ms[0]) and close(r["median_mops"], (ms[0] + ms[1]) / 2),
+          f"a: {n} worst/median {r['worst_mops']} {r['median_mops']} of {ms}")
+    check("target" not in r and "pass" not in r, f"a: {n} has a target")
 
 # --- workload C with the far-memory model
 runs, summary = load("c.jsonl")
@@ -93,8 +92,6 @@ peer = {r["index"]: r for r in s["indexes"]}["tbb-hash"]
 check(len(race["mops"]) == 1 and len(race["far_mops"]) == 1, f"c: race runs {race}")
 check("far_mops" not in peer and len(peer["mops"]) == 1, f"c: peer runs {peer}")
 check(close(race["retention"], race["best_far_mops"] / race["best_mops"]), "c: retention")
-check(race["retention_target"] == 0.7 and race["retention_pass"] == (race["retention"] >= 0.7), "c: retention target")
-check(race["target"] == 1.0, "c: race's target on C")
 far_lines = [l for l in runs if l["index"] == "race" and l["phase"] == "run"]
 with_model = [l for l in far_lines if l["compare"]["far_memory"]]
 without = [l for l in far_lines if not l["compare"]["far_memory"]]
@@ -102,7 +99,7 @@ check(len(with_model) == 1 and len(without) == 1, "c: race's two variants")
 check(close(with_model[0]["throughput_mops"], race["best_far_mops"]), "c: far mops from its run")
 check(close(without[0]["throughput_mops"], race["best_mops"]), "c: mops from the run without")
 check("far_memory" in with_model[0]["shm"] and "far_memory" not in without[0]["shm"], "c: model on/off in the runs")
-check(len(s["targets"]) == 2, f"c: targets {s['targets']}")
+check("retention_pass" not in race and "targets" not in s, "c: retention judged")
 
 for b in bad:
     print("FAIL:", b)

@@ -343,6 +343,10 @@ def plot(spec, rows, comps, out_dir):
         top = max(ax.get_ylim()[1] for ax in group)
         for ax in group:
             ax.set_ylim(0, top)
+    if has_ratio:  # the ratio row, likewise: one ratio scale across its panels
+        right = max(axes[1][i].get_xlim()[1] for i in range(len(panels)))
+        for i in range(len(panels)):
+            axes[1][i].set_xlim(0, right)
     fig.suptitle(spec["title"] + "\n" + how_measured(spec), fontsize="medium")
     fig.tight_layout()
     path = out_dir / f"{spec['id']}.png"

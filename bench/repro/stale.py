@@ -14,7 +14,8 @@ commit this history lacks is stale as well. A block of docs/results.md or docs/c
 between `<!-- repro:ID -->` and `<!-- /repro:ID -->` must be its table, as run.py wrote it.
 
 Usage: bench/repro/stale.py [--root DIR]; prints one line per table; exit 1 if any is stale,
-77 outside a git checkout (there is no history to compare).
+77 (skipped) outside a git checkout or when a shallow clone lacks a table's commit: there is no
+history to compare against.
 """
 import argparse
 import pathlib
@@ -30,6 +31,13 @@ MADE = re.compile(r"<!-- made: commit=(\S+) indexes=(\S*) transport=(\S+) -->")
 
 def git(root, *args):
     return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+
+
+UNKNOWN = "?"  # the table's commit is cut off by a shallow clone: nothing to compare against
+
+
+def is_shallow(root):
+    return git(root, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
 
 
 def measured_paths(root, indexes, transport):
@@ -51,6 +59,8 @@ def check_table(root, path):
     if commit.endswith("-dirty"):
         return f"made from a tree with uncommitted changes ({commit})"
     if git(root, "merge-base", "--is-ancestor", commit, "HEAD").returncode != 0:
+        if is_shallow(root) and git(root, "cat-file", "-e", f"{commit}^{{commit}}").returncode:
+            return UNKNOWN
         return f"commit {commit[:12]} is not in this history"
     paths = measured_paths(root, [i for i in indexes if i], transport)
     changed = git(root, "diff", "--name-only", commit, "HEAD", "--", *paths).stdout.split()
@@ -87,12 +97,16 @@ def main():
     if git(root, "rev-parse", "--git-dir").returncode != 0:
         print(f"stale: {root} is not a git checkout; nothing to compare against")
         return 77
-    stale, count = [], 0
+    stale, unknown, count = [], [], 0
     for d in TABLE_DIRS:
         for path in sorted((root / d).glob("*.md")):
             count += 1
             why = check_table(root, path)
             name = path.relative_to(root)
+            if why == UNKNOWN:
+                print(f"unknown: {name}: its commit is not in this shallow clone")
+                unknown.append(str(name))
+                continue
             print(f"{'STALE' if why else 'fresh'}: {name}" + (f": {why}" if why else ""))
             if why:
                 stale.append(str(name))
@@ -102,8 +116,11 @@ def main():
                 print(f"STALE: {b}")
                 stale.append(b)
     print(f"stale: {count} tables, {len(stale)} stale"
+          + (f", {len(unknown)} not checked (shallow clone: git fetch --unshallow)" if unknown else "")
           + ("; regenerate them (./dmrt.sh repro ID, ./dmrt.sh cxl-study)" if stale else ""))
-    return 1 if stale else 0
+    if stale:
+        return 1
+    return 77 if unknown else 0
 
 
 if __name__ == "__main__":

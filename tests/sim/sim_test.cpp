@@ -100,6 +100,20 @@ TEST(SimModel, LargeReadsSaturateTheBandwidth) {
   EXPECT_LT(t.report.nics[0].iops_util, 0.1);
 }
 
+// A pool behind a switch (cxl-pool): each host's link is the limit, not the pool's, so four
+// compute nodes reach four times one link.
+TEST(SimModel, AFasterMemoryNodeLinkMovesTheBottleneckToTheHosts) {
+  Options o = model(4, 64);
+  o.memory_nic_gbps = 4.5 * o.nic_gbps;
+  const uint32_t size = 8192;
+  double per_host = bandwidth_bound(o, size);
+  Throughput t = read_loop(o, size, 2'000'000);
+  EXPECT_NEAR(t.ops_per_s / (4 * per_host), 1.0, 0.05) << t.report.describe();
+  EXPECT_EQ(t.report.bottleneck.find("(memory)"), std::string::npos) << t.report.describe();
+  EXPECT_GT(t.report.nics[1].rx_util, 0.95);
+  EXPECT_LT(t.report.nics[0].tx_util, 0.95);
+}
+
 TEST(SimModel, UnsaturatedThroughputFollowsLittlesLaw) {
   Options o = model(1, 4);
   Throughput t = read_loop(o, 64, 1'000'000);
@@ -507,6 +521,14 @@ TEST(SimOptions, PresetsAndFlags) {
   Options cxl = Options::preset("cxl");
   EXPECT_FALSE(cxl.native_masked_cas);
   EXPECT_LT(cxl.latency_ns, cx6.latency_ns);
+  Options pool = Options::preset("cxl-pool");
+  EXPECT_EQ(pool.nic_gbps, 80);          // 10 GB/s per host (Duhu)
+  EXPECT_EQ(pool.memory_nic_gbps, 320);  // four hosts at once
+  EXPECT_EQ(2 * pool.latency_ns + pool.cpu_ns, 700u);
+  EXPECT_EQ(Options::preset_names(), (std::vector<std::string>{"rdma-cx6", "cxl", "cxl-pool"}));
+  cx6.apply_preset("cxl-pool");
+  cx6.apply_preset("cxl");  // a preset that leaves the memory link alone resets it
+  EXPECT_EQ(cx6.memory_nic_gbps, 0);
 
   Options o;
   CLI::App app;

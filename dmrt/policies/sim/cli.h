@@ -65,11 +65,14 @@ inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group
            for (auto& f : *overrides) f(opts);
          },
          "sim: cost-model preset (rdma-cx6: 100 Gb/s ConnectX-6 class RDMA; cxl: CXL memory "
-         "expander); explicit cost flags override it")
-      ->check(CLI::IsMember({"rdma-cx6", "cxl"}))
+         "expander; cxl-pool: a switched pool several hosts share); explicit cost flags "
+         "override it")
+      ->check(CLI::IsMember(Options::preset_names()))
       ->group(group);
   cost("--nic-mops", &Options::nic_mops, "sim: per-NIC message rate limit, million verbs/s");
   cost("--nic-gbps", &Options::nic_gbps, "sim: per-NIC line rate per direction, Gbit/s");
+  cost("--memory-nic-gbps", &Options::memory_nic_gbps,
+       "sim: a memory node's line rate where it differs (0: --nic-gbps), Gbit/s");
   cost("--header-bytes", &Options::header_bytes, "sim: wire header bytes per verb and direction");
   cost("--latency-ns", &Options::latency_ns, "sim: one-way NIC-to-NIC latency, ns");
   cost("--cpu-ns", &Options::cpu_ns, "sim: client CPU per execute() (post + poll + handle), ns");

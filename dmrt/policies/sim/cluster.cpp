@@ -156,8 +156,8 @@ Report Cluster::report() const {
       nr.tx_gbps = s.tx_bytes * 8.0 / secs / 1e9;
       nr.rx_gbps = s.rx_bytes * 8.0 / secs / 1e9;
       nr.iops_util = static_cast<double>(s.ops) * core_->op_ps() / window_ps;
-      nr.tx_util = static_cast<double>(core_->wire_ps(s.tx_bytes)) / window_ps;
-      nr.rx_util = static_cast<double>(core_->wire_ps(s.rx_bytes)) / window_ps;
+      nr.tx_util = static_cast<double>(core_->wire_ps(nr.node, s.tx_bytes)) / window_ps;
+      nr.rx_util = static_cast<double>(core_->wire_ps(nr.node, s.rx_bytes)) / window_ps;
       nr.bw_util = std::max(nr.tx_util, nr.rx_util);
     }
     if (s.ops) nr.avg_wait_ns = (s.wait_ps[0] + s.wait_ps[1] + s.wait_ps[2]) / 1000.0 / s.ops;

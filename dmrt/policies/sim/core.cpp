@@ -92,11 +92,16 @@ class Algorithm : public boost::fibers::algo::algorithm_with_properties<FiberPro
 Core::Core(const Options& opts, std::shared_ptr<shm::Pool> pool)
     : opts_(opts), pool_(std::move(pool)) {
   opts_.validate();
-  nic_.resize(pool_->node_count());
+  auto byte_ps_x1024 = [](double gbps) {
+    return static_cast<uint64_t>(std::llround(8000.0 * 1024.0 / gbps));
+  };
+  nic_.assign(pool_->node_count(), NicState{.byte_ps_x1024 = byte_ps_x1024(opts_.nic_gbps)});
+  for (NodeId n = 0; n < nic_.size(); ++n)
+    if (opts_.memory_nic_gbps > 0 && pool_->region(n).role == NodeRole::kMemory)
+      nic_[n].byte_ps_x1024 = byte_ps_x1024(opts_.memory_nic_gbps);
   stats_.resize(pool_->node_count());
   op_ps_ = static_cast<uint64_t>(std::llround(1e6 / opts_.nic_mops));
   if (op_ps_ == 0) op_ps_ = 1;
-  byte_ps_x1024_ = static_cast<uint64_t>(std::llround(8000.0 * 1024.0 / opts_.nic_gbps));
   latency_ps_ = opts_.latency_ns * 1000;
   pcie_ps_ = std::min(opts_.pcie_rtt_ns, opts_.latency_ns) * 1000;  // part of the latency
   atomic_words_.assign(kAtomicWords, AtomicWord{});
@@ -230,12 +235,12 @@ uint64_t Core::serve(NodeId node, uint64_t t, bool op, uint64_t tx, uint64_t rx)
     ++s.ops;
   }
   if (tx) {
-    n.tx_free = start + wire_ps(tx);
+    n.tx_free = start + wire_ps(node, tx);
     end = std::max(end, n.tx_free);
     s.tx_bytes += tx;
   }
   if (rx) {
-    n.rx_free = start + wire_ps(rx);
+    n.rx_free = start + wire_ps(node, rx);
     end = std::max(end, n.rx_free);
     s.rx_bytes += rx;
   }

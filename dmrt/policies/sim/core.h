@@ -121,8 +121,10 @@ class Core {
   uint64_t messages_sent() const { return messages_sent_; }
   void reset_stats();
   uint64_t op_ps() const { return op_ps_; }
-  // Wire time of `bytes`, in ps.
-  uint64_t wire_ps(uint64_t bytes) const { return (bytes * byte_ps_x1024_) >> 10; }
+  // Wire time of `bytes` at `node`'s NIC, in ps.
+  uint64_t wire_ps(NodeId node, uint64_t bytes) const {
+    return (bytes * nic_[node].byte_ps_x1024) >> 10;
+  }
 
   std::byte* translate(GlobalAddress a, uint64_t len) const;
   MailboxRing ring(NodeId node, uint32_t mailbox) const;
@@ -156,6 +158,7 @@ class Core {
   };
   struct NicState {
     uint64_t op_free = 0, tx_free = 0, rx_free = 0;
+    uint64_t byte_ps_x1024 = 0;  // its line rate: ps per byte, x 1024
   };
   // The words host-memory atomics hold (process_one): direct-mapped by address; a slot taken by
   // another word forgets the old one (its wait, rarely, is not charged). Deterministic.
@@ -221,7 +224,7 @@ class Core {
   std::vector<NicState> nic_;
   std::vector<AtomicWord> atomic_words_;
   std::vector<NicCounters> stats_;
-  uint64_t op_ps_ = 0, byte_ps_x1024_ = 0, latency_ps_ = 0, cpu_ps_ = 0, cpu_verb_ps_ = 0,
+  uint64_t op_ps_ = 0, latency_ps_ = 0, cpu_ps_ = 0, cpu_verb_ps_ = 0,
            poll_ps_ = 0, saturation_ps_ = 0, pcie_ps_ = 0;
   uint64_t window_start_ps_ = 0;
   uint64_t stall_x_ = 0;  // Options::stall_seed's xorshift state

@@ -1,4 +1,4 @@
-// sim::Options: the simulated cluster's shape and cost model, with named presets (rdma-cx6, cxl).
+// sim::Options: the simulated cluster's shape and cost model, with named presets (preset_names()).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,9 @@ struct Options {
   double nic_mops = 90.0;
   // Per-NIC line rate in Gbit/s, per direction (full duplex: tx and rx are separate pipes).
   double nic_gbps = 100.0;
+  // A memory node's line rate where it differs from a compute node's (a pool behind a switch
+  // serves several hosts' links at once); 0: nic_gbps.
+  double memory_nic_gbps = 0;
   // Bytes of headers each verb adds on the wire, in each direction it carries data.
   uint32_t header_bytes = 64;
   // One-way latency between any two NICs: wire, switch, NIC pipeline and PCIe DMA at the far end.

@@ -15,6 +15,7 @@ inline void to_json(nlohmann::json& j, const Options& o) {
                      {"memory_nodes", o.memory_nodes},
                      {"nic_mops", o.nic_mops},
                      {"nic_gbps", o.nic_gbps},
+                     {"memory_nic_gbps", o.memory_nic_gbps},
                      {"header_bytes", o.header_bytes},
                      {"latency_ns", o.latency_ns},
                      {"cpu_ns", o.cpu_ns},

@@ -111,6 +111,7 @@ json merge_phase(const std::vector<json>& lines, const std::vector<std::string>&
     summary["throughput_mops"] = l.at("throughput_mops");
     summary["latency_us"] = l.at("latency_us");
     if (l.contains("placement")) summary["placement"] = l["placement"];
+    if (l.contains("resources")) summary["resources"] = l["resources"];  // per process
     const std::string transport = l.at("transport").get<std::string>();
     if (l.contains(transport)) summary[transport] = l[transport];
     processes.push_back(summary);
@@ -118,6 +119,7 @@ json merge_phase(const std::vector<json>& lines, const std::vector<std::string>&
   const double seconds = end > start ? static_cast<double>(end - start) / 1e9 : 0.0;
   out.erase("process");
   out.erase("placement");
+  out.erase("resources");
   out.erase(out.at("transport").get<std::string>());
   out["ops"] = ops;
   out["failed_ops"] = failed;

@@ -3,8 +3,10 @@
 #include "bench/cli/option_json.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +18,9 @@
 
 namespace dmrt::bench {
 namespace {
+
+// Static initialisation runs before main: close enough to the process's start for "elapsed".
+const std::chrono::steady_clock::time_point kProcessStart = std::chrono::steady_clock::now();
 
 double per(uint64_t v, uint64_t n) {
   return n ? static_cast<double>(v) / static_cast<double>(n) : 0.0;
@@ -110,6 +115,16 @@ Histogram histogram_from_json(const nlohmann::json& j) {
   }
 }
 
+nlohmann::json resources_json() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - kProcessStart;
+  return {{"peak_rss_mib", static_cast<double>(u.ru_maxrss) / 1024.0},  // Linux: KiB
+          {"cpu_s", secs(u.ru_utime) + secs(u.ru_stime)},
+          {"elapsed_s", elapsed.count()}};
+}
+
 nlohmann::json run_parameters_json(const Options& opt) {
   nlohmann::json j = option_fields_json(opt, true);
   if (!opt.byte_keys()) j.erase("key_format");  // integer keys have no form
@@ -157,6 +172,7 @@ nlohmann::json phase_json(const Options& opt, const RunInfo& info, const PhaseRe
   if (!info.placement.is_null()) j["placement"] = info.placement;
   j["latency_histogram"] = histogram_json(r.all.latency);
   if (!r.process.is_null()) j["process"] = r.process;
+  j["resources"] = resources_json();
   if (!provenance().is_null()) j["provenance"] = provenance();
   return j;
 }

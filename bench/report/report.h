@@ -65,6 +65,10 @@ void set_provenance(nlohmann::json provenance);
 // with byte-string keys).
 nlohmann::json run_parameters_json(const Options& opt);
 nlohmann::json phase_json(const Options& opt, const RunInfo& info, const PhaseResult& r);
+// What this process has used up to now: peak resident memory (MiB), CPU time (user + system, s)
+// and wall time since it started (s). A phase line carries it as "resources": the run line's is
+// the whole process's, load included.
+nlohmann::json resources_json();
 // "latency_us" of a histogram (p50, p99, p999, mean, max), and the histogram itself in the
 // sparse form dmrt-bench --merge reads back.
 nlohmann::json latency_json(const Histogram& h);

@@ -8,6 +8,7 @@ distinct command line), so a rerun only runs what changed; --fresh runs everythi
 """
 import argparse
 import concurrent.futures
+import copy
 import csv
 import functools
 import hashlib
@@ -49,6 +50,29 @@ def load_spec(path):
     return spec
 
 
+def at_scale(spec, scale):
+    """The spec as run at `scale`: itself by default; with --scale paper its [scale.paper] table
+    applied (flags, per-series flags, x values, the size line), under the id ID-paper, or None
+    where the spec has no paper size."""
+    if scale == "default":
+        return spec
+    sc = spec.get("scale", {}).get(scale)
+    if sc is None:
+        return None
+    out = copy.deepcopy(spec)
+    out["id"] = f"{spec['id']}-{scale}"
+    out["title"] = f"{spec['title']}, at the paper's size"
+    out["flags"].update(sc.get("flags", {}))
+    for s in out["series"]:
+        s.setdefault("flags", {}).update(sc.get("series", {}).get(s["name"], {}))
+    if "x" in sc:
+        out["x"] = {**out["x"], "values": sc["x"]}
+    out["scaled"] = sc.get("scaled", "")
+    out["jobs"] = sc.get("jobs", 1)  # each run takes gigabytes: one at a time unless told
+    out["resources"] = True  # each run's peak RSS and time in the table
+    return out
+
+
 def x_values(spec):
     x = spec.get("x")
     return x["values"] if x else [None]
@@ -79,6 +103,11 @@ def command(spec, series, panel, x, bench, quick):
 def phase_of(spec, panel, series):
     flags = {**spec["flags"], **panel.get("flags", {}), **series.get("flags", {})}
     return spec.get("phase") or ("load" if flags.get("workload") == "load" else "run")
+
+
+def scaled_value(v, factor):
+    """The metric in the plotted unit (`metric_scale = 1e-6`: bytes as MB)."""
+    return v * factor if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
 
 def dig(obj, dotted):
@@ -171,7 +200,8 @@ def run_spec(spec, a):
             row = {
                 "_commit": dig(d, "provenance.git_commit"),
                 "panel": panel["name"], "series": series["name"], "x": x,
-                "value": dig(d, panel.get("metric", spec["metric"])),
+                "value": scaled_value(dig(d, panel.get("metric", spec["metric"])),
+                                      panel.get("metric_scale", spec.get("metric_scale", 1))),
                 "throughput_mops": d.get("throughput_mops"),
                 "p50_us": dig(d, "latency_us.p50"), "p99_us": dig(d, "latency_us.p99"),
                 "round_trips": dig(d, "per_op.round_trips"),
@@ -179,6 +209,9 @@ def run_spec(spec, a):
                 "bytes_read": dig(d, "per_op.bytes_read"),
                 "bytes_written": dig(d, "per_op.bytes_written"),
                 "bottleneck": bottleneck(d),
+                "peak_rss_mib": dig(d, "resources.peak_rss_mib"),
+                "cpu_s": dig(d, "resources.cpu_s"),
+                "elapsed_s": dig(d, "resources.elapsed_s"),
                 "command": shlex.join(["dmrt-bench"] + cmd[1:]),
             }
             for label, path in spec.get("columns", []):
@@ -268,7 +301,10 @@ def comparisons(spec, rows):
 def write_csv(spec, rows, out_dir):
     path = out_dir / f"{spec['id']}.csv"
     with open(path, "w", newline="") as f:
-        fields = [k for k in rows[0] if not k.startswith("_")]
+        # Time and memory vary from run to run: only paper-size tables, which state them, keep
+        # them; the default tables of sim stay the same for the same code.
+        noisy = set() if spec.get("resources") else {"peak_rss_mib", "cpu_s", "elapsed_s"}
+        fields = [k for k in rows[0] if not k.startswith("_") and k not in noisy]
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
@@ -284,7 +320,8 @@ def plot(spec, rows, comps, out_dir):
     spread = int(spec.get("repeat", 1)) > 1
     has_ratio = any(c["dmrt"] is not None for c in comps)
     nrow = 2 if has_ratio else 1
-    fig, axes = plt.subplots(nrow, len(panels), figsize=(3.6 * len(panels), 3.2 * nrow),
+    # A figure of one panel keeps room for its title.
+    fig, axes = plt.subplots(nrow, len(panels), figsize=(max(3.6 * len(panels), 6.4), 3.2 * nrow),
                              squeeze=False)
     xs = x_values(spec)
     for i, panel in enumerate(panels):
@@ -317,7 +354,10 @@ def plot(spec, rows, comps, out_dir):
                 ax.set_xscale("log", base=2)
         ax.set_title(panel["name"])
         ax.set_ylabel(panel.get("metric_label", spec["metric_label"]))
-        ax.set_ylim(bottom=0)
+        if spec.get("ylog"):  # series decades apart (CHIME Fig. 14's cache: SMART's is ~60x)
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
         if i == 0 and xs != [None]:
             ax.legend(fontsize="small")
         if has_ratio:
@@ -340,9 +380,10 @@ def plot(spec, rows, comps, out_dir):
     for i, panel in enumerate(panels):
         by_label.setdefault(panel.get("metric_label", spec["metric_label"]), []).append(axes[0][i])
     for group in by_label.values():
+        bottom = min(ax.get_ylim()[0] for ax in group) if spec.get("ylog") else 0
         top = max(ax.get_ylim()[1] for ax in group)
         for ax in group:
-            ax.set_ylim(0, top)
+            ax.set_ylim(bottom, top)
     if has_ratio:  # the ratio row, likewise: one ratio scale across its panels
         right = max(axes[1][i].get_xlim()[1] for i in range(len(panels)))
         for i in range(len(panels)):
@@ -415,7 +456,7 @@ def markdown(spec, rows, comps, png, cdf=None):
              f"**{spec['title']}** ({spec['source']}). "
              f"Regenerate: `./dmrt.sh {REGENERATE} {spec['id']}`."]
     if spec.get("scaled"):
-        lines.append(f"Scaled down: {spec['scaled']}")
+        lines.append(f"{'Size' if spec.get('resources') else 'Scaled down'}: {spec['scaled']}")
     lines.append(f"Made by dmrt at commit `{made['commit'][:12]}` on {made['date']}; "
                  f"{how_measured(spec)}.")
     lines.append("")
@@ -457,6 +498,14 @@ def markdown(spec, rows, comps, png, cdf=None):
         if head:
             lines.append(f"\n(columns: {head})")
         lines.append("")
+    if spec.get("resources"):  # what each run took: the process's peak memory and its time
+        lines.append("| panel | series | at | peak RSS (GiB) | CPU (s) | wall (s) |")
+        lines.append("|---|---|---|---|---|---|")
+        for r in rows:
+            gib = r["peak_rss_mib"] / 1024 if r["peak_rss_mib"] is not None else None
+            lines.append(f"| {r['panel']} | {r['series']} | {'' if r['x'] is None else r['x']} | "
+                         f"{fmt(gib)} | {fmt(r['cpu_s'])} | {fmt(r['elapsed_s'])} |")
+        lines.append("")
     if comps:
         lines.append("| panel | pair | at | dmrt | paper | dmrt / paper | within 35% | note |")
         lines.append("|---|---|---|---|---|---|---|---|")
@@ -493,6 +542,9 @@ def main():
     ap.add_argument("--fresh", action="store_true", help="run every point again")
     ap.add_argument("--quick", action="store_true",
                     help="keys and ops / 20: checks the pipeline, not a result (no docs update)")
+    ap.add_argument("--scale", choices=["default", "paper"], default="default",
+                    help="paper: the figures at the papers' data sizes where a spec gives them "
+                         "([scale.paper]), as ID-paper")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--specs-dir", type=pathlib.Path, default=ROOT / "bench/repro/specs",
@@ -507,7 +559,13 @@ def main():
     paths = sorted(spec_dir.glob("*.toml"))
     if a.specs:
         paths = [pathlib.Path(s) if s.endswith(".toml") else spec_dir / f"{s}.toml" for s in a.specs]
-    specs = [load_spec(p) for p in paths]
+    specs = []
+    for p in paths:
+        spec = at_scale(load_spec(p), a.scale)
+        if spec is None:
+            print(f"{p.stem}: no paper size in its spec ([scale.paper]); skipped", file=sys.stderr)
+        else:
+            specs.append(spec)
     if a.list:
         for s in specs:
             print(f"{s['id']}: {s['title']}")

@@ -64,6 +64,7 @@ if cfg.get("chime-neighborhood") != 8 or cfg.get("verify") is not True or "write
 prov = [x.pop("provenance") for x in a + b]
 for x in a + b:
     x.pop("seconds", None)  # wall clock of the phase; everything else on sim is deterministic
+    x.pop("resources", None)  # the process's memory and time
     for k in ("wall_s", "cpu_s", "verbs_per_wall_s", "verbs_per_cpu_s"):  # the simulator's speed
         x.get("sim", {}).pop(k, None)
 if a != b or len(a) != 2:

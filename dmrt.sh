@@ -3,7 +3,8 @@
 #   ./dmrt.sh bench [dmrt-bench flags...]   main benchmark on the default (shm) transport
 #   ./dmrt.sh test                          release tests, ASan/UBSan and TSan runs, then the
 #                                           verbs tests inside a Soft-RoCE VM (tests/vm/run.sh)
-#   ./dmrt.sh repro [FIGURE...] [--fresh]   the papers' figures on sim (bench/repro/README.md)
+#   ./dmrt.sh repro [FIGURE...] [--fresh]   the papers' figures on sim (bench/repro/README.md;
+#                  [--scale paper]          at the papers' data sizes where a spec gives them)
 #   ./dmrt.sh cxl-study [PART...] [--fresh] the CXL porting study's tables and plots
 #                                           (docs/cxl-porting.md, bench/cxl/specs)
 # Each configuration is built once into build/, build-asan/, build-tsan/ and reused.
@@ -217,7 +218,7 @@ case "$cmd" in
     exec /usr/bin/python3 bench/repro/run.py --bench build/bench/dmrt-bench "$@"
     ;;
   *)
-    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -22,7 +22,9 @@ def load(path):
     return rows
 
 
-MADE = re.compile(r"<!-- made: commit=(\S+) indexes=(\S*) transport=(\S+) -->")
+# The `made` line's format is the staleness check's (bench/repro/stale.py), read with its pattern.
+sys.path.insert(0, str(ROOT / "bench/repro"))
+from stale import MADE  # noqa: E402
 
 
 def made_line(paths):

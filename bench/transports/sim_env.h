@@ -58,6 +58,20 @@ struct Env<SimTransport> {
     r.transport_summary = "sim: " + rep.describe() +
                           fmt::format(", {:.2f} M simulated verbs per CPU s",
                                       cpu > 0 ? static_cast<double>(rep.verbs) / cpu / 1e6 : 0.0);
+    if (rep.coherence != sim::Coherence::kCoherent) {
+      // Lines per operation: deterministic for a given history of verbs.
+      const double ops = r.all.count ? static_cast<double>(r.all.count) : 1.0;
+      const sim::CoherenceCounters& c = rep.coherence_counts;
+      r.transport_report["coherence"]["lines_invalidated_per_op"] = c.lines_invalidated / ops;
+      r.transport_report["coherence"]["lines_written_back_per_op"] = c.lines_written_back / ops;
+      r.transport_report["coherence"]["flush_ns_per_op"] = c.flush_ps / 1000.0 / ops;
+      r.transport_report["coherence"]["stale_lines_per_op"] = c.stale_lines / ops;
+      r.transport_summary += fmt::format(
+          "; coherence {}: {:.2f} lines invalidated, {:.2f} written back, {:.1f} ns of flushes "
+          "per op",
+          sim::coherence_name(rep.coherence), c.lines_invalidated / ops, c.lines_written_back / ops,
+          c.flush_ps / 1000.0 / ops);
+    }
   }
   uint64_t pool_bytes_used() const {
     uint64_t n = 0;

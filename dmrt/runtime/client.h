@@ -40,26 +40,28 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   // --- single verbs: each is one round trip -------------------------------------------------
-  void read(GlobalAddress src, void* dst, uint32_t len) {
+  // `hint`: where a port to non-coherent memory flushes (FlushHint, dmrt/runtime/verbs.h).
+  void read(GlobalAddress src, void* dst, uint32_t len, FlushHint hint = FlushHint::kNone) {
     Batch b;
-    b.read(src, dst, len);
+    b.read(src, dst, len).hint(hint);
     run(b);
   }
-  void write(GlobalAddress dst, const void* src, uint32_t len) {
+  void write(GlobalAddress dst, const void* src, uint32_t len, FlushHint hint = FlushHint::kNone) {
     Batch b;
-    b.write(dst, src, len);
+    b.write(dst, src, len).hint(hint);
     run(b);
   }
   // A WRITE whose last (or first) word releases a lock (Batch::release).
-  void release(GlobalAddress dst, const void* src, uint32_t len, LockWord at = LockWord::kLast) {
+  void release(GlobalAddress dst, const void* src, uint32_t len, LockWord at = LockWord::kLast,
+               FlushHint hint = FlushHint::kNone) {
     Batch b;
-    b.release(dst, src, len, at);
+    b.release(dst, src, len, at).hint(hint);
     run(b);
   }
   template <class V>
-  V read_value(GlobalAddress src) {
+  V read_value(GlobalAddress src, FlushHint hint = FlushHint::kNone) {
     V v;
-    read(src, &v, sizeof(V));
+    read(src, &v, sizeof(V), hint);
     return v;
   }
   // Returns the value found before the CAS: success iff it equals `expected`.

@@ -33,12 +33,34 @@ constexpr std::string_view verb_name(VerbKind k) {
 // Which word of a lock-releasing WRITE (Batch::release) is the lock: none for a plain WRITE.
 enum class LockWord : uint8_t { kNone, kLast, kFirst };
 
+// Coherence hints: where a port to memory that hosts cache without keeping coherent (CXL 2.0
+// pooled between hosts; docs/cxl-porting.md, "Coherence") must flush. A bit set of FlushHint.
+// Transports whose memory is coherent ignore them; the sim's coherence model (sim::Coherence)
+// honours them, so that a test can prove each one needed. They change no result where honoured
+// correctly and cost nothing where ignored.
+enum class FlushHint : uint8_t {
+  kNone = 0,
+  // READ: the issuing host drops its cached copies of the lines first (a dirty one is written
+  // back before), so the READ sees what memory holds (clflushopt + mfence).
+  kInvalidate = 1,
+  // WRITE: the lines written are written back to memory as part of the verb, before any later
+  // verb of the batch lands (clwb + sfence). A release's lock word lands after them.
+  kWriteBack = 2,
+};
+constexpr FlushHint operator|(FlushHint a, FlushHint b) {
+  return static_cast<FlushHint>(static_cast<uint8_t>(a) | static_cast<uint8_t>(b));
+}
+constexpr bool has_hint(FlushHint set, FlushHint h) {
+  return (static_cast<uint8_t>(set) & static_cast<uint8_t>(h)) != 0;
+}
+
 // One work request. Atomics act on one naturally aligned 8-byte word and return the prior value
 // through `result` (may be null when the caller does not need it).
 struct Verb {
   VerbKind kind = VerbKind::kRead;
-  LockWord lock = LockWord::kNone;  // WRITE: the word that releases a lock (Batch::release)
-  uint32_t length = 0;              // bytes moved (8 for atomics)
+  LockWord lock = LockWord::kNone;    // WRITE: the word that releases a lock (Batch::release)
+  FlushHint hint = FlushHint::kNone;  // where a non-coherent port flushes (Batch::hint)
+  uint32_t length = 0;                // bytes moved (8 for atomics)
   GlobalAddress remote;
   void* local = nullptr;          // READ destination, WRITE source
   uint64_t* result = nullptr;     // atomics: value found at `remote` before the verb
@@ -49,6 +71,7 @@ struct Verb {
 
   bool is_atomic() const { return kind >= VerbKind::kCas; }
 };
+static_assert(sizeof(Verb) == 64, "the hint lives in padding: a Verb stays one cache line");
 
 // Semantics shared by every transport. Masked CAS follows the mlx5 extended atomic: succeeds when
 // the masked bits equal, then replaces only the swap-masked bits. Plain CAS is the all-ones case.
@@ -72,10 +95,11 @@ class Batch {
 
   // Builders return *this so that a batch reads as the verb list it posts.
   Batch& read(GlobalAddress src, void* dst, uint32_t len) {
-    return add({VerbKind::kRead, LockWord::kNone, len, src, dst, nullptr});
+    return add({VerbKind::kRead, LockWord::kNone, FlushHint::kNone, len, src, dst, nullptr});
   }
   Batch& write(GlobalAddress dst, const void* src, uint32_t len) {
-    return add({VerbKind::kWrite, LockWord::kNone, len, dst, const_cast<void*>(src), nullptr});
+    return add({VerbKind::kWrite, LockWord::kNone, FlushHint::kNone, len, dst,
+                const_cast<void*>(src), nullptr});
   }
   // A WRITE whose last (or first) 8-byte word releases, or hands on, a lock that other clients
   // take with CAS: the other bytes land first, and the lock word lands atomically with respect
@@ -87,18 +111,26 @@ class Batch {
   // the word with an atomic instead (docs/rdma-cluster.md, "Lock releases on Soft-RoCE"). `len`
   // is a multiple of 8, at least 8, and the lock word is naturally aligned.
   Batch& release(GlobalAddress dst, const void* src, uint32_t len, LockWord at = LockWord::kLast) {
-    return add({VerbKind::kWrite, at, len, dst, const_cast<void*>(src), nullptr});
+    return add({VerbKind::kWrite, at, FlushHint::kNone, len, dst, const_cast<void*>(src), nullptr});
   }
   Batch& cas(GlobalAddress word, uint64_t expected, uint64_t desired, uint64_t* old = nullptr) {
-    return add({VerbKind::kCas, LockWord::kNone, 8, word, nullptr, old, expected, desired});
+    return add({VerbKind::kCas, LockWord::kNone, FlushHint::kNone, 8, word, nullptr, old, expected,
+                desired});
   }
   Batch& masked_cas(GlobalAddress word, uint64_t compare, uint64_t compare_mask, uint64_t swap,
                     uint64_t swap_mask, uint64_t* old = nullptr) {
-    return add({VerbKind::kMaskedCas, LockWord::kNone, 8, word, nullptr, old, compare, swap,
-                compare_mask, swap_mask});
+    return add({VerbKind::kMaskedCas, LockWord::kNone, FlushHint::kNone, 8, word, nullptr, old,
+                compare, swap, compare_mask, swap_mask});
   }
   Batch& faa(GlobalAddress word, uint64_t add_value, uint64_t* old = nullptr) {
-    return add({VerbKind::kFaa, LockWord::kNone, 8, word, nullptr, old, 0, add_value});
+    return add(
+        {VerbKind::kFaa, LockWord::kNone, FlushHint::kNone, 8, word, nullptr, old, 0, add_value});
+  }
+
+  // Sets the coherence hint of the verb added last (FlushHint): `b.read(a, p, n).hint(h)`.
+  Batch& hint(FlushHint h) {
+    if (size_ > 0) verbs_[size_ - 1].hint = verbs_[size_ - 1].hint | h;
+    return *this;
   }
 
   // Inlined into every builder: the checks are two compares, their messages out of line.

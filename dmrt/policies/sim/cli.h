@@ -97,6 +97,28 @@ inline void add_cli_flags(CLI::App& app, Options& opts, const std::string& group
        "sim: memory-node service CPU per message taken from a mailbox, ns");
   cost("--service-idle-ns", &Options::service_idle_ns,
        "sim: longest an idle memory-node service sleeps without a change to its memory, ns");
+  // The coherence model (docs/sim.md, "Coherence model"): no preset sets these.
+  app.add_option_function<std::string>(
+         "--sim-coherence",
+         [&opts](const std::string& name) { opts.coherence = parse_coherence(name); },
+         "sim: coherence of pooled memory across hosts (coherent: as RDMA, the default; none: "
+         "each host caches lines and honours the verbs' flush hints; partial: none, but the first "
+         "--sim-coherent-bytes of each node's device memory are coherent)")
+      ->check(CLI::IsMember({"coherent", "none", "partial"}))
+      ->group(group);
+  app.add_option("--sim-coherent-bytes", opts.coherent_bytes,
+                 "sim: coherent bytes at the start of each node's device memory "
+                 "(--sim-coherence partial)")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--sim-cache-bytes", opts.cache_bytes,
+                 "sim: each host's cache under --sim-coherence none/partial, bytes")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--sim-flush-line-ns", opts.flush_line_ns,
+                 "sim: client CPU per line a flush hint invalidates or writes back, ns")
+      ->capture_default_str()
+      ->group(group);
   app.add_option("--sim-memory-bytes", opts.memory_bytes, "sim: region bytes per memory node")
       ->capture_default_str()
       ->group(group);

@@ -202,7 +202,8 @@ Report Cluster::report() const {
   }
   if (r.bottleneck.empty()) r.bottleneck = "none";
   r.saturated = r.bottleneck_util >= kSaturatedUtil;
-  (void)o;
+  r.coherence = o.coherence;
+  r.coherence_counts = core_->coherence();
   return r;
 }
 
@@ -230,6 +231,18 @@ std::string Report::describe() const {
                   static_cast<unsigned>(sv.node), sv.role.c_str(), sv.cpu_ns / 1e6,
                   sv.cpu_util * 100, static_cast<unsigned long long>(sv.local_verbs),
                   static_cast<unsigned long long>(sv.messages));
+    s << buf;
+  }
+  if (coherence != Coherence::kCoherent) {
+    const CoherenceCounters& c = coherence_counts;
+    std::snprintf(buf, sizeof buf,
+                  "  coherence %s: %llu lines invalidated, %llu written back (%.3f ms of CPU), "
+                  "%llu stale lines read, %llu dirty evictions\n",
+                  std::string(coherence_name(coherence)).c_str(),
+                  static_cast<unsigned long long>(c.lines_invalidated),
+                  static_cast<unsigned long long>(c.lines_written_back), c.flush_ps / 1e9,
+                  static_cast<unsigned long long>(c.stale_lines),
+                  static_cast<unsigned long long>(c.evicted_dirty));
     s << buf;
   }
   std::snprintf(buf, sizeof buf, "  bottleneck: %s at %.0f%%%s; first saturated: %s\n",

@@ -99,6 +99,11 @@ struct Report {
   std::string saturated_first = "none";
   uint64_t saturated_first_at_ns = 0;
 
+  // The coherence model (Options::coherence) and what it did in the window; its counts stay zero
+  // under kCoherent, and the JSON and describe() then leave it out.
+  Coherence coherence = Coherence::kCoherent;
+  CoherenceCounters coherence_counts;
+
   // A short human-readable summary (one line per busy NIC).
   std::string describe() const;
 };

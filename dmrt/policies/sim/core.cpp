@@ -116,6 +116,18 @@ Core::Core(const Options& opts, std::shared_ptr<shm::Pool> pool)
   idle_ps_ = std::max<uint64_t>(opts_.service_idle_ns * 1000, poll_ps_);
   svc_.resize(pool_->node_count());
   changes_.resize(pool_->node_count());
+  if (opts_.coherence != Coherence::kCoherent) {
+    const bool partial = opts_.coherence == Coherence::kPartial;
+    const uint64_t coherent_bytes = opts_.coherent_bytes;
+    caches_ = std::make_unique<HostCaches>(
+        pool_->node_count(), opts_.cache_bytes,
+        [this](GlobalAddress line) { return translate(line, 64); },
+        [partial, coherent_bytes](GlobalAddress a) {
+          return partial && a.in_device_memory() && a.region_offset() < coherent_bytes;
+        });
+    flush_line_ps_ = opts_.flush_line_ns * 1000;
+  }
+  watchdog_ps_ = opts_.watchdog_ns * 1000;
   watching_.resize(pool_->node_count());
 }
 
@@ -157,6 +169,7 @@ void Core::reset_stats() {
   events_processed_ = 0;
   verbs_completed_ = 0;
   messages_sent_ = 0;
+  if (caches_) caches_->counters = CoherenceCounters{};
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -206,6 +219,20 @@ void Core::apply(const Verb& v, Counters& counters) {
     ++c->emulated_masked_cas;
     if (attempts > 1) c->emulation_retries += attempts - 1;
   }
+}
+
+uint64_t Core::flush_cost(std::span<const Batch> batches) {
+  uint64_t lines = 0;
+  for (const Batch& b : batches)
+    for (const Verb& v : b.verbs()) {
+      if (v.hint == FlushHint::kNone) continue;
+      auto [inval, back] = caches_->hinted_lines(v);
+      caches_->counters.lines_invalidated += inval;
+      caches_->counters.lines_written_back += back;
+      lines += inval + back;
+    }
+  caches_->counters.flush_ps += lines * flush_line_ps_;
+  return lines * flush_line_ps_;
 }
 
 void Core::apply_inline(std::span<Batch> batches, Counters& counters) {
@@ -299,7 +326,7 @@ void Core::process_one() {
       const Verb& v = *e.verb();
       uint64_t fin =
           serve(v.remote.node(), time, true, hdr + response_bytes(v), hdr + request_bytes(v));
-      apply(v, *p.counters);
+      apply_from(p.src, v, *p.counters);
       if (v.kind != VerbKind::kRead) note_change(v.remote.node(), time);
       // A READ or an atomic on device memory answers without the PCIe round trip to host
       // memory that latency_ps_ includes (Options::pcie_rtt_ns).
@@ -463,12 +490,17 @@ void Core::execute(NodeId src, std::span<Batch> batches, Counters& counters, boo
     apply_inline(batches, counters);
     return;
   }
+  if (watchdog_ps_ && !service && now_ps_ > watchdog_ps_) [[unlikely]]
+    throw TransportError("sim: watchdog: a client still posts verbs at " +
+                         std::to_string(now_ns()) + " ns of virtual time (Options::watchdog_ns)");
   validate(batches);  // errors are thrown here, in the caller's fiber, before anything is posted
   // The node's own memory (a service's every verb to it, a client's local accesses): applied
   // now, at this fiber's time (every event up to now has run), and paid in CPU time, which
   // overlaps the remote verbs below.
   uint64_t local_ps = 0;
   const bool local = apply_local(src, batches, counters, local_ps, service);
+  // Under the coherence model, the flushes its hints ask for: CPU, before and after the verbs.
+  const uint64_t flush_ps = caches_ ? flush_cost(batches) : 0;
   context* self = context::active();
   Pending p;
   p.batches = batches;
@@ -491,15 +523,15 @@ void Core::execute(NodeId src, std::span<Batch> batches, Counters& counters, boo
     }
   }
   if (n == 0) {
-    if (local_ps) {
-      if (service) svc_[src].cpu_ps += local_ps;
-      sleep_until_ps(t + local_ps);
+    if (local_ps || flush_ps) {
+      if (service) svc_[src].cpu_ps += local_ps + flush_ps;
+      sleep_until_ps(t + local_ps + flush_ps);
     }
     return;
   }
   p.outstanding = n;
   p.done = t + local_ps;  // completes no sooner than the local work
-  p.cpu_after = cpu_ps_ + (n - 1) * cpu_verb_ps_;
+  p.cpu_after = cpu_ps_ + (n - 1) * cpu_verb_ps_ + flush_ps;
   if (stall_x_ && !service) {  // Options::stall_seed
     stall_x_ ^= stall_x_ << 13;
     stall_x_ ^= stall_x_ >> 7;
@@ -556,7 +588,7 @@ bool Core::apply_local(NodeId node, std::span<Batch> batches, Counters& counters
   for (size_t i = 0; i < batches.size(); ++i) {
     if (!local_batch(batches, i, node, service)) continue;
     for (const Verb& v : batches[i].verbs()) {
-      apply(v, counters);
+      apply_from(node, v, counters);
       ++verbs;
       const bool data = v.kind == VerbKind::kRead || v.kind == VerbKind::kWrite;
       bytes += data ? v.length : 8;

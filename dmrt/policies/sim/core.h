@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dmrt/policies/shm/pool.h"
+#include "dmrt/policies/sim/coherence.h"
 #include "dmrt/policies/sim/event_queue.h"
 #include "dmrt/policies/sim/options.h"
 #include "dmrt/runtime/messaging.h"
@@ -121,6 +122,8 @@ class Core {
   uint64_t messages_sent() const { return messages_sent_; }
   void reset_stats();
   uint64_t op_ps() const { return op_ps_; }
+  // The coherence model's counts since the last reset_stats() (all zero under kCoherent).
+  CoherenceCounters coherence() const { return caches_ ? caches_->counters : CoherenceCounters{}; }
   // Wire time of `bytes` at `node`'s NIC, in ps.
   uint64_t wire_ps(NodeId node, uint64_t bytes) const {
     return (bytes * nic_[node].byte_ps_x1024) >> 10;
@@ -172,6 +175,17 @@ class Core {
 
   uint64_t serve(NodeId node, uint64_t t, bool op, uint64_t tx, uint64_t rx);
   void apply(const Verb& v, Counters& counters);
+  // A verb issued by `host`: through its cache where the coherence model runs (Options::coherence).
+  void apply_from(NodeId host, const Verb& v, Counters& counters) {
+    if (caches_ && v.kind == VerbKind::kRead)
+      caches_->read(host, v);
+    else if (caches_ && v.kind == VerbKind::kWrite)
+      caches_->write(host, v);
+    else
+      apply(v, counters);
+  }
+  // The CPU time the flush hints of an execute() cost (counted as flushed lines), in ps.
+  uint64_t flush_cost(std::span<const Batch> batches);
   void apply_inline(std::span<Batch> batches, Counters& counters);
   void validate(std::span<Batch> batches) const;
   void push_event(uint64_t time, Pending* p, const Verb* v, uint8_t kind) {
@@ -223,9 +237,12 @@ class Core {
   boost::fibers::context* dispatcher_ = nullptr;
   std::vector<NicState> nic_;
   std::vector<AtomicWord> atomic_words_;
+  std::unique_ptr<HostCaches> caches_;  // the coherence model; null under kCoherent
+  uint64_t flush_line_ps_ = 0;
+  uint64_t watchdog_ps_ = 0;  // Options::watchdog_ns
   std::vector<NicCounters> stats_;
-  uint64_t op_ps_ = 0, latency_ps_ = 0, cpu_ps_ = 0, cpu_verb_ps_ = 0,
-           poll_ps_ = 0, saturation_ps_ = 0, pcie_ps_ = 0;
+  uint64_t op_ps_ = 0, latency_ps_ = 0, cpu_ps_ = 0, cpu_verb_ps_ = 0, poll_ps_ = 0,
+           saturation_ps_ = 0, pcie_ps_ = 0;
   uint64_t window_start_ps_ = 0;
   uint64_t stall_x_ = 0;  // Options::stall_seed's xorshift state
   uint64_t events_processed_ = 0, verbs_completed_ = 0, messages_sent_ = 0;

@@ -127,6 +127,10 @@ void Options::validate() const {
   if (latency_ns > 1'000'000'000ull) bad("latency_ns must be at most one second");
   if (!(service_gbps > 0) || service_gbps > 1e6) bad("service_gbps must be in (0, 1e6] Gbit/s");
   if (fiber_stack_bytes < 16 * 1024) bad("fiber_stack_bytes must be at least 16 KiB");
+  if (coherence != Coherence::kCoherent && cache_bytes < 64 * 8)
+    bad("cache_bytes must hold at least one set of 8 lines (512 bytes)");
+  if (coherence != Coherence::kPartial && coherent_bytes != 0)
+    bad("coherent_bytes applies to coherence = partial only");
 }
 
 std::string Options::describe() const {
@@ -142,6 +146,12 @@ std::string Options::describe() const {
     << " native_masked_cas=" << (native_masked_cas ? "true" : "false")
     << " service_access_ns=" << service_access_ns << " service_gbps=" << service_gbps
     << " service_msg_ns=" << service_msg_ns << " service_idle_ns=" << service_idle_ns;
+  // Only off the default, so that a coherent run's line is what it always was.
+  if (coherence != Coherence::kCoherent) {
+    s << " coherence=" << coherence_name(coherence) << " cache_bytes=" << cache_bytes
+      << " flush_line_ns=" << flush_line_ns;
+    if (coherence == Coherence::kPartial) s << " coherent_bytes=" << coherent_bytes;
+  }
   return s.str();
 }
 

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "dmrt/policies/sim/coherence.h"
+
 namespace dmrt::sim {
 
 // Every figure here is a model parameter, overridable from the command line (see cli.h). The
@@ -73,6 +75,20 @@ struct Options {
   // simulating every empty poll. The cap bounds how late a service that watches the clock wakes.
   uint64_t service_idle_ns = 1000;
 
+  // --- coherence (dmrt/policies/sim/coherence.h; docs/sim.md, "Coherence model") ----------------
+  // kCoherent (default): memory is coherent and the model does not run; nothing else changes.
+  // kNone / kPartial: every host reads and writes through a cache nothing keeps coherent, and
+  // the verbs' FlushHints are honoured.
+  Coherence coherence = Coherence::kCoherent;
+  // kPartial: bytes at the start of each node's device memory that are coherent (never cached),
+  // for lock words and atomics (docs/sim.md).
+  uint64_t coherent_bytes = 0;
+  // Each host's cache: bytes of 64 B lines (8 ways, LRU; a dirty victim is written back).
+  uint64_t cache_bytes = uint64_t{1} << 20;
+  // CPU a client pays per line it flushes (each line of a hinted verb, outside the coherent
+  // region): issuing clflushopt / clwb and its share of the fence that waits for them.
+  uint64_t flush_line_ns = 10;
+
   // --- simulator
   // ----------------------------------------------------------------------------------
   uint64_t seed = 1;  // reserved for randomised models; runs are deterministic
@@ -80,6 +96,10 @@ struct Options {
   // stall of up to 20 us drawn from this seed, as a client descheduled between two verbs on a
   // loaded host; runs stay deterministic. 0 (default): no stalls.
   uint64_t stall_seed = 0;
+  // Test-only: nonzero, a client's verbs posted after this much virtual time throw
+  // dmrt::TransportError, so that a run that cannot finish (an operation spinning on a stale
+  // cached line) ends in a WorkerFailure instead of running forever. 0 (default): no limit.
+  uint64_t watchdog_ns = 0;
   uint64_t fiber_stack_bytes = 256 * 1024;  // per simulated client
   // A NIC resource counts as saturated once some verb waited at least this long for it.
   uint64_t saturation_wait_ns = 1000;

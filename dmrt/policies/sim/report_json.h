@@ -28,6 +28,21 @@ inline void to_json(nlohmann::json& j, const Options& o) {
                      {"service_gbps", o.service_gbps},
                      {"service_msg_ns", o.service_msg_ns},
                      {"service_idle_ns", o.service_idle_ns}};
+  // Only off the default: a coherent run's options keep their former shape.
+  if (o.coherence != Coherence::kCoherent) {
+    j["coherence"] = std::string(coherence_name(o.coherence));
+    j["cache_bytes"] = o.cache_bytes;
+    j["flush_line_ns"] = o.flush_line_ns;
+    if (o.coherence == Coherence::kPartial) j["coherent_bytes"] = o.coherent_bytes;
+  }
+}
+
+inline void to_json(nlohmann::json& j, const CoherenceCounters& c) {
+  j = nlohmann::json{{"lines_invalidated", c.lines_invalidated},
+                     {"lines_written_back", c.lines_written_back},
+                     {"flush_ns", c.flush_ps / 1000},
+                     {"stale_lines", c.stale_lines},
+                     {"evicted_dirty", c.evicted_dirty}};
 }
 
 inline void to_json(nlohmann::json& j, const ServiceReport& s) {
@@ -74,6 +89,10 @@ inline void to_json(nlohmann::json& j, const Report& r) {
                      {"saturated_first_at_ns", r.saturated_first_at_ns}};
   // Only when services ran: runs without any keep their former shape.
   if (!r.services.empty()) j["services"] = r.services;
+  if (r.coherence != Coherence::kCoherent) {
+    j["coherence"] = r.coherence_counts;
+    j["coherence"]["mode"] = std::string(coherence_name(r.coherence));
+  }
 }
 
 }  // namespace dmrt::sim

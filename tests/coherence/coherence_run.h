@@ -1,0 +1,148 @@
+// The coherence proofs' run: an index on sim under a coherence model (sim::Coherence), several
+// compute nodes of a few clients each on a few hot keys, every operation recorded and the history
+// checked for linearizability. Under `none`, with all of an index's flush points in place the
+// check passes; with any one removed (Options::faults.skip_flush) the run is caught: a violation,
+// or an operation that never finishes (spinning on a stale line) stopped by the sim's watchdog
+// and recorded as pending (docs/cxl-porting.md, "Flush points, proved").
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <exception>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dmrt/check/history.h"
+#include "dmrt/check/linearizability.h"
+#include "dmrt/policies/sim/cluster.h"
+#include "tests/harness/kv_suites.h"
+#include "tests/sim/small_cluster.h"
+
+namespace dmrt::coherence_test {
+
+struct Shape {
+  unsigned compute_nodes = 3;
+  unsigned clients_per_node = 2;
+  uint64_t keys = 12;  // hot keys [0, keys)
+  unsigned ops = 150;  // per client
+  uint64_t seed = 1;
+  size_t value_bytes = 16;
+  harness::OpMix mix{35, 25, 25, 15, 0};
+  // Virtual time after which a client's verbs throw (sim::Options::watchdog_ns): far more than a
+  // healthy run takes (a few ms).
+  uint64_t watchdog_ns = 200'000'000;
+  // Freed blocks are handed out again after this many more frees (AllocatorOptions::reuse_delay):
+  // soon, so that a host's cached copy of a recycled block is put to the test.
+  uint32_t reuse_delay = 2;
+};
+
+struct Outcome {
+  CheckResult result;
+  bool stuck = false;  // the watchdog stopped a client in an operation
+  std::string error;   // the first error an index threw (an invariant check), if any
+  sim::CoherenceCounters counts;
+  uint64_t ops = 0;  // operations completed
+  bool caught() const { return stuck || !error.empty() || result.verdict == Verdict::kViolation; }
+  std::string describe() const {
+    if (result.verdict == Verdict::kViolation) return "violation";
+    if (!error.empty()) return "index error";
+    return stuck ? "stuck (watchdog)" : std::string(to_string(result.verdict));
+  }
+  double per_op(uint64_t n) const { return ops ? static_cast<double>(n) / ops : 0.0; }
+};
+
+inline sim::Options sim_options(const Shape& s, sim::Coherence coherence) {
+  sim::Options o = sim::small_test_cluster(s.compute_nodes, s.clients_per_node);
+  o.coherence = coherence;
+  o.watchdog_ns = s.watchdog_ns;
+  return o;
+}
+
+// create(SimClient& setup) -> the index (a pointer); handle(index, SimClient&) -> a handle (or a
+// pointer to one) offering search/insert/update/remove on integer keys.
+template <class Create, class MakeHandle>
+Outcome run(const Shape& s, const sim::Options& o, Create&& create, MakeHandle&& make_handle) {
+  sim::Cluster cluster(o);
+  sim::SimClient setup = sim::untimed_setup_client(cluster);
+  auto index = create(setup);
+  cluster.reset_stats();
+  const unsigned n = o.clients();
+  std::vector<HistoryRecorder> recs(n);
+  std::vector<char> stuck(n, 0);
+  std::vector<uint64_t> done(n, 0);
+  std::string error;
+  sim::RunOptions run_options;
+  run_options.client.allocator.reuse_delay = s.reuse_delay;
+  cluster.run(
+      [&](sim::SimClient& c, const sim::WorkerInfo& w) {
+        auto holder = make_handle(*index, c);
+        auto& h = harness::deref(holder);
+        HistoryRecorder rec(w.index, s.ops, ValueMode::kFull);
+        std::mt19937_64 rng(s.seed * 7919 + w.index);
+        std::string out;
+        try {
+          for (unsigned i = 0; i < s.ops; ++i) {
+            const Key k = rng() % s.keys;
+            const std::string v = harness::make_value(w.index, i, s.value_bytes);
+            const uint64_t at = w.now_ns();
+            switch (harness::pick(s.mix, false, rng)) {
+              case harness::Pick::kSearch: {
+                const size_t op = rec.begin(OpKind::kSearch, k, {}, at);
+                const bool f = h.search(k, out);
+                rec.complete(op, f, out, w.now_ns());
+                break;
+              }
+              case harness::Pick::kInsert: {
+                const size_t op = rec.begin(OpKind::kInsert, k, v, at);
+                const bool ok = h.insert(k, v);
+                rec.complete(op, ok, {}, w.now_ns());
+                break;
+              }
+              case harness::Pick::kUpdate: {
+                const size_t op = rec.begin(OpKind::kUpdate, k, v, at);
+                const bool ok = h.update(k, v);
+                rec.complete(op, ok, {}, w.now_ns());
+                break;
+              }
+              default: {
+                const size_t op = rec.begin(OpKind::kRemove, k, {}, at);
+                const bool ok = h.remove(k);
+                rec.complete(op, ok, {}, w.now_ns());
+              }
+            }
+            ++done[w.index];
+          }
+        } catch (const TransportError&) {
+          stuck[w.index] = 1;  // the watchdog: the operation stays pending in the history
+        } catch (const std::exception& e) {
+          // The index found its own structure inconsistent (an invariant check threw): the
+          // operation stays pending too.
+          if (error.empty()) error = e.what();
+        }
+        recs[w.index] = std::move(rec);
+      },
+      run_options);
+  Outcome r;
+  r.counts = cluster.report().coherence_counts;
+  r.error = error;
+  for (unsigned i = 0; i < n; ++i) {
+    r.stuck |= stuck[i] != 0;
+    r.ops += done[i];
+  }
+  r.result = check_history(merge_histories(recs));
+  return r;
+}
+
+// Prints one line per run: what the proofs found, for docs/cxl-porting.md.
+inline void print(const std::string& index, const std::string& what, const Outcome& r) {
+  std::printf(
+      "[ coherence] %-8s %-28s %-18s %5llu ops, %.2f lines invalidated, %.2f written "
+      "back, %.2f stale lines per op\n",
+      index.c_str(), what.c_str(), r.describe().c_str(), static_cast<unsigned long long>(r.ops),
+      r.per_op(r.counts.lines_invalidated), r.per_op(r.counts.lines_written_back),
+      r.per_op(r.counts.stale_lines));
+}
+
+}  // namespace dmrt::coherence_test

@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
+#include "dmrt/indexes/common/flush_points.h"
 #include "dmrt/indexes/common/root_slots.h"
 #include "dmrt/runtime/address.h"
 #include "dmrt/runtime/option_fields.h"
@@ -16,6 +18,28 @@ inline constexpr NodeId kFirstMemoryNode = 0xffff;
 // 4 KiB, so values stop 24 bytes short of that.
 inline constexpr uint32_t kMaxValueBytes = 4096 - 24;
 inline constexpr uint32_t kMaxWindow = 8;  // buckets a key may live in (one READ of <= 512 B)
+
+// Where a port to non-coherent memory flushes (FlushHint; docs/cxl-porting.md, "Coherence"). The
+// lock word and the slots change only by atomics and a release's lock word, which the device
+// executes, so no point writes them back.
+enum class FlushPoint : uint8_t {
+  kWindowInvalidate,  // the window READ and a matched slot's re-READ see memory
+  kBlockInvalidate,   // a matched slot's block READ sees memory (blocks are recycled)
+  kBlockWriteBack,    // a new block is written back before the CAS that publishes it
+};
+inline constexpr FlushPoint kFlushPoints[] = {
+    FlushPoint::kWindowInvalidate, FlushPoint::kBlockInvalidate, FlushPoint::kBlockWriteBack};
+constexpr std::string_view flush_point_name(FlushPoint p) {
+  switch (p) {
+    case FlushPoint::kWindowInvalidate:
+      return "window_invalidate";
+    case FlushPoint::kBlockInvalidate:
+      return "block_invalidate";
+    case FlushPoint::kBlockWriteBack:
+      return "block_write_back";
+  }
+  return "?";
+}
 
 struct Options {
   // Largest value accepted, in bytes; every KV block has room for this much (longer: LimitError).
@@ -33,7 +57,8 @@ struct Options {
   // Test-only: acts only in builds with DMRT_FAULT_INJECTION (meson fault_injection). Proves the
   // tests catch two inserts of one key that both succeed.
   struct Faults {
-    bool insert_skips_lock = false;  // insert neither takes nor releases its home bucket's lock
+    bool insert_skips_lock = false;      // insert neither takes nor releases its home bucket's lock
+    FlushPoints<FlushPoint> skip_flush;  // these flush points issue no hint (tests/coherence)
   } faults;
 
   // The fields a user sets (bench flags --linprobe-*, JSON, TOML). value_size is the bench's

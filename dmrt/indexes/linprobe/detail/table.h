@@ -225,6 +225,10 @@ class HashTable<T>::Handle {
     bool changed = false;  // the window read is stale: read it again
   };
 
+  // The hint flush point `p` issues (none when a test switched the point off).
+  FlushHint hint(FlushPoint p, FlushHint h) const {
+    return flush_hint(opts_.faults.skip_flush, p, h);
+  }
   KeyHash hash(Key key) const {
     return KeyHash::of(key, opts_.buckets);
   }
@@ -263,10 +267,13 @@ class HashTable<T>::Handle {
     uint64_t old = 0;
     Batch b[2];
     if (lock && locking_) b[0].cas(lock_addr(h), 0, owner_, &old);
-    b[0].read(bucket_addr(table_, h.home), window_, opts_.window * kBucketBytes);
+    b[0].read(bucket_addr(table_, h.home), window_, opts_.window * kBucketBytes)
+        .hint(hint(FlushPoint::kWindowInvalidate, FlushHint::kInvalidate));
     size_t n = 1;
     if (blk)
-      (blk->node() == table_.node() ? b[0] : b[n++]).write(*blk, staged_.data(), block_bytes_);
+      (blk->node() == table_.node() ? b[0] : b[n++])
+          .write(*blk, staged_.data(), block_bytes_)
+          .hint(hint(FlushPoint::kBlockWriteBack, FlushHint::kWriteBack));
     c_->run(std::span<Batch>(b, n));
     return old == 0;
   }
@@ -286,8 +293,11 @@ class HashTable<T>::Handle {
       const bool one = blk.node() == at.node();
       uint64_t now = 0;
       Batch b[2];
-      b[0].read(blk, got_.data(), block_bytes_);
-      b[one ? 0 : 1].read(at, &now, 8);
+      b[0].read(blk, got_.data(), block_bytes_)
+          .hint(hint(FlushPoint::kBlockInvalidate, FlushHint::kInvalidate));
+      b[one ? 0 : 1]
+          .read(at, &now, 8)
+          .hint(hint(FlushPoint::kWindowInvalidate, FlushHint::kInvalidate));
       c_->run(std::span<Batch>(b, one ? 1 : 2));
       if (now != w || !Block::intact(got_.data(), block_bytes_)) {
         ++stale_reads_;

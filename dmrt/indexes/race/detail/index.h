@@ -530,18 +530,26 @@ class RaceIndex<T>::Handle {
     Batch batches[2];
     for (unsigned c = 0; c < 2; ++c) {
       v.first[c] = Geometry::first_bucket_of(kh.main[c]);
-      batches[0].read(Geometry::combined_addr(v.table, kh.main[c]), v.w[c], kCombinedBytes);
+      batches[0]
+          .read(Geometry::combined_addr(v.table, kh.main[c]), v.w[c], kCombinedBytes)
+          .hint(hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
     }
     if (reread_headers)
       for (unsigned c = 0; c < 2; ++c)
         for (unsigned j = 0; j < 2; ++j)
-          batches[0].read(Geometry::bucket_addr(v.table, v.first[c] + j), &v.hdr2[c][j], 8);
+          batches[0]
+              .read(Geometry::bucket_addr(v.table, v.first[c] + j), &v.hdr2[c][j], 8)
+              .hint(hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
     size_t nb = 1;
     if (write_blk) {
       if (write_blk->node() == v.table.node())
-        batches[0].write(*write_blk, block_.data(), static_cast<uint32_t>(block_.size()));
+        batches[0]
+            .write(*write_blk, block_.data(), static_cast<uint32_t>(block_.size()))
+            .hint(hint(FlushPoint::kBlockWriteBack, FlushHint::kWriteBack));
       else
-        batches[nb++].write(*write_blk, block_.data(), static_cast<uint32_t>(block_.size()));
+        batches[nb++]
+            .write(*write_blk, block_.data(), static_cast<uint32_t>(block_.size()))
+            .hint(hint(FlushPoint::kBlockWriteBack, FlushHint::kWriteBack));
     }
     c_->run(std::span<Batch>(batches, nb));
     v.pending = false;
@@ -611,7 +619,9 @@ class RaceIndex<T>::Handle {
         }
         ++nb;
       }
-      batches[b].read(a, blocks_.data() + cs.off[i], Slot::bytes(cs.words[i]));
+      batches[b]
+          .read(a, blocks_.data() + cs.off[i], Slot::bytes(cs.words[i]))
+          .hint(hint(FlushPoint::kBlockInvalidate, FlushHint::kInvalidate));
     }
     c_->run(std::span<Batch>(batches, nb));
     Found f;
@@ -640,7 +650,9 @@ class RaceIndex<T>::Handle {
     if (cs.n == 0) return true;
     uint64_t now[kMaxCands];
     Batch b;
-    for (size_t i = 0; i < cs.n; ++i) b.read(slot_addr(table, cs.pos[i]), &now[i], 8);
+    for (size_t i = 0; i < cs.n; ++i)
+      b.read(slot_addr(table, cs.pos[i]), &now[i], 8)
+          .hint(hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
     c_->run(b);
     for (size_t i = 0; i < cs.n; ++i)
       if (now[i] != cs.words[i]) return false;
@@ -664,11 +676,14 @@ class RaceIndex<T>::Handle {
     uint64_t now[kMaxCands];
     uint64_t hdr[2][2];
     Batch b;
-    for (size_t i = 0; i < cs.n; ++i) b.read(slot_addr(v.table, cs.pos[i]), &now[i], 8);
+    for (size_t i = 0; i < cs.n; ++i)
+      b.read(slot_addr(v.table, cs.pos[i]), &now[i], 8)
+          .hint(hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
     if (headers)
       for (unsigned c = 0; c < 2; ++c)
         for (unsigned j = 0; j < 2; ++j)
-          b.read(Geometry::bucket_addr(v.table, v.first[c] + j), &hdr[c][j], 8);
+          b.read(Geometry::bucket_addr(v.table, v.first[c] + j), &hdr[c][j], 8)
+              .hint(hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
     c_->run(b);
     for (size_t i = 0; i < cs.n; ++i)
       if (now[i] != cs.words[i]) return false;
@@ -717,15 +732,21 @@ class RaceIndex<T>::Handle {
 
   // Adds the reads of a view of `table` for the key to `b`: both combined buckets, then their
   // four headers again (a header read unchanged after the slots proves no split step 3 hit them).
-  static void add_view_reads(Batch& b, const KeyHash& kh, GlobalAddress table, View& v) {
+  void add_view_reads(Batch& b, const KeyHash& kh, GlobalAddress table, View& v) const {
     v.table = table;
     for (unsigned c = 0; c < 2; ++c) {
       v.first[c] = Geometry::first_bucket_of(kh.main[c]);
-      b.read(Geometry::combined_addr(table, kh.main[c]), v.w[c], kCombinedBytes);
+      b.read(Geometry::combined_addr(table, kh.main[c]), v.w[c], kCombinedBytes)
+          .hint(hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
     }
     for (unsigned c = 0; c < 2; ++c)
       for (unsigned j = 0; j < 2; ++j)
-        b.read(Geometry::bucket_addr(table, v.first[c] + j), &v.hdr2[c][j], 8);
+        b.read(Geometry::bucket_addr(table, v.first[c] + j), &v.hdr2[c][j], 8)
+            .hint(hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
+  }
+  // The hint flush point `p` issues (none when a test switched the point off).
+  FlushHint hint(FlushPoint p, FlushHint h) const {
+    return flush_hint(opts_.faults.skip_flush, p, h);
   }
   void reread(const KeyHash& kh, GlobalAddress table, View& v) {
     Batch b;
@@ -846,7 +867,8 @@ class RaceIndex<T>::Handle {
         Batch b;
         for (unsigned c = 0; c < 2; ++c) {
           v->first[c] = Geometry::first_bucket_of(kh.main[c]);
-          b.read(Geometry::combined_addr(v->table, kh.main[c]), v->w[c], kCombinedBytes);
+          b.read(Geometry::combined_addr(v->table, kh.main[c]), v->w[c], kCombinedBytes)
+              .hint(hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
         }
         c_->run(b);
       }

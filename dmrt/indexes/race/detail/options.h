@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
+#include "dmrt/indexes/common/flush_points.h"
 #include "dmrt/indexes/common/root_slots.h"
 #include "dmrt/runtime/address.h"
 #include "dmrt/runtime/option_fields.h"
@@ -12,6 +14,28 @@ namespace dmrt::race {
 
 // Directory home meaning "the first memory node of the cluster".
 inline constexpr NodeId kFirstMemoryNode = 0xffff;
+
+// Where a port to non-coherent memory flushes (FlushHint; docs/cxl-porting.md, "Coherence"). Slots
+// and headers change only by CAS, which the device executes, so no point writes them back. The
+// resize path (directory, new subtables) has no points yet: a port that resizes needs more.
+enum class FlushPoint : uint8_t {
+  kBucketInvalidate,  // combined-bucket READs, header and slot re-READs see memory
+  kBlockInvalidate,   // KV-block READs see memory (blocks are recycled)
+  kBlockWriteBack,    // a new KV block is written back before the slot CAS that publishes it
+};
+inline constexpr FlushPoint kFlushPoints[] = {
+    FlushPoint::kBucketInvalidate, FlushPoint::kBlockInvalidate, FlushPoint::kBlockWriteBack};
+constexpr std::string_view flush_point_name(FlushPoint p) {
+  switch (p) {
+    case FlushPoint::kBucketInvalidate:
+      return "bucket_invalidate";
+    case FlushPoint::kBlockInvalidate:
+      return "block_invalidate";
+    case FlushPoint::kBlockWriteBack:
+      return "block_write_back";
+  }
+  return "?";
+}
 
 struct Options {
   // Largest value accepted, in bytes (KV blocks are sized by the actual value, in 64 B units, so a
@@ -49,6 +73,7 @@ struct Options {
   struct Faults {
     bool delete_skips_cas = false;           // remove() reports success without removing
     bool skip_duplicate_resolution = false;  // insert() skips the re-read and duplicate agreement
+    FlushPoints<FlushPoint> skip_flush;      // these flush points issue no hint (tests/coherence)
   } faults;
 
   // The fields a user sets (bench flags --race-*, JSON, TOML), each declared once. value_size

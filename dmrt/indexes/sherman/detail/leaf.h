@@ -100,6 +100,8 @@ struct LeafImage {
   std::vector<uint8_t> enc;
   std::vector<uint8_t> ev;
   bool torn = false;
+  // Where a port to non-coherent memory flushes (FlushPoint): the READs' and the WRITEs' hints.
+  FlushHint read_hint = FlushHint::kNone, write_hint = FlushHint::kNone;
 
   explicit LeafImage(const LeafGeometry& geo, const K& keys = K{})
       : g(&geo),
@@ -111,9 +113,9 @@ struct LeafImage {
   // Adds the READ of the whole leaf at `a` to `b`; finish_read() decodes it once `b` ran.
   void read_into(Batch& b, GlobalAddress a) {
     if (g->versions())
-      b.read(a + 8, &enc[8], g->image_bytes());
+      b.read(a + 8, &enc[8], g->image_bytes()).hint(read_hint);
     else
-      b.read(a + 8, w.data(), g->image_bytes());
+      b.read(a + 8, w.data(), g->image_bytes()).hint(read_hint);
   }
   void finish_read() {
     if (g->versions()) decode();
@@ -121,28 +123,29 @@ struct LeafImage {
   // Adds the WRITE of entry i (an entry write: with versions its EV is incremented).
   void write_entry(Batch& b, GlobalAddress a, uint32_t i) {
     if (!g->versions()) {
-      b.write(a + g->entry_offset(i), entry(i), g->remote_entry_bytes());
+      b.write(a + g->entry_offset(i), entry(i), g->remote_entry_bytes()).hint(write_hint);
       return;
     }
     ev[i] = (ev[i] + 1) & 0xf;
     encode_entry(i);
-    b.write(a + g->entry_offset(i), &enc[g->entry_offset(i)], g->remote_entry_bytes());
+    b.write(a + g->entry_offset(i), &enc[g->entry_offset(i)], g->remote_entry_bytes())
+        .hint(write_hint);
   }
   // Adds the WRITE of the whole leaf (a node write: the image carries its new nv); with
   // `with_lock`, the lock word (0, free) too, as a new leaf is written.
   void write_image(Batch& b, GlobalAddress a, bool with_lock) {
     static const uint64_t kZero = 0;
     if (!g->versions()) {
-      if (with_lock) b.write(a, &kZero, 8);
-      b.write(a + 8, w.data(), g->image_bytes());
+      if (with_lock) b.write(a, &kZero, 8).hint(write_hint);
+      b.write(a + 8, w.data(), g->image_bytes()).hint(write_hint);
       return;
     }
     encode();
     if (with_lock) {
       std::memset(enc.data(), 0, 8);
-      b.write(a, enc.data(), 8 + g->image_bytes());
+      b.write(a, enc.data(), 8 + g->image_bytes()).hint(write_hint);
     } else {
-      b.write(a + 8, &enc[8], g->image_bytes());
+      b.write(a + 8, &enc[8], g->image_bytes()).hint(write_hint);
     }
   }
 

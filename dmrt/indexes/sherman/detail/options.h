@@ -5,6 +5,7 @@
 #include <limits>
 #include <string_view>
 
+#include "dmrt/indexes/common/flush_points.h"
 #include "dmrt/indexes/common/root_slots.h"
 #include "dmrt/runtime/option_fields.h"
 
@@ -19,6 +20,19 @@ namespace dmrt::sherman {
 //   auto:     versions where both hold, else checksum.
 enum class Sync : uint8_t { kAuto, kVersions, kChecksum };
 inline constexpr std::string_view kSyncNames[] = {"auto", "versions", "checksum"};
+
+// Where a port to non-coherent memory flushes (FlushHint; docs/cxl-porting.md, "Coherence"). The
+// lock word changes by CAS and a release's lock word, which the device executes. Splits (new
+// leaves, internal nodes, the root word) have no points yet: a port that splits needs more.
+enum class FlushPoint : uint8_t {
+  kLeafInvalidate,  // leaf READs (searches, and under the lock) see memory
+  kLeafWriteBack,   // entry and leaf WRITEs are written back before the unlock lands
+};
+inline constexpr FlushPoint kFlushPoints[] = {FlushPoint::kLeafInvalidate,
+                                              FlushPoint::kLeafWriteBack};
+constexpr std::string_view flush_point_name(FlushPoint p) {
+  return p == FlushPoint::kLeafInvalidate ? "leaf_invalidate" : "leaf_write_back";
+}
 
 struct Options {
   uint32_t value_size = 8;  // bytes per value (stored inline, zero-padded)
@@ -53,8 +67,9 @@ struct Options {
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (dmrt/indexes/common/faults.h). Never set them elsewhere.
   struct Faults {
-    bool skip_validation = false;    // accept torn leaf reads
-    bool ack_without_write = false;  // insert returns true without writing the entry
+    bool skip_validation = false;        // accept torn leaf reads
+    bool ack_without_write = false;      // insert returns true without writing the entry
+    FlushPoints<FlushPoint> skip_flush;  // these flush points issue no hint (tests/coherence)
   } faults;
 
   // The fields a user sets (bench flags --sherman-*, JSON, TOML), each declared once.

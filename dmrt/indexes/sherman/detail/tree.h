@@ -186,7 +186,11 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
   class Handle {
    public:
     Handle(std::shared_ptr<Tree> t, Client<T>& c)
-        : t_(std::move(t)), c_(&c), img_(t_->geo_, t_->keys_) {}
+        : t_(std::move(t)), c_(&c), img_(t_->geo_, t_->keys_) {
+      const auto& skip = t_->opts_.faults.skip_flush;
+      img_.read_hint = flush_hint(skip, FlushPoint::kLeafInvalidate, FlushHint::kInvalidate);
+      img_.write_hint = flush_hint(skip, FlushPoint::kLeafWriteBack, FlushHint::kWriteBack);
+    }
 
     // With RDWC on, a search of k that another search of k on this compute node is running
     // takes its result, and concurrent updates of k are combined into one write of the last
@@ -492,6 +496,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       Leaf right(g, t_->keys_);
       right.set_header(nv, sep, img_.hi(), img_.hi_inf(), img_.sibling());
       Leaf left(g, t_->keys_);
+      right.write_hint = left.write_hint = img_.write_hint;
       GlobalAddress ra = c_->alloc(g.remote_bytes(), 64);
       left.set_header(nv, img_.lo(), sep, false, ra);
       for (uint32_t i = 0; i < g.span(); ++i) {

@@ -1,0 +1,50 @@
+// RACE's flush points (dmrt/indexes/race/detail/options.h, FlushPoint) proved on sim's coherence
+// model: all in place, the history is linearizable under `none`; any one removed, the run is
+// caught. The runs stay below a resize (whose path has no points yet).
+#include <gtest/gtest.h>
+
+#include "coherence_run.h"
+#include "dmrt/indexes/race/race.h"
+
+namespace dmrt::coherence_test {
+namespace {
+
+using Index = race::RaceIndex<SimTransport>;
+
+Outcome run_race(sim::Coherence coherence, race::Options ro = {}) {
+  Shape s;
+  ro.value_size = 32;
+  ro.initial_global_depth = 0;
+  ro.groups_per_subtable = 64;
+  return run(
+      s, sim_options(s, coherence), [&](sim::SimClient& c) { return Index::create(c, ro); },
+      [](Index& t, sim::SimClient& c) { return t.handle(c); });
+}
+
+TEST(RaceCoherence, AllPointsAreLinearizableUnderNone) {
+  Outcome r = run_race(sim::Coherence::kNone);
+  print("race", "all points", r);
+  EXPECT_FALSE(r.stuck);
+  EXPECT_EQ(r.error, "");
+  EXPECT_TRUE(r.result.linearizable) << r.result.explain();
+  EXPECT_GT(r.counts.lines_invalidated, 2 * r.ops);  // two combined buckets per operation
+  EXPECT_GT(r.counts.lines_written_back, 0u);
+}
+
+#ifdef DMRT_FAULT_INJECTION
+class RaceFlushPoint : public ::testing::TestWithParam<race::FlushPoint> {};
+
+TEST_P(RaceFlushPoint, RemovedIsCaught) {
+  race::Options ro;
+  ro.faults.skip_flush.add(GetParam());
+  Outcome r = run_race(sim::Coherence::kNone, ro);
+  print("race", std::string("without ") + std::string(flush_point_name(GetParam())), r);
+  EXPECT_TRUE(r.caught()) << r.result.explain();
+}
+
+INSTANTIATE_TEST_SUITE_P(Points, RaceFlushPoint, ::testing::ValuesIn(race::kFlushPoints),
+                         [](const auto& p) { return std::string(flush_point_name(p.param)); });
+#endif
+
+}  // namespace
+}  // namespace dmrt::coherence_test

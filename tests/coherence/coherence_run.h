@@ -60,13 +60,13 @@ inline sim::Options sim_options(const Shape& s, sim::Coherence coherence) {
   return o;
 }
 
-// create(SimClient& setup) -> the index (a pointer); handle(index, SimClient&) -> a handle (or a
-// pointer to one) offering search/insert/update/remove on integer keys.
+// create(SimClient& setup, sim::Cluster&) -> the index (a pointer); handle(index, SimClient&) -> a
+// handle (or a pointer to one) offering search/insert/update/remove on integer keys.
 template <class Create, class MakeHandle>
 Outcome run(const Shape& s, const sim::Options& o, Create&& create, MakeHandle&& make_handle) {
   sim::Cluster cluster(o);
   sim::SimClient setup = sim::untimed_setup_client(cluster);
-  auto index = create(setup);
+  auto index = create(setup, cluster);
   cluster.reset_stats();
   const unsigned n = o.clients();
   std::vector<HistoryRecorder> recs(n);

@@ -9,7 +9,7 @@
 namespace dmrt::coherence_test {
 namespace {
 
-using Table = linprobe::HashTable<SimTransport>;
+using LinprobeTable = linprobe::HashTable<SimTransport>;
 
 Outcome run_linprobe(sim::Coherence coherence, linprobe::Options lo = {}) {
   Shape s;
@@ -17,8 +17,9 @@ Outcome run_linprobe(sim::Coherence coherence, linprobe::Options lo = {}) {
   lo.window = 2;
   lo.value_size = 32;
   return run(
-      s, sim_options(s, coherence), [&](sim::SimClient& c) { return Table::create(c, lo); },
-      [](Table& t, sim::SimClient& c) { return t.handle(c); });
+      s, sim_options(s, coherence),
+      [&](sim::SimClient& c, sim::Cluster&) { return LinprobeTable::create(c, lo); },
+      [](LinprobeTable& t, sim::SimClient& c) { return t.handle(c); });
 }
 
 TEST(LinprobeCoherence, AllPointsAreLinearizableUnderNone) {

@@ -9,7 +9,7 @@
 namespace dmrt::coherence_test {
 namespace {
 
-using Index = race::RaceIndex<SimTransport>;
+using RaceIdx = race::RaceIndex<SimTransport>;
 
 Outcome run_race(sim::Coherence coherence, race::Options ro = {}) {
   Shape s;
@@ -17,8 +17,9 @@ Outcome run_race(sim::Coherence coherence, race::Options ro = {}) {
   ro.initial_global_depth = 0;
   ro.groups_per_subtable = 64;
   return run(
-      s, sim_options(s, coherence), [&](sim::SimClient& c) { return Index::create(c, ro); },
-      [](Index& t, sim::SimClient& c) { return t.handle(c); });
+      s, sim_options(s, coherence),
+      [&](sim::SimClient& c, sim::Cluster&) { return RaceIdx::create(c, ro); },
+      [](RaceIdx& t, sim::SimClient& c) { return t.handle(c); });
 }
 
 TEST(RaceCoherence, AllPointsAreLinearizableUnderNone) {

@@ -9,14 +9,15 @@
 namespace dmrt::coherence_test {
 namespace {
 
-using Tree = sherman::Tree<SimTransport>;
+using ShermanTree = sherman::Tree<SimTransport>;
 
 Outcome run_sherman(sim::Coherence coherence, sherman::Options so = {}) {
   Shape s;
   so.leaf_span = 32;
   so.value_size = 16;  // fixed-size values: the runs' own length
   return run(
-      s, sim_options(s, coherence), [&](sim::SimClient& c) { return Tree::create(c, so); },
+      s, sim_options(s, coherence),
+      [&](sim::SimClient& c, sim::Cluster&) { return ShermanTree::create(c, so); },
       [](auto& t, sim::SimClient& c) { return t.handle(c); });
 }
 

@@ -87,7 +87,7 @@ struct Options {
   uint64_t cache_bytes = uint64_t{1} << 20;
   // CPU a client pays per line it flushes (each line of a hinted verb, outside the coherent
   // region): issuing clflushopt / clwb and its share of the fence that waits for them.
-  uint64_t flush_line_ns = 10;
+  uint64_t flush_line_ns = 25;
 
   // --- simulator
   // ----------------------------------------------------------------------------------

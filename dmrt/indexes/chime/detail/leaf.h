@@ -297,6 +297,8 @@ struct LeafImage {
   std::vector<uint8_t> ev;
   std::vector<Segment> pending;
   bool torn = false;
+  // Where a port to non-coherent memory flushes (FlushPoint): the READs' and the WRITEs' hints.
+  FlushHint read_hint = FlushHint::kNone, write_hint = FlushHint::kNone;
 
   explicit LeafImage(const Geometry& geo, K k = K{})
       : g(&geo),
@@ -333,10 +335,10 @@ struct LeafImage {
     mark(s);
     auto [from, to] = g->remote_range(s);
     if (!g->versions()) {
-      b.read(a + from, &w[s.from], static_cast<uint32_t>(to - from));
+      b.read(a + from, &w[s.from], static_cast<uint32_t>(to - from)).hint(read_hint);
       return;
     }
-    b.read(a + from, &enc[from], static_cast<uint32_t>(to - from));
+    b.read(a + from, &enc[from], static_cast<uint32_t>(to - from)).hint(read_hint);
     pending.push_back(s);
   }
   void finish_reads() {
@@ -356,9 +358,9 @@ struct LeafImage {
     }
     const auto len = static_cast<uint32_t>(to - from);
     if (lock)
-      b.release(a + from, src, len);
+      b.release(a + from, src, len).hint(write_hint);
     else
-      b.write(a + from, src, len);
+      b.write(a + from, src, len).hint(write_hint);
   }
   // The objects lying whole inside `s`. Group by group (a replica, then its H entries: entry
   // r*H + j is at word replica_word(r) + rw + j*ew), skipping the groups that end before `s`:

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string_view>
 
+#include "dmrt/indexes/common/flush_points.h"
 #include "dmrt/indexes/common/root_slots.h"
 #include "dmrt/runtime/option_fields.h"
 
@@ -19,6 +20,19 @@ namespace dmrt::chime {
 //   auto:     versions where the transport is line-atomic and neighborhood <= 14, else checksum.
 enum class Sync : uint8_t { kAuto, kVersions, kChecksum };
 inline constexpr std::string_view kSyncNames[] = {"auto", "versions", "checksum"};
+
+// Where a port to non-coherent memory flushes (FlushHint; docs/cxl-porting.md, "Coherence"). The
+// leaf lock changes by (masked) CAS and a release's lock word, which the device executes. Splits'
+// internal nodes and the root word have no points yet: a port that splits needs more.
+enum class FlushPoint : uint8_t {
+  kLeafInvalidate,  // neighbourhood, speculative and whole-leaf READs see memory
+  kLeafWriteBack,   // entries and replicas are written back before the unlock of their batch
+};
+inline constexpr FlushPoint kFlushPoints[] = {FlushPoint::kLeafInvalidate,
+                                              FlushPoint::kLeafWriteBack};
+constexpr std::string_view flush_point_name(FlushPoint p) {
+  return p == FlushPoint::kLeafInvalidate ? "leaf_invalidate" : "leaf_write_back";
+}
 
 struct Options {
   uint32_t value_size = 8;  // bytes per value (inline, zero-padded)
@@ -62,8 +76,9 @@ struct Options {
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (dmrt/indexes/common/faults.h). Never set them elsewhere.
   struct Faults {
-    bool skip_bitmap_check = false;  // drop the level-3 (hop bitmap) validation
-    bool ack_without_write = false;  // insert returns true without writing
+    bool skip_bitmap_check = false;      // drop the level-3 (hop bitmap) validation
+    bool ack_without_write = false;      // insert returns true without writing
+    FlushPoints<FlushPoint> skip_flush;  // these flush points issue no hint (tests/coherence)
   } faults;
 
   // The fields a user sets (bench flags --chime-*, JSON, TOML), each declared once; the bench

@@ -174,7 +174,11 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
   class Handle {
    public:
     Handle(std::shared_ptr<Tree> t, Client<T>& c)
-        : t_(std::move(t)), c_(&c), img_(t_->geo_, t_->keys_) {}
+        : t_(std::move(t)), c_(&c), img_(t_->geo_, t_->keys_) {
+      const auto& skip = t_->opts_.faults.skip_flush;
+      img_.read_hint = flush_hint(skip, FlushPoint::kLeafInvalidate, FlushHint::kInvalidate);
+      img_.write_hint = flush_hint(skip, FlushPoint::kLeafWriteBack, FlushHint::kWriteBack);
+    }
 
     // 1 RTT (neighborhood or speculative entry), 2 when a speculation misses; none when another
     // search of k on this compute node shares its result (RDWC).
@@ -599,7 +603,10 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     // alone and whole, as read_whole_consistent does.
     void read_leaves_consistent() {
       const uint32_t words = g().node_words() + 1;
-      while (scan_imgs_.size() < scan_plan_.size()) scan_imgs_.emplace_back(g(), t_->keys_);
+      while (scan_imgs_.size() < scan_plan_.size()) {
+        scan_imgs_.emplace_back(g(), t_->keys_);
+        scan_imgs_.back().read_hint = img_.read_hint;
+      }
       scan_segs_.resize(scan_plan_.size());
       scan_homes_.resize(scan_plan_.size());
       scan_batches_.clear();
@@ -1000,6 +1007,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       if (geo.fences()) low = KeyT(img_.low_fence(0)), high = KeyT(img_.high_fence(0));
 
       Leaf right(geo, t_->keys_);
+      right.write_hint = img_.write_hint;
       for (uint32_t i = 0; i < geo.span(); ++i) right.set_entry(i, nnv, 0, 0, View{}, nullptr);
       for (size_t x = m; x < live.size(); ++x) {
         uint32_t i = live[x].second;

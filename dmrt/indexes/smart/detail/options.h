@@ -5,12 +5,40 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <string_view>
 
+#include "dmrt/indexes/common/flush_points.h"
 #include "dmrt/indexes/common/root_slots.h"
 #include "dmrt/runtime/key_bytes.h"
 #include "dmrt/runtime/option_fields.h"
 
 namespace dmrt::smart {
+
+// Where a port to non-coherent memory flushes (FlushHint; docs/cxl-porting.md, "Coherence"). Slots
+// and a leaf's status (its lock) change by CAS and a release's lock word, which the device
+// executes.
+enum class FlushPoint : uint8_t {
+  kNodeInvalidate,    // inner-node READs (on a cache miss) and slot re-READs see memory
+  kLeafInvalidate,    // leaf READs see memory (a cached slot is a copy; leaves are recycled)
+  kLeafWriteBack,     // an in-place leaf update is written back before its status unlocks it
+  kPublishWriteBack,  // a new leaf or node is written back before the slot CAS that publishes it
+};
+inline constexpr FlushPoint kFlushPoints[] = {
+    FlushPoint::kNodeInvalidate, FlushPoint::kLeafInvalidate, FlushPoint::kLeafWriteBack,
+    FlushPoint::kPublishWriteBack};
+constexpr std::string_view flush_point_name(FlushPoint p) {
+  switch (p) {
+    case FlushPoint::kNodeInvalidate:
+      return "node_invalidate";
+    case FlushPoint::kLeafInvalidate:
+      return "leaf_invalidate";
+    case FlushPoint::kLeafWriteBack:
+      return "leaf_write_back";
+    case FlushPoint::kPublishWriteBack:
+      return "publish_write_back";
+  }
+  return "?";
+}
 
 struct Options {
   uint32_t value_size = 8;  // bytes per value (stored inline in the leaf, zero-padded)
@@ -48,6 +76,7 @@ struct Options {
     // Runs between an insert's look for its key byte in a cached node and its copy of that node's
     // slots: where another client of the compute node may learn a slot (tests/smart).
     std::function<void()> between_cached_look_and_copy;
+    FlushPoints<FlushPoint> skip_flush;  // these flush points issue no hint (tests/coherence)
   } faults;
 
   static constexpr auto fields();

@@ -284,6 +284,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     static GlobalAddress slot_addr(GlobalAddress node, unsigned i) { return node + 8 + 8ull * i; }
+    // The hint flush point `p` issues (none when a test switched the point off).
+    FlushHint hint(FlushPoint p, FlushHint h) const {
+      return flush_hint(t_->opts_.faults.skip_flush, p, h);
+    }
 
     // What `cur` points to was replaced (a leaf split or a prefix split): read its slot again,
     // and let the cached node it came from learn the new value.
@@ -294,7 +298,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         cur = root_cursor();
         return;
       }
-      cur.e = Slot{c_->template read_value<uint64_t>(cur.slot)};
+      cur.e = Slot{c_->template read_value<uint64_t>(
+          cur.slot, hint(FlushPoint::kNodeInvalidate, FlushHint::kInvalidate))};
       learn(cur.from, cur.slot, cur.e.w);
       cur.from = nullptr;
     }
@@ -310,7 +315,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // Reads a leaf until its checksum holds (a read overlapping an in-place write fails it).
     void read_leaf(GlobalAddress a) {
       for (;;) {
-        c_->read(a, leaf_.data(), g_.bytes());
+        c_->read(a, leaf_.data(), g_.bytes(),
+                 hint(FlushPoint::kLeafInvalidate, FlushHint::kInvalidate));
         if (leaf_checksum(leaf_.data(), g_.words()) == leaf_[1]) return;
         t_->leaf_retries_.fetch_add(1, std::memory_order_relaxed);
         c_->pause();
@@ -326,11 +332,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // Header and the slots the type says (the rest too when the header's type is larger).
     Header read_node(GlobalAddress a, unsigned type) {
       unsigned n = kTypeSlots[type];
-      c_->read(a, nbuf_.data(), 8 + 8 * n);
+      c_->read(a, nbuf_.data(), 8 + 8 * n,
+               hint(FlushPoint::kNodeInvalidate, FlushHint::kInvalidate));
       Header h{nbuf_[0]};
       if (h.type() > type) {
         unsigned m = kTypeSlots[h.type()];
-        c_->read(a + 8 + 8ull * n, &nbuf_[1 + n], 8 * (m - n));
+        c_->read(a + 8 + 8ull * n, &nbuf_[1 + n], 8 * (m - n),
+                 hint(FlushPoint::kNodeInvalidate, FlushHint::kInvalidate));
       }
       return h;
     }
@@ -512,7 +520,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         image_[0] = (st & kLenMask) | (op == Op::kRemove ? 0 : kPresent);  // unlocked
         if (op != Op::kRemove) fill_value(image_.data(), v);
         image_[1] = leaf_checksum(image_.data(), g_.words());
-        c_->release(a, image_.data(), g_.bytes(), LockWord::kFirst);  // status word: unlocked
+        c_->release(a, image_.data(), g_.bytes(), LockWord::kFirst,  // status word: unlocked
+                    hint(FlushPoint::kLeafWriteBack, FlushHint::kWriteBack));
         return 1;
       }
     }
@@ -630,7 +639,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         }
         return bs[used++];
       };
-      for (auto& [a, w] : writes) batch_for(a.node()).write(a, w.data(), 8 * w.size());
+      for (auto& [a, w] : writes)
+        batch_for(a.node())
+            .write(a, w.data(), 8 * w.size())
+            .hint(hint(FlushPoint::kPublishWriteBack, FlushHint::kWriteBack));
       uint64_t old = 0;
       if (one) {
         batch_for(slot.node()).cas(slot, expected, desired, &old);
@@ -708,7 +720,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // After an insert behind slot index >= the type's end: raise the type in the node's header
     // and in its parent's slot (both only upwards; readers trust the header).
     void raise_type(const KeyBytes& kb, const Gap& g, unsigned type) {
-      Header h{c_->template read_value<uint64_t>(g.node)};
+      Header h{c_->template read_value<uint64_t>(
+          g.node, hint(FlushPoint::kNodeInvalidate, FlushHint::kInvalidate))};
       while (h.type() < type) {
         uint64_t old = c_->cas(g.node, h.w, h.with_type(type).w);
         if (old == h.w) {
@@ -868,17 +881,21 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         Header h;
         for (;;) {
           unsigned n = kTypeSlots[e.type()];
-          c_->read(e.addr(), buf.data(), 8 + 8 * n);
+          c_->read(e.addr(), buf.data(), 8 + 8 * n,
+                   hint(FlushPoint::kNodeInvalidate, FlushHint::kInvalidate));
           h = Header{buf[0]};
           if (h.type() > e.type()) {
             unsigned mm = kTypeSlots[h.type()];
-            c_->read(e.addr() + 8 + 8ull * n, &buf[1 + n], 8 * (mm - n));
+            c_->read(e.addr() + 8 + 8ull * n, &buf[1 + n], 8 * (mm - n),
+                     hint(FlushPoint::kNodeInvalidate, FlushHint::kInvalidate));
           }
           if (h.depth() <= depth) break;
           // A cached node's path (depth + prefix) never changes (layout.h), so its header depth
           // cannot pass the path length the scan started it at.
           if (!slot) throw Error("smart: a cached node's path changed");
-          e = Slot{c_->template read_value<uint64_t>(slot)};  // moved below a new node: re-read
+          e = Slot{c_->template read_value<uint64_t>(
+              slot, hint(FlushPoint::kNodeInvalidate,
+                         FlushHint::kInvalidate))};  // moved below a new node: re-read
           if (e.leaf()) {
             std::vector<Slot> one{e};
             std::vector<GlobalAddress> one_slot{slot};
@@ -972,12 +989,13 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           while (leaf_checksum(l, w) != l[1]) {
             t_->leaf_retries_.fetch_add(1, std::memory_order_relaxed);
             c_->pause();
-            c_->read(at, l, g_.bytes());
+            c_->read(at, l, g_.bytes(), hint(FlushPoint::kLeafInvalidate, FlushHint::kInvalidate));
           }
           if (!(l[0] & kObsolete)) break;
           // rcu: replaced since the node was read: what does its slot name now?
           c_->pause();
-          Slot s{c_->template read_value<uint64_t>(slots[j])};
+          Slot s{c_->template read_value<uint64_t>(
+              slots[j], hint(FlushPoint::kNodeInvalidate, FlushHint::kInvalidate))};
           if (!s.leaf()) {  // a split put a node there: scan it in this leaf's place
             const bool tight =
                 std::memcmp(&l[2], fb.b, std::min<unsigned>(depth, g_.key_size)) == 0;
@@ -986,7 +1004,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             break;
           }
           at = s.addr();
-          c_->read(at, l, g_.bytes());
+          c_->read(at, l, g_.bytes(), hint(FlushPoint::kLeafInvalidate, FlushHint::kInvalidate));
         }
         if (replaced_by_node || !(l[0] & kPresent)) continue;
         KeyView k(reinterpret_cast<const char*>(&l[2]), leaf_key_len(l[0], g_.key_size));

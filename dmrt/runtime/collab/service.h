@@ -69,6 +69,12 @@ struct Options {
   uint32_t max_epochs = 4096;          // membership changes the log can hold
   uint32_t id_chunk = 64;              // table ids claimed per FAA
   uint32_t liveness_check_every = 64;  // failed lock attempts between membership re-reads
+  // Where a port to non-coherent memory flushes (FlushHint, dmrt/runtime/verbs.h): the hint on
+  // READs of a primary table (locking or not) and on its WRITEs (new, rebuilt, and the embedded
+  // unlock). A node's cached copies of peers' tables are its own and carry none. Not part of the
+  // descriptor: each node's user chooses (the index's flush points).
+  FlushHint table_read_hint = FlushHint::kNone;
+  FlushHint table_write_hint = FlushHint::kNone;
 };
 
 struct Stats {
@@ -275,7 +281,7 @@ class Service {
       uint64_t old = 0;
       Batch b;
       b.cas(lock_addr(o, id), 0, mine, &old);
-      b.read(table_addr(o, id), img, table_bytes_ - 8);
+      b.read(table_addr(o, id), img, table_bytes_ - 8).hint(opts_.table_read_hint);
       c.run(b);
       bool need_rebuild = false;
       if (old == 0) {
@@ -313,7 +319,7 @@ class Service {
     uint32_t tries = 0, torn = 0;
     for (;;) {
       NodeId o = owner(id);
-      c.read(table_addr(o, id), img, table_bytes_);
+      c.read(table_addr(o, id), img, table_bytes_, opts_.table_read_hint);
       uint64_t lw = img[table_words_ - 1];
       if (lw & kMoved) {
         stats_.moved_seen.fetch_add(1, std::memory_order_relaxed);
@@ -362,7 +368,7 @@ class Service {
                     uint8_t flags) {
     seal_table(img, payload_, version, static_cast<uint8_t>(flags | kValid | kPrimary));
     img[table_words_ - 1] = 0;
-    c.release(table_addr(o, id), img, table_bytes_);
+    c.release(table_addr(o, id), img, table_bytes_, LockWord::kLast, opts_.table_write_hint);
   }
   // Releases the lock alone (the payload did not change).
   void unlock(Client<T>& c, NodeId o, uint64_t id) {
@@ -372,7 +378,7 @@ class Service {
   // A table nobody can reach yet: written as primary, lock word untouched.
   void write_new(Client<T>& c, uint64_t id, uint64_t* img, uint32_t version, uint8_t flags) {
     seal_table(img, payload_, version, static_cast<uint8_t>(flags | kValid | kPrimary));
-    c.write(table_addr(owner(id), id), img, table_bytes_ - 8);
+    c.write(table_addr(owner(id), id), img, table_bytes_ - 8, opts_.table_write_hint);
   }
 
  private:
@@ -561,7 +567,7 @@ class Service {
     uint8_t flags = 0;
     rebuild(c, id, img + 1, version, flags);
     seal_table(img, payload_, version, static_cast<uint8_t>(flags | kValid | kPrimary));
-    c.write(table_addr(o, id), img, table_bytes_ - 8);
+    c.write(table_addr(o, id), img, table_bytes_ - 8, opts_.table_write_hint);
     stats_.takeovers.fetch_add(1, std::memory_order_relaxed);
     return true;
   }

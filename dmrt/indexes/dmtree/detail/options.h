@@ -3,11 +3,43 @@
 
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
+#include "dmrt/indexes/common/flush_points.h"
 #include "dmrt/indexes/common/root_slots.h"
 #include "dmrt/runtime/option_fields.h"
 
 namespace dmrt::dmtree {
+
+// Where a port to non-coherent memory flushes (FlushHint; docs/cxl-porting.md, "Coherence"). A
+// fingerprint table's lock (its tail word) changes by CAS and a release's lock word, which the
+// device executes. A table lives on its owner compute node, whose own clients reach it through
+// that host's cache: every other host's READ must invalidate, and every WRITE (the owner's
+// included) must be written back. A node's cached copies of peers' tables are its own and need
+// neither. Internal nodes and the root word (splits) have no points yet: a port that splits needs
+// more.
+enum class FlushPoint : uint8_t {
+  kLeafInvalidate,   // leaf READs (matched entries, whole leaves, scan ranges) see memory
+  kLeafWriteBack,    // entry and leaf WRITEs are written back before the table WRITE that unlocks
+  kTableInvalidate,  // primary fingerprint-table READs (locking and not) see the owner's memory
+  kTableWriteBack,   // primary table WRITEs are written back (before their lock word lands)
+};
+inline constexpr FlushPoint kFlushPoints[] = {
+    FlushPoint::kLeafInvalidate, FlushPoint::kLeafWriteBack, FlushPoint::kTableInvalidate,
+    FlushPoint::kTableWriteBack};
+constexpr std::string_view flush_point_name(FlushPoint p) {
+  switch (p) {
+    case FlushPoint::kLeafInvalidate:
+      return "leaf_invalidate";
+    case FlushPoint::kLeafWriteBack:
+      return "leaf_write_back";
+    case FlushPoint::kTableInvalidate:
+      return "table_invalidate";
+    case FlushPoint::kTableWriteBack:
+      return "table_write_back";
+  }
+  return "?";
+}
 
 struct Options {
   uint32_t value_size = 8;  // bytes per value (stored inline, zero-padded)
@@ -61,6 +93,7 @@ struct Options {
   struct Faults {
     bool skip_negative_confirm = false;  // a search trusts a cached copy that lacks the fingerprint
     bool ack_without_write = false;      // insert returns true without writing the entry
+    FlushPoints<FlushPoint> skip_flush;  // these flush points issue no hint (tests/coherence)
   } faults;
 
   // The fields a user sets (bench flags --dmtree-*, JSON, TOML), each declared once; the bench

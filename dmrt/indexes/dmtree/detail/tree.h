@@ -173,6 +173,10 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     so.membership_slot = o.membership_slot;
     so.counter_slot = o.counter_slot;
     so.descriptor_slot = o.descriptor_slot;
+    so.table_read_hint =
+        flush_hint(o.faults.skip_flush, FlushPoint::kTableInvalidate, FlushHint::kInvalidate);
+    so.table_write_hint =
+        flush_hint(o.faults.skip_flush, FlushPoint::kTableWriteBack, FlushHint::kWriteBack);
     return so;
   }
   // Settings every compute node must share: the bottom level's layout, whether leaves merge
@@ -201,6 +205,16 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
   void load_meta(Client<T>& c) { arena_ = read_meta(c, opts_, geo_); }
 
   GlobalAddress leaf_addr(uint64_t id) const { return arena_ + id * geo_.leaf_bytes(); }
+  // The hint flush point `p` issues (none when a test switched the point off).
+  FlushHint hint(FlushPoint p, FlushHint h) const {
+    return flush_hint(opts_.faults.skip_flush, p, h);
+  }
+  FlushHint leaf_read_hint() const {
+    return hint(FlushPoint::kLeafInvalidate, FlushHint::kInvalidate);
+  }
+  FlushHint leaf_write_hint() const {
+    return hint(FlushPoint::kLeafWriteBack, FlushHint::kWriteBack);
+  }
   uint64_t leaf_id(GlobalAddress a) const {
     if (a.node() != arena_.node() || a.offset() < arena_.offset())
       throw Error("dmtree: leaf pointer " + a.to_string() + " outside the leaf arena");
@@ -210,7 +224,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
   // Whole-leaf READ, repeated until every object is sealed with one version.
   void read_leaf(Client<T>& c, uint64_t id, LeafImage& leaf) {
     for (;;) {
-      c.read(leaf_addr(id), leaf.w.data(), geo_.leaf_words() * 8);
+      c.read(leaf_addr(id), leaf.w.data(), geo_.leaf_words() * 8, leaf_read_hint());
       if (leaf.consistent()) return;
       read_retries_.fetch_add(1, std::memory_order_relaxed);
       c.pause();
@@ -342,10 +356,10 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
             const uint64_t* base;
             if (t_->opts_.scan_filter) {  // only the slot range fingerprints mark used
               c_->read(t_->leaf_addr(id) + g.entry_offset(lo_i), buf.data(),
-                       (hi_i - lo_i + 1) * g.ew() * 8);
+                       (hi_i - lo_i + 1) * g.ew() * 8, t_->leaf_read_hint());
               base = buf.data() - size_t{lo_i} * g.ew();
             } else {
-              c_->read(t_->leaf_addr(id), buf.data(), g.leaf_words() * 8);
+              c_->read(t_->leaf_addr(id), buf.data(), g.leaf_words() * 8, t_->leaf_read_hint());
               base = buf.data() + g.hw();
             }
             for (uint32_t i = lo_i; i <= hi_i && !retry; ++i) {
@@ -463,7 +477,8 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         uint32_t e = std::min(n, b0 + 32);
         for (uint32_t j = b0; j < e; ++j)
           b.read(t_->leaf_addr(id) + g.entry_offset(cand[j]), &ebuf_[size_t{j} * g.ew()],
-                 g.ew() * 8);
+                 g.ew() * 8)
+              .hint(t_->leaf_read_hint());
         c_->run(b);
       }
       int found = -1;
@@ -700,7 +715,8 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
           return false;
         }
         make_entry(e.data(), g, t_->keys_, ver, op == Op::kUpdate, k, val);
-        c_->write(t_->leaf_addr(id) + g.entry_offset(slot), e.data(), g.ew() * 8);
+        c_->write(t_->leaf_addr(id) + g.entry_offset(slot), e.data(), g.ew() * 8,
+                  t_->leaf_write_hint());
         if (op == Op::kUpdate) {
           held_ = false;
           svc.unlock(*c_, o, id);  // fingerprints unchanged: a separate 8-byte unlock
@@ -728,7 +744,8 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       for (uint32_t i = 0; i < g.span(); ++i) {
         if (tb_.fp(i)) continue;
         make_entry(e.data(), g, t_->keys_, ver, true, k, val);
-        c_->write(t_->leaf_addr(id) + g.entry_offset(i), e.data(), g.ew() * 8);
+        c_->write(t_->leaf_addr(id) + g.entry_offset(i), e.data(), g.ew() * 8,
+                  t_->leaf_write_hint());
         tb_.set_fp(i, f);
         held_ = false;
         svc.write_unlock(*c_, o, id, tb_.data(), ver, tb_.user_flags());  // embedded unlock
@@ -776,9 +793,9 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       }
       lt.set_fences(old.lo(), sep, rid + 1);
       rt.set_fences(sep, old.hi(), old.sibling());
-      c_->write(t_->leaf_addr(rid), right.w.data(), g.leaf_words() * 8);
+      c_->write(t_->leaf_addr(rid), right.w.data(), g.leaf_words() * 8, t_->leaf_write_hint());
       svc.write_new(*c_, rid, rt.data(), nv, old.hi_inf() ? collab::kUserFlag0 : 0);
-      c_->write(t_->leaf_addr(id), left.w.data(), g.leaf_words() * 8);
+      c_->write(t_->leaf_addr(id), left.w.data(), g.leaf_words() * 8, t_->leaf_write_hint());
       held_ = false;
       svc.write_unlock(*c_, o, id, lt.data(), nv, 0);
       t_->splits_.fetch_add(1, std::memory_order_relaxed);
@@ -890,8 +907,8 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         // Survivor's leaf, then the dead leaf and its table (unlocking it), then the survivor's
         // table (unlocking it): no writer can change the survivor's copy of a moved entry while
         // the dead leaf still serves it.
-        c_->write(t_->leaf_addr(lid), merged.w.data(), g.leaf_words() * 8);
-        c_->write(t_->leaf_addr(rid), dead.w.data(), g.leaf_words() * 8);
+        c_->write(t_->leaf_addr(lid), merged.w.data(), g.leaf_words() * 8, t_->leaf_write_hint());
+        c_->write(t_->leaf_addr(rid), dead.w.data(), g.leaf_words() * 8, t_->leaf_write_hint());
         const uint8_t inf = right.hi_inf() ? collab::kUserFlag0 : 0;
         r_held = false;
         svc.write_unlock(*c_, ro_owner, rid, dt.data(), dv, static_cast<uint8_t>(inf | kDeadFlag));

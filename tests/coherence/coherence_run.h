@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "dmrt/check/history.h"
 #include "dmrt/check/linearizability.h"
 #include "dmrt/policies/sim/cluster.h"
+#include "dmrt/policies/sim/service.h"
 #include "tests/harness/kv_suites.h"
 #include "tests/sim/small_cluster.h"
 
@@ -42,15 +44,43 @@ struct Outcome {
   CheckResult result;
   bool stuck = false;  // the watchdog stopped a client in an operation
   std::string error;   // the first error an index threw (an invariant check), if any
+  // A memory-node service's failure (RunService): the watchdog stopped it spinning on a stale
+  // line after the clients had finished. Set by the test from its RunService.
+  std::string service_error;
   sim::CoherenceCounters counts;
   uint64_t ops = 0;  // operations completed
-  bool caught() const { return stuck || !error.empty() || result.verdict == Verdict::kViolation; }
+  bool caught() const {
+    return stuck || !error.empty() || !service_error.empty() ||
+           result.verdict == Verdict::kViolation;
+  }
   std::string describe() const {
     if (result.verdict == Verdict::kViolation) return "violation";
     if (!error.empty()) return "index error";
-    return stuck ? "stuck (watchdog)" : std::string(to_string(result.verdict));
+    if (stuck) return "stuck (watchdog)";
+    if (!service_error.empty()) return "service stuck (watchdog)";
+    return std::string(to_string(result.verdict));
   }
   double per_op(uint64_t n) const { return ops ? static_cast<double>(n) / ops : 0.0; }
+};
+
+// A memory-node service of a run (ROLEX's retraining, HStore's servers), part of what create()
+// returns so that it stops with the index, before the cluster goes. Its stop() runs the simulation
+// until the service's fibers return; one that spins on a stale line is stopped by the watchdog, and
+// what it threw is kept in `*failure` (Outcome::service_error).
+struct RunService {
+  std::unique_ptr<sim::ServiceHost> host;
+  std::string* failure = nullptr;
+  RunService() = default;
+  RunService(const RunService&) = delete;
+  RunService& operator=(const RunService&) = delete;
+  ~RunService() {
+    if (!host) return;
+    try {
+      host->stop();
+    } catch (const std::exception& e) {
+      if (failure && failure->empty()) *failure = e.what();
+    }
+  }
 };
 
 inline sim::Options sim_options(const Shape& s, sim::Coherence coherence) {

@@ -490,9 +490,10 @@ void Core::execute(NodeId src, std::span<Batch> batches, Counters& counters, boo
     apply_inline(batches, counters);
     return;
   }
-  if (watchdog_ps_ && !service && now_ps_ > watchdog_ps_) [[unlikely]]
-    throw TransportError("sim: watchdog: a client still posts verbs at " +
-                         std::to_string(now_ns()) + " ns of virtual time (Options::watchdog_ns)");
+  if (watchdog_ps_ && now_ps_ > watchdog_ps_) [[unlikely]]
+    throw TransportError(std::string("sim: watchdog: a ") + (service ? "service" : "client") +
+                         " still posts verbs at " + std::to_string(now_ns()) +
+                         " ns of virtual time (Options::watchdog_ns)");
   validate(batches);  // errors are thrown here, in the caller's fiber, before anything is posted
   // The node's own memory (a service's every verb to it, a client's local accesses): applied
   // now, at this fiber's time (every event up to now has run), and paid in CPU time, which

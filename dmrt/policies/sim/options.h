@@ -96,9 +96,10 @@ struct Options {
   // stall of up to 20 us drawn from this seed, as a client descheduled between two verbs on a
   // loaded host; runs stay deterministic. 0 (default): no stalls.
   uint64_t stall_seed = 0;
-  // Test-only: nonzero, a client's verbs posted after this much virtual time throw
-  // dmrt::TransportError, so that a run that cannot finish (an operation spinning on a stale
-  // cached line) ends in a WorkerFailure instead of running forever. 0 (default): no limit.
+  // Test-only: nonzero, a client's or a memory-node service's verbs posted after this much virtual
+  // time throw dmrt::TransportError, so that a run that cannot finish (an operation spinning on a
+  // stale cached line) ends in a WorkerFailure instead of running forever, and a service spinning
+  // so fails its ServiceHost::stop() instead of never returning. 0 (default): no limit.
   uint64_t watchdog_ns = 0;
   uint64_t fiber_stack_bytes = 256 * 1024;  // per simulated client
   // A NIC resource counts as saturated once some verb waited at least this long for it.

@@ -128,8 +128,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
  private:
   Index(const Options& o, const Remote& r)
       : opts_(o),
+        hints_(FlushHints::of(o.faults.skip_flush)),
         remote_(r),
-        cache_(r),
+        cache_(r, hints_),
         rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit),
         llt_(4096, o.handover_max) {
     if (!o.indirect) opts_.value_size = r.geo.value_size;  // indirect: the leaf holds pointers
@@ -200,6 +201,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   }
 
   Options opts_;
+  FlushHints hints_;  // the flush points' hints (opts_.faults.skip_flush removes some)
   Remote remote_;
   std::vector<Key> group_keys_;  // the groups' smallest keys (the bottom models' first keys)
   UpperModels upper_;
@@ -284,9 +286,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         leaves.erase(leaves.begin() + static_cast<ptrdiff_t>(links.size()), leaves.end());
         uint64_t ptr = 0, use = 0;
         MultiBatch mb;
-        reads_.post(mb, r, links, leaves, x.opts_.coalesce_leaf_reads);
-        mb.read(v->addr + kSltOffset, &use, 8);
-        mb.read(r.group_ptr(g), &ptr, 8);
+        reads_.post(mb, r, links, leaves, x.opts_.coalesce_leaf_reads, x.hints_.leaf_read);
+        mb.read(v->addr + kSltOffset, &use, 8, x.hints_.table_read);
+        mb.read(r.group_ptr(g), &ptr, 8, x.hints_.model_read);
         mb.run(*c_);
         reads_.finish(leaves);
         if (!validate(g, v, links, leaves, ptr, use)) continue;
@@ -321,6 +323,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       }
       Batch b;  // the KV block: one more round trip
       kvblock::read_into(b, f.leaf->value(f.pos)[0], block_buf_);
+      b.hint(x_->hints_.leaf_read);  // blocks are data the leaves publish
       c_->run(b);
       kvblock::decode(block_buf_, x_->opts_.value_size, out);
       return true;
@@ -335,7 +338,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         uint64_t p = 0;
         std::memcpy(&p, rows[i].second.data(), sizeof p);
         scan_blocks_[i].resize(kvblock::length(p));
-        mb.read(kvblock::address(p), scan_blocks_[i].data(), kvblock::length(p));
+        mb.read(kvblock::address(p), scan_blocks_[i].data(), kvblock::length(p),
+                x_->hints_.leaf_read);
       }
       mb.run(*c_);
       for (size_t i = 0; i < rows.size(); ++i)
@@ -420,9 +424,9 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         uint64_t ptr = 0, use = 0;
         MultiBatch& mb = find_mb_;  // kept: its batches vector allocates once
         mb.clear();
-        reads_.post(mb, r, links, leaves, x.opts_.coalesce_leaf_reads);
-        mb.read(v->addr + kSltOffset, &use, 8);  // after the leaves (A14)
-        mb.read(r.group_ptr(g), &ptr, 8);
+        reads_.post(mb, r, links, leaves, x.opts_.coalesce_leaf_reads, x.hints_.leaf_read);
+        mb.read(v->addr + kSltOffset, &use, 8, x.hints_.table_read);  // after the leaves (A14)
+        mb.read(r.group_ptr(g), &ptr, 8, x.hints_.model_read);
         mb.run(*c_);
         reads_.finish(leaves);
         links.erase(links.begin() + mine, links.end());  // validate checks the owner chain's
@@ -475,7 +479,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     // Indirect items: the pending KV block's WRITE, once, in the first batch lock_chain runs.
     void post_block(MultiBatch& mb) {
       if (!pending_block_bytes_) return;
-      mb.write(pending_block_, block_buf_.data(), pending_block_bytes_);
+      mb.write(pending_block_, block_buf_.data(), pending_block_bytes_, x_->hints_.leaf_write);
       pending_block_bytes_ = 0;
     }
     void lock_chain(Key k, Locked& L) {
@@ -498,9 +502,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         L.slt = v->m.slt;
         L.leaves.assign(cached.size(), Leaf(r.geo));
         auto post_reads = [&](MultiBatch& mb) {
-          if (with_slt) mb.read(v->addr + kSltOffset, L.slt.data(), kSltSlots * 8);
+          if (with_slt)
+            mb.read(v->addr + kSltOffset, L.slt.data(), kSltSlots * 8, x.hints_.table_read);
           for (size_t i = 0; i < cached.size(); ++i)
-            mb.read(r.leaf(cached[i].leaf), L.leaves[i].data(), r.geo.bytes());
+            mb.read(r.leaf(cached[i].leaf), L.leaves[i].data(), r.geo.bytes(), x.hints_.leaf_read);
         };
         // Lock sharing: queue locally first; a handed-over lock is already held for this
         // compute node, with the entry's value as the last holder left it.
@@ -572,7 +577,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
             throw TransportError("rolex: locked chain has an unwritten SLT entry");
           }
           MultiBatch mb;
-          mb.read(L.v->addr + kSltOffset, L.slt.data(), kSltSlots * 8);
+          mb.read(L.v->addr + kSltOffset, L.slt.data(), kSltSlots * 8, x.hints_.table_read);
           mb.run(*c_);
           x.locked_table_reads_.fetch_add(1, std::memory_order_relaxed);
           fresh_slt = true;
@@ -614,7 +619,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         if (need.empty()) return;
         if (retry) x.read_retries_.fetch_add(1, std::memory_order_relaxed);
         MultiBatch mb;
-        for (size_t i : need) mb.read(r.leaf(L.links[i].leaf), L.leaves[i].data(), r.geo.bytes());
+        for (size_t i : need)
+          mb.read(r.leaf(L.links[i].leaf), L.leaves[i].data(), r.geo.bytes(), x.hints_.leaf_read);
         mb.run(*c_);
       }
     }
@@ -697,7 +703,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
             return unlink(L, at);
           L.leaves[at].seal();
           Batch b;
-          b.write(r.leaf(L.links[at].leaf), L.leaves[at].data(), r.geo.bytes());
+          b.write(r.leaf(L.links[at].leaf), L.leaves[at].data(), r.geo.bytes())
+              .hint(x.hints_.leaf_write);
           release(L, b, L.lt);
           return true;
         }
@@ -714,7 +721,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           tl.insert_at(tl.lower_bound(k), k, vw.data());
           tl.seal();
           Batch b;
-          b.write(r.leaf(L.links[t].leaf), tl.data(), r.geo.bytes());
+          b.write(r.leaf(L.links[t].leaf), tl.data(), r.geo.bytes()).hint(x.hints_.leaf_write);
           release(L, b, L.lt);
           return true;
         }
@@ -762,9 +769,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       else
         pred_entry = entry::with_next(L.slt[L.links[pred].slot], succ);
       Batch b;
-      b.write(r.leaf(L.links[at].leaf), emptied.data(), r.geo.bytes());
-      b.write(r.leaf(L.links[pred].leaf), pl.data(), r.geo.bytes());
-      if (pred != 0) b.write(L.v->addr + kSltOffset + 8 * L.links[pred].slot, &pred_entry, 8);
+      const FlushHints& h = x_->hints_;
+      b.write(r.leaf(L.links[at].leaf), emptied.data(), r.geo.bytes()).hint(h.leaf_write);
+      b.write(r.leaf(L.links[pred].leaf), pl.data(), r.geo.bytes()).hint(h.leaf_write);
+      if (pred != 0)
+        b.write(L.v->addr + kSltOffset + 8 * L.links[pred].slot, &pred_entry, 8)
+            .hint(h.table_write);
       release(L, b, lt);
       x_->unlinked_leaves_.fetch_add(1, std::memory_order_relaxed);
       return true;
@@ -801,10 +811,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       else
         t_entry = entry::with_next(L.slt[L.links[t].slot], slot);
       Batch b;
-      b.write(r.leaf(leafno), nl.data(), r.geo.bytes());
-      b.write(r.leaf(L.links[t].leaf), tl.data(), r.geo.bytes());
-      b.write(L.v->addr + kSltOffset + 8 * slot, &new_entry, 8);
-      if (t != 0) b.write(L.v->addr + kSltOffset + 8 * L.links[t].slot, &t_entry, 8);
+      const FlushHints& h = x.hints_;
+      b.write(r.leaf(leafno), nl.data(), r.geo.bytes()).hint(h.leaf_write);
+      b.write(r.leaf(L.links[t].leaf), tl.data(), r.geo.bytes()).hint(h.leaf_write);
+      b.write(L.v->addr + kSltOffset + 8 * slot, &new_entry, 8).hint(h.table_write);
+      if (t != 0)
+        b.write(L.v->addr + kSltOffset + 8 * L.links[t].slot, &t_entry, 8).hint(h.table_write);
       release(L, b, lt);  // only the holder writes a locked entry
       if (slot == x.remote_.meta.retrain_threshold) {
         if (x.opts_.retrain_on_compute)
@@ -820,7 +832,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     // its own CPU, as a compute host would spend it.
     void retrain_here(uint64_t g) {
       Index& x = *x_;
-      if (retrain_group(*c_, x.remote_, g, ServiceOptions{}.train_ns_per_key).done)
+      if (retrain_group(*c_, x.remote_, g, ServiceOptions{}.train_ns_per_key, x.hints_).done)
         x.compute_retrains_.fetch_add(1, std::memory_order_relaxed);
       x.cache_.load(*c_, g);
     }
@@ -841,13 +853,14 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       x.full_slt_waits_.fetch_add(1, std::memory_order_relaxed);
       uint64_t start = c_->now_ns();
       for (;;) {
-        uint64_t ptr = c_->template read_value<uint64_t>(x.remote_.group_ptr(g));
+        uint64_t ptr =
+            c_->template read_value<uint64_t>(x.remote_.group_ptr(g), x.hints_.model_read);
         if (ptr != v->addr.raw()) {
           x.cache_.load(*c_, g);
           return;
         }
         if (x.opts_.compute_retrain_fallback) {
-          if (retrain_group(*c_, x.remote_, g).done)
+          if (retrain_group(*c_, x.remote_, g, 0, x.hints_).done)
             x.compute_retrains_.fetch_add(1, std::memory_order_relaxed);
           x.cache_.load(*c_, g);
           return;

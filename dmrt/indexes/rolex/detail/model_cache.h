@@ -32,8 +32,10 @@ struct View {
 // of a view while that generation is unchanged, so a search takes no lock (Index::Handle::view).
 class ModelCache {
  public:
-  explicit ModelCache(const Remote& r)
+  // `hints`: the flush points' (rolex::FlushPoint) on the cache's READs.
+  explicit ModelCache(const Remote& r, const FlushHints& hints = FlushHints::of())
       : remote_(r),
+        hints_(hints),
         views_(r.meta.groups),
         gens_(std::make_unique<std::atomic<uint64_t>[]>(r.meta.groups)) {}
   ModelCache(const ModelCache&) = delete;
@@ -58,11 +60,12 @@ class ModelCache {
   template <class C>
   std::shared_ptr<const View> load(C& c, uint64_t g) {
     for (;;) {
-      GlobalAddress a =
-          GlobalAddress::from_raw(c.template read_value<uint64_t>(remote_.group_ptr(g)));
+      GlobalAddress a = GlobalAddress::from_raw(
+          c.template read_value<uint64_t>(remote_.group_ptr(g), hints_.model_read));
       auto v = std::make_shared<View>();
       v->addr = a;
-      if (!detail::read_model(c, a, v->m)) throw TransportError("rolex: bad model object");
+      if (!detail::read_model(c, a, v->m, hints_.model_read))
+        throw TransportError("rolex: bad model object");
       if (!tables_consistent(v->m)) {
         c.pause();
         continue;
@@ -83,7 +86,9 @@ class ModelCache {
       std::vector<uint64_t> w(kSltSlots + n);
       Batch b;
       b.read(v->addr + kSltOffset, w.data(), static_cast<uint32_t>(w.size() * 8))
-          .read(remote_.group_ptr(g), &ptr, 8);
+          .hint(hints_.table_read)
+          .read(remote_.group_ptr(g), &ptr, 8)
+          .hint(hints_.model_read);
       c.run(b);
       if (ptr != v->addr.raw()) return load(c, g);
       std::copy(w.begin(), w.begin() + kSltSlots, nv->m.slt.begin());
@@ -121,6 +126,7 @@ class ModelCache {
   }
 
   const Remote remote_;
+  const FlushHints hints_;
   std::vector<std::shared_ptr<const View>> views_;
   std::unique_ptr<std::atomic<uint64_t>[]> gens_;
   mutable std::array<std::mutex, 64> stripes_;

@@ -4,11 +4,67 @@
 
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
+#include "dmrt/indexes/common/flush_points.h"
 #include "dmrt/indexes/common/root_slots.h"
 #include "dmrt/runtime/option_fields.h"
 
 namespace dmrt::rolex {
+
+// Where a port to non-coherent memory flushes (FlushHint; docs/cxl-porting.md, "Coherence"). LT
+// entries (locks, retirement), slot_use, the retrain lock and the CirQ entries change only by
+// atomics and a release's lock word, which the device executes, so no point writes them back; but
+// every READ of them must see memory. The points hold for compute clients and the memory node's
+// retraining service alike (its cache is the memory node's own): the service takes them from
+// ServiceOptions::faults, the compute side from Options::faults.
+enum class FlushPoint : uint8_t {
+  kLeafInvalidate,   // leaf READs (searches, scans, under the lock, the retrainer's snapshots)
+  kLeafWriteBack,    // leaf WRITEs are written back before the LT unlock (or the model swap)
+  kTableInvalidate,  // LT/SLT READs: slot_use checks, table refreshes, the retrainer's LT reads
+  kTableWriteBack,   // SLT entry WRITEs are written back before the LT unlock
+  kModelInvalidate,  // group-pointer and model-object READs (model cache, retrainer, waits)
+  kModelWriteBack,   // the retrainer's new model and its group-pointer swap are written back
+  kQueueInvalidate,  // the retrainer's CirQ entry READs (compute clients append by CAS)
+};
+inline constexpr FlushPoint kFlushPoints[] = {
+    FlushPoint::kLeafInvalidate, FlushPoint::kLeafWriteBack,   FlushPoint::kTableInvalidate,
+    FlushPoint::kTableWriteBack, FlushPoint::kModelInvalidate, FlushPoint::kModelWriteBack,
+    FlushPoint::kQueueInvalidate};
+constexpr std::string_view flush_point_name(FlushPoint p) {
+  switch (p) {
+    case FlushPoint::kLeafInvalidate:
+      return "leaf_invalidate";
+    case FlushPoint::kLeafWriteBack:
+      return "leaf_write_back";
+    case FlushPoint::kTableInvalidate:
+      return "table_invalidate";
+    case FlushPoint::kTableWriteBack:
+      return "table_write_back";
+    case FlushPoint::kModelInvalidate:
+      return "model_invalidate";
+    case FlushPoint::kModelWriteBack:
+      return "model_write_back";
+    case FlushPoint::kQueueInvalidate:
+      return "queue_invalidate";
+  }
+  return "?";
+}
+// The hint each flush point issues, all of them unless the fault switch `skip` removed some.
+struct FlushHints {
+  FlushHint leaf_read, leaf_write, table_read, table_write, model_read, model_write, queue_read;
+  static constexpr FlushHints of(const FlushPoints<FlushPoint>& skip = {}) {
+    constexpr auto kInv = FlushHint::kInvalidate;
+    constexpr auto kBack = FlushHint::kWriteBack;
+    return {flush_hint(skip, FlushPoint::kLeafInvalidate, kInv),
+            flush_hint(skip, FlushPoint::kLeafWriteBack, kBack),
+            flush_hint(skip, FlushPoint::kTableInvalidate, kInv),
+            flush_hint(skip, FlushPoint::kTableWriteBack, kBack),
+            flush_hint(skip, FlushPoint::kModelInvalidate, kInv),
+            flush_hint(skip, FlushPoint::kModelWriteBack, kBack),
+            flush_hint(skip, FlushPoint::kQueueInvalidate, kInv)};
+  }
+};
 
 struct Options {
   uint32_t value_size = 8;   // bytes per value, stored inline in the leaf (zero-padded)
@@ -82,9 +138,10 @@ struct Options {
   // Test-only faults that prove the checkers can fail; compiled out without
   // DMRT_FAULT_INJECTION (dmrt/indexes/common/faults.h). Never set them elsewhere.
   struct Faults {
-    bool skip_validation = false;      // accept leaves whose checksum does not match
-    bool ack_without_write = false;    // insert returns true without writing the entry
-    bool skip_slot_use_check = false;  // ignore slot_use changes (stale synonym tables)
+    bool skip_validation = false;        // accept leaves whose checksum does not match
+    bool ack_without_write = false;      // insert returns true without writing the entry
+    bool skip_slot_use_check = false;    // ignore slot_use changes (stale synonym tables)
+    FlushPoints<FlushPoint> skip_flush;  // these flush points issue no hint (tests/coherence)
   } faults;
 
   // The fields a user sets (bench flags --rolex-*, JSON, TOML), each declared once.

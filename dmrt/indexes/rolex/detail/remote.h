@@ -73,10 +73,11 @@ void read_words(Client<T>& c, GlobalAddress a, std::vector<W>& w) {
 }
 
 template <Transport T>
-void write_words(Client<T>& c, GlobalAddress a, const std::vector<uint64_t>& w) {
+void write_words(Client<T>& c, GlobalAddress a, const std::vector<uint64_t>& w,
+                 FlushHint hint = FlushHint::kNone) {
   for (size_t off = 0; off < w.size(); off += kWordsPerRoundTrip)
     c.write(a + off * 8, w.data() + off,
-            static_cast<uint32_t>(std::min(kWordsPerRoundTrip, w.size() - off) * 8));
+            static_cast<uint32_t>(std::min(kWordsPerRoundTrip, w.size() - off) * 8), hint);
 }
 
 // Several batches to one node posted together: one round trip (Client::run(span)), order kept.
@@ -86,8 +87,13 @@ class MultiBatch {
     if (batches_.empty() || batches_.back().size() == Batch::kMaxVerbs) batches_.emplace_back();
     return batches_.back();
   }
-  void read(GlobalAddress a, void* dst, uint32_t len) { next().read(a, dst, len); }
-  void write(GlobalAddress a, const void* src, uint32_t len) { next().write(a, src, len); }
+  // `hint`: where a port to non-coherent memory flushes (FlushHint, rolex::FlushPoint).
+  void read(GlobalAddress a, void* dst, uint32_t len, FlushHint hint = FlushHint::kNone) {
+    next().read(a, dst, len).hint(hint);
+  }
+  void write(GlobalAddress a, const void* src, uint32_t len, FlushHint hint = FlushHint::kNone) {
+    next().write(a, src, len).hint(hint);
+  }
   void release(GlobalAddress a, const void* src, uint32_t len) { next().release(a, src, len); }
   void faa(GlobalAddress a, uint64_t add, uint64_t* old) { next().faa(a, add, old); }
   void cas(GlobalAddress a, uint64_t exp, uint64_t des, uint64_t* old) {
@@ -114,12 +120,14 @@ class MultiBatch {
 class LeafReads {
  public:
   template <class Links, class Leaves>
-  void post(MultiBatch& mb, const Remote& r, const Links& links, Leaves& leaves, bool coalesce) {
+  // `hint`: each READ's (FlushPoint::kLeafInvalidate).
+  void post(MultiBatch& mb, const Remote& r, const Links& links, Leaves& leaves, bool coalesce,
+            FlushHint hint = FlushHint::kNone) {
     const uint32_t bytes = r.geo.bytes();
     coalesced_ = coalesce && links.size() > 1;
     if (!coalesced_) {
       for (size_t i = 0; i < links.size(); ++i)
-        mb.read(r.leaf(links[i].leaf), leaves[i].data(), bytes);
+        mb.read(r.leaf(links[i].leaf), leaves[i].data(), bytes, hint);
       return;
     }
     order_.resize(links.size());
@@ -138,7 +146,7 @@ class LeafReads {
       size_t e = p + 1;
       while (e < order_.size() && links[order_[e]].leaf == links[order_[e - 1]].leaf + 1) ++e;
       mb.read(r.leaf(links[order_[p]].leaf), buf_.data() + p * words_,
-              static_cast<uint32_t>((e - p) * bytes));
+              static_cast<uint32_t>((e - p) * bytes), hint);
       p = e;
     }
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dmrt/indexes/common/root_slots.h"
+#include "dmrt/indexes/rolex/detail/options.h"
 #include "dmrt/indexes/rolex/detail/remote.h"
 #include "dmrt/runtime/service.h"
 #include "dmrt/runtime/service_claim.h"
@@ -21,7 +22,8 @@ namespace detail {
 // tables fails the snapshot (the tables moved on: caller re-reads them).
 template <Transport T>
 bool snapshot_leaves(Client<T>& c, const Remote& r, const ModelImage& m, bool strict,
-                     std::vector<ChainLink>& links, std::vector<Leaf>& leaves) {
+                     std::vector<ChainLink>& links, std::vector<Leaf>& leaves,
+                     FlushHint hint = FlushHint::kNone) {
   links.clear();
   std::vector<ChainLink> chain;
   for (uint64_t e : m.lt) {
@@ -34,7 +36,7 @@ bool snapshot_leaves(Client<T>& c, const Remote& r, const ModelImage& m, bool st
   for (int round = 0; !todo.empty(); ++round) {
     if (round > 10000) throw TransportError("rolex: leaf checksums never validate (corrupt leaf?)");
     MultiBatch mb;
-    for (size_t i : todo) mb.read(r.leaf(links[i].leaf), leaves[i].data(), r.geo.bytes());
+    for (size_t i : todo) mb.read(r.leaf(links[i].leaf), leaves[i].data(), r.geo.bytes(), hint);
     mb.run(c);
     std::vector<size_t> again;
     for (size_t i : todo)
@@ -81,12 +83,13 @@ void charge_training(Client<T>& c, const std::vector<std::vector<Key>>& keys, ui
 }
 
 template <Transport T>
-bool read_model(Client<T>& c, GlobalAddress addr, ModelImage& out) {
+bool read_model(Client<T>& c, GlobalAddress addr, ModelImage& out,
+                FlushHint hint = FlushHint::kNone) {
   ModelHeader h;
-  c.read(addr, &h, sizeof(h));
+  c.read(addr, &h, sizeof(h), hint);
   if (h.magic != kModelMagic) return false;
   std::vector<uint64_t> w(model_bytes(h.leaves, h.segments) / 8);
-  c.read(addr, w.data(), static_cast<uint32_t>(w.size() * 8));
+  c.read(addr, w.data(), static_cast<uint32_t>(w.size() * 8), hint);
   out = ModelImage::parse(w.data());
   return true;
 }
@@ -105,15 +108,18 @@ struct RetrainOutcome {
 //  3. re-read the chains; if they changed since 1, train again on the frozen state;
 //  4. rewrite leaf headers whose chain successor changes, write the new model, swap the pointer.
 // Only one retrainer per model object (its retrain_lock word); others return done = false.
-// `train_ns_per_key`: the training CPU to charge on transports that need telling (sim).
+// `train_ns_per_key`: the training CPU to charge on transports that need telling (sim). `h`: the
+// flush points' hints (rolex::FlushPoint; all of them by default).
 template <Transport T>
 RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
-                             uint64_t train_ns_per_key = 0) {
+                             uint64_t train_ns_per_key = 0,
+                             const FlushHints& h = FlushHints::of()) {
   RetrainOutcome res;
-  GlobalAddress addr = GlobalAddress::from_raw(c.template read_value<uint64_t>(r.group_ptr(g)));
+  GlobalAddress addr =
+      GlobalAddress::from_raw(c.template read_value<uint64_t>(r.group_ptr(g), h.model_read));
   if (c.cas(addr + kRetrainLockOffset, 0, 1) != 0) return res;
   ModelImage old;
-  if (!detail::read_model(c, addr, old))
+  if (!detail::read_model(c, addr, old, h.model_read))
     throw TransportError("rolex: bad model object for group " + std::to_string(g));
   const uint32_t slots = r.geo.slots;
   const Key group_lo = old.boundaries.front();
@@ -124,7 +130,7 @@ RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
   std::vector<std::vector<Key>> keys;
   ModelImage fresh;
   bool trained = false;
-  if (detail::snapshot_leaves(c, r, old, false, links, leaves)) {
+  if (detail::snapshot_leaves(c, r, old, false, links, leaves, h.leaf_read)) {
     detail::plan_leaves(links, leaves, numbers, keys);
     train_group(fresh, keys, group_lo, static_cast<uint32_t>(r.meta.epsilon), slots);
     detail::charge_training(c, keys, train_ns_per_key);
@@ -134,7 +140,7 @@ RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
   // Retire: lock|retired on every LT entry.
   GlobalAddress lt_addr = addr + kLtOffset;
   std::vector<uint64_t> cur(old.lt.size());
-  c.read(lt_addr, cur.data(), static_cast<uint32_t>(cur.size() * 8));
+  c.read(lt_addr, cur.data(), static_cast<uint32_t>(cur.size() * 8), h.table_read);
   std::vector<size_t> todo;
   for (size_t j = 0; j < cur.size(); ++j) todo.push_back(j);
   while (!todo.empty()) {
@@ -161,15 +167,15 @@ RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
     todo.swap(again);
     if (waiting) {
       c.pause();
-      for (size_t j : todo) cur[j] = c.template read_value<uint64_t>(lt_addr + 8 * j);
+      for (size_t j : todo) cur[j] = c.template read_value<uint64_t>(lt_addr + 8 * j, h.table_read);
     }
   }
   // Frozen: the tables and chains no longer change.
   ModelImage frozen;
-  detail::read_model(c, addr, frozen);
+  detail::read_model(c, addr, frozen, h.model_read);
   std::vector<ChainLink> links2;
   std::vector<Leaf> leaves2;
-  if (!detail::snapshot_leaves(c, r, frozen, true, links2, leaves2))
+  if (!detail::snapshot_leaves(c, r, frozen, true, links2, leaves2, h.leaf_read))
     throw TransportError("rolex: frozen group " + std::to_string(g) + " has inconsistent chains");
   std::vector<uint64_t> numbers2;
   std::vector<std::vector<Key>> keys2;
@@ -215,13 +221,13 @@ RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
     if (leaves2[i].next() == 0 || leaves2[i].count() == 0) continue;
     leaves2[i].set_next(0);
     leaves2[i].seal();
-    mb.write(r.leaf(links2[i].leaf), leaves2[i].data(), r.geo.bytes());
+    mb.write(r.leaf(links2[i].leaf), leaves2[i].data(), r.geo.bytes(), h.leaf_write);
   }
   mb.run(c);
-  write_words(c, naddr, words);
+  write_words(c, naddr, words, h.model_write);
   uint64_t raw = naddr.raw();
   Batch b;
-  b.write(r.group_ptr(g), &raw, 8).faa(r.counter(kMetaRetrainings), 1);
+  b.write(r.group_ptr(g), &raw, 8).hint(h.model_write).faa(r.counter(kMetaRetrainings), 1);
   c.run(b);
   res.done = true;
   res.leaves = fresh.lt.size();
@@ -236,6 +242,10 @@ struct ServiceOptions {
   // measured 45-70 ns per key (16-slot leaves, 64-256 leaves per group) on the shared dev VM; the
   // paper's Fig. 11d reports ~300 us for 128 leaves (~150 ns per key) on one memory-node core.
   uint64_t train_ns_per_key = 60;
+  // Test-only (DMRT_FAULT_INJECTION builds): as rolex::Options::faults, for the service's verbs.
+  struct Faults {
+    FlushPoints<FlushPoint> skip_flush;  // these flush points issue no hint (tests/coherence)
+  } faults;
 };
 
 // The retraining service body (§3.5): polls CirQ, keeps pending groups, retrains the one whose SLT
@@ -261,12 +271,13 @@ void retrain_service(ServiceContext<T>& ctx, ServiceOptions so = {}) {
   if (!claim.acquire(c, [&] { return ctx.stop_requested(); })) return;
   uint64_t head = c.template read_value<uint64_t>(r.cirq_head());
   std::set<uint64_t> pending;
+  const FlushHints hints = FlushHints::of(so.faults.skip_flush);
   while (!ctx.stop_requested()) {
     claim.beat(c);
     // Drain CirQ.
     for (;;) {
       GlobalAddress slot = r.cirq_entry(head);
-      uint64_t e = c.template read_value<uint64_t>(slot);
+      uint64_t e = c.template read_value<uint64_t>(slot, hints.queue_read);
       if (e == 0) break;
       c.cas(slot, e, 0);  // only this fiber consumes
       ++head;
@@ -280,12 +291,13 @@ void retrain_service(ServiceContext<T>& ctx, ServiceOptions so = {}) {
     // Priority: fullest SLT first.
     uint64_t best = *pending.begin(), best_use = 0;
     for (uint64_t g : pending) {
-      GlobalAddress m = GlobalAddress::from_raw(c.template read_value<uint64_t>(r.group_ptr(g)));
-      uint64_t use = c.template read_value<uint64_t>(m + kSltOffset);
+      GlobalAddress m = GlobalAddress::from_raw(
+          c.template read_value<uint64_t>(r.group_ptr(g), hints.model_read));
+      uint64_t use = c.template read_value<uint64_t>(m + kSltOffset, hints.table_read);
       if (use > best_use) best_use = use, best = g;
     }
     pending.erase(best);
-    retrain_group(c, r, best, so.train_ns_per_key);
+    retrain_group(c, r, best, so.train_ns_per_key, hints);
   }
   claim.release(c);  // a clean stop: a later host need not wait for the lease
 }

@@ -497,7 +497,9 @@ class HashTableServer {
       rr.clear();
       for (size_t i = 0; i < cands.size(); ++i)
         rr.read(slot::addr(cands[i].second), heads.data() + i * stride,
-                Record::head_bytes(slot::bytes(cands[i].second), k.size(), wide));
+                Record::head_bytes(slot::bytes(cands[i].second), k.size(), wide),
+                flush_hint(so_.faults.skip_flush, FlushPoint::kServerInvalidate,
+                           FlushHint::kInvalidate));
       rr.run(c, cands.size());
       if (c.now_ns() - t0 > limit) continue;
       for (size_t i = 0; i < cands.size(); ++i) {

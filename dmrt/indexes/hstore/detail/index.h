@@ -189,6 +189,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   };
 
   Index(const Options& o, const Meta& m) : opts_(o), meta_(m) {}
+  // The hint flush point `p` issues (none when a test switched the point off).
+  FlushHint hint(FlushPoint p, FlushHint h) const {
+    return flush_hint(opts_.faults.skip_flush, p, h);
+  }
 
   static void validate(const Options& o) {
     validate_option_fields("hstore", o);  // each field's range (Options::fields())
@@ -388,7 +392,10 @@ class Index : public std::enable_shared_from_this<Index<T>> {
           std::array<uint64_t, 8> bk;
           uint64_t st = 0;
           Batch b;
-          b.read(m.bucket(idx), bk.data(), kBucketBytes).read(m.status_word(), &st, 8);
+          b.read(m.bucket(idx), bk.data(), kBucketBytes)
+              .hint(x.hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate))
+              .read(m.status_word(), &st, 8)
+              .hint(x.hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
           c_->run(b);
           status_ = st;
           // Read after the bucket: if the table was lost or replaced, this says so.
@@ -402,7 +409,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
             rr.clear();
             for (size_t i = 0; i < nc; ++i) {
               bufs_[i].resize(slot::bytes(cands[i]));
-              rr.read(slot::addr(cands[i]), bufs_[i].data(), slot::bytes(cands[i]));
+              rr.read(slot::addr(cands[i]), bufs_[i].data(), slot::bytes(cands[i]),
+                      x.hint(FlushPoint::kRecordInvalidate, FlushHint::kInvalidate));
             }
             rr.run(*c_, nc);
             for (size_t i = 0; i < nc; ++i) {
@@ -468,7 +476,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         ReadRounds rr;
         for (size_t i = 0; i < got.size(); ++i) {
           bufs_[i].resize(slot::bytes(got[i].second));
-          rr.read(slot::addr(got[i].second), bufs_[i].data(), slot::bytes(got[i].second));
+          rr.read(slot::addr(got[i].second), bufs_[i].data(), slot::bytes(got[i].second),
+                  x.hint(FlushPoint::kRecordInvalidate, FlushHint::kInvalidate));
         }
         rr.run(*c_, x.opts_.scan_reads_per_trip);
         bool ok = c_->now_ns() - t0 <= m.grace_ns / 2;
@@ -510,7 +519,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         if (code == kAbsent) return false;
         if (code == kFound && slot::live(word)) {
           std::string buf(slot::bytes(word), '\0');
-          c_->read(slot::addr(word), buf.data(), slot::bytes(word));
+          c_->read(slot::addr(word), buf.data(), slot::bytes(word),
+                   x.hint(FlushPoint::kRecordInvalidate, FlushHint::kInvalidate));
           if (Record::classify(buf.data(), slot::bytes(word), k, wide) == Record::Check::kMatch &&
               c_->now_ns() - t0 <= m.grace_ns / 2) {
             out.assign(Record::value(buf.data(), wide));
@@ -541,7 +551,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         units = static_cast<uint32_t>(wbuf_.size() / 8);
         abytes = Record::alloc_bytes(static_cast<uint32_t>(wbuf_.size()));
         rec = c_->alloc(abytes);
-        c_->write(rec, wbuf_.data(), static_cast<uint32_t>(wbuf_.size()));
+        c_->write(rec, wbuf_.data(), static_cast<uint32_t>(wbuf_.size()),
+                  x.hint(FlushPoint::kRecordWriteBack, FlushHint::kWriteBack));
       }
       // Names this write across retries, so an HTS rebuilt after a failure can tell that it was
       // already logged at the SLS (notes A19).

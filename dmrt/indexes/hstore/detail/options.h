@@ -4,11 +4,41 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
+#include "dmrt/indexes/common/flush_points.h"
 #include "dmrt/indexes/common/root_slots.h"
 #include "dmrt/runtime/option_fields.h"
 
 namespace dmrt::hstore {
+
+// Where a port to non-coherent memory flushes (FlushHint; docs/cxl-porting.md, "Coherence"). The
+// servers change the table's slots and the status word only by CAS on their own memory (the
+// device executes them), and a client's request and its answer are messages, which stay
+// coherent; what a port must add is around the records, which clients write and everyone reads,
+// and the clients' reads of the table. The servers' READs go through the memory node's own cache.
+enum class FlushPoint : uint8_t {
+  kBucketInvalidate,  // a client's bucket READ (with the status word) sees the table in memory
+  kRecordInvalidate,  // a client's record READs (GET, degraded GET, SCAN) see memory (recycled)
+  kRecordWriteBack,   // a client's new record is written back before its request is sent
+  kServerInvalidate,  // the servers' READs of records (the HTS's key checks) and of the table
+};
+inline constexpr FlushPoint kFlushPoints[] = {
+    FlushPoint::kBucketInvalidate, FlushPoint::kRecordInvalidate, FlushPoint::kRecordWriteBack,
+    FlushPoint::kServerInvalidate};
+constexpr std::string_view flush_point_name(FlushPoint p) {
+  switch (p) {
+    case FlushPoint::kBucketInvalidate:
+      return "bucket_invalidate";
+    case FlushPoint::kRecordInvalidate:
+      return "record_invalidate";
+    case FlushPoint::kRecordWriteBack:
+      return "record_write_back";
+    case FlushPoint::kServerInvalidate:
+      return "server_invalidate";
+  }
+  return "?";
+}
 
 // Everything the creator decides is written into the meta block, so servers and attaching compute
 // nodes agree with it; the client-side fields (marked) may differ per attaching compute node.
@@ -42,6 +72,11 @@ struct Options {
   unsigned scan_reads_per_trip = 1;     // value reads posted together in SCAN (paper: 1)
   uint64_t status_poll_ns = 1'000'000;  // a waiting client re-reads the status word this often
   uint64_t op_timeout_ns = 120'000'000'000ull;  // a write/scan waiting longer throws TransportError
+  // Test-only (client side, per attaching compute node): acts only in builds with
+  // DMRT_FAULT_INJECTION (dmrt/indexes/common/faults.h). Never set it elsewhere.
+  struct Faults {
+    FlushPoints<FlushPoint> skip_flush;  // these flush points issue no hint (tests/coherence)
+  } faults;
 
   // The fields a user sets (bench flags --hstore-*, JSON, TOML), each declared once. Placement
   // and the root slot stay with whoever deploys the servers.
@@ -111,6 +146,7 @@ struct ServerOptions {
     // them are applied and before any reply, and stays there until the server is stopped, as if
     // killed mid-batch; the flag is raised on arrival (once for all servers sharing it).
     std::atomic<bool>* stall_mid_batch = nullptr;
+    FlushPoints<FlushPoint> skip_flush;  // these flush points issue no hint (tests/coherence)
   } faults;
 };
 

@@ -113,7 +113,10 @@ uint64_t update_status(Client<T>& c, const Meta& m, F&& f) {
 // instructions of malloc and free, callgrind, docs/results.md issue 20).
 class ReadRounds {
  public:
-  void read(GlobalAddress a, void* dst, uint32_t len) { items_.push_back({a, dst, len}); }
+  // `hint`: where a port to non-coherent memory flushes (FlushHint, hstore::FlushPoint).
+  void read(GlobalAddress a, void* dst, uint32_t len, FlushHint hint = FlushHint::kNone) {
+    items_.push_back({a, dst, len, hint});
+  }
   size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
   void clear() { items_.clear(); }
@@ -131,7 +134,7 @@ class ReadRounds {
         for (auto& x : batches)
           if (x.node() == it.addr.node() && x.size() < Batch::kMaxVerbs) b = &x;
         if (!b) b = &batches.emplace_back();
-        b->read(it.addr, it.dst, it.len);
+        b->read(it.addr, it.dst, it.len).hint(it.hint);
       }
       c.run(std::span<Batch>(batches));
     }
@@ -143,6 +146,7 @@ class ReadRounds {
     GlobalAddress addr;
     void* dst;
     uint32_t len;
+    FlushHint hint;
   };
   std::vector<Item> items_;
   std::vector<Batch> batches_;  // run()'s, kept for their capacity

@@ -39,6 +39,10 @@ template <Transport T>
 class SkipListServer {
  public:
   explicit SkipListServer(ServerOptions so = {}) : so_(so) {}
+  // The hint of the server's READs (FlushPoint::kServerInvalidate, unless a test removed it).
+  FlushHint server_read_hint() const {
+    return flush_hint(so_.faults.skip_flush, FlushPoint::kServerInvalidate, FlushHint::kInvalidate);
+  }
 
   // The entry point of every fiber of the host (prebuilt in libdmrt: dmrt/indexes/hstore/hstore.h).
   [[gnu::noinline]] void run(ServiceContext<T>& ctx) {
@@ -142,7 +146,7 @@ class SkipListServer {
     ReadRounds rr;
     for (uint64_t off = 0; off < total; off += kChunk)
       rr.read(m_.table + off, reinterpret_cast<std::byte*>(tbl.data()) + off,
-              static_cast<uint32_t>(std::min(kChunk, total - off)));
+              static_cast<uint32_t>(std::min(kChunk, total - off)), server_read_hint());
     rr.run(c, 8);
     std::vector<uint64_t> live;
     for (uint64_t b = 0; b < m_.buckets(); ++b)
@@ -157,7 +161,7 @@ class SkipListServer {
     std::vector<uint64_t> heads(live.size() * (stride / 8));
     for (size_t i = 0; i < live.size(); ++i)
       rr.read(slot::addr(live[i]), heads.data() + i * (stride / 8),
-              Record::head_bytes(slot::bytes(live[i]), m_.key_size, wide));
+              Record::head_bytes(slot::bytes(live[i]), m_.key_size, wide), server_read_hint());
     rr.run(c, 512);
     std::vector<std::vector<std::pair<std::string, uint64_t>>> rows(m_.partitions);
     std::string k;

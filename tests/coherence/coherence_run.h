@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "dmrt/check/completeness.h"
 #include "dmrt/check/history.h"
 #include "dmrt/check/linearizability.h"
 #include "dmrt/policies/sim/cluster.h"
@@ -47,15 +48,21 @@ struct Outcome {
   // A memory-node service's failure (RunService): the watchdog stopped it spinning on a stale
   // line after the clients had finished. Set by the test from its RunService.
   std::string service_error;
+  // The history's operations invoked at least half the watchdog's time before the run's end and
+  // never answered (dmrt::unanswered): what the history itself says of a client the watchdog
+  // stopped (its operation recorded as pending), beside the linearizability verdict.
+  std::vector<Operation> unanswered;
   sim::CoherenceCounters counts;
   uint64_t ops = 0;  // operations completed
+  bool incomplete() const { return !unanswered.empty(); }
   bool caught() const {
-    return stuck || !error.empty() || !service_error.empty() ||
+    return stuck || incomplete() || !error.empty() || !service_error.empty() ||
            result.verdict == Verdict::kViolation;
   }
   std::string describe() const {
     if (result.verdict == Verdict::kViolation) return "violation";
     if (!error.empty()) return "index error";
+    if (incomplete()) return "incomplete (" + std::to_string(unanswered.size()) + " hung)";
     if (stuck) return "stuck (watchdog)";
     if (!service_error.empty()) return "service stuck (watchdog)";
     return std::string(to_string(result.verdict));
@@ -161,7 +168,9 @@ Outcome run(const Shape& s, const sim::Options& o, Create&& create, MakeHandle&&
     r.stuck |= stuck[i] != 0;
     r.ops += done[i];
   }
-  r.result = check_history(merge_histories(recs));
+  const History history = merge_histories(recs);
+  r.result = check_history(history);
+  r.unanswered = unanswered(history, cluster.now_ns(), s.watchdog_ns / 2);
   return r;
 }
 

@@ -105,7 +105,10 @@ class Deployment {
   bool wait_serving(Client<T>& c, uint64_t timeout_ns) {
     uint64_t t0 = c.now_ns();
     for (;;) {
-      uint64_t s = read_status(c, idx_->meta());
+      // A client's status READ (FlushPoint::kBucketInvalidate): the servers CAS it at memory.
+      uint64_t s = read_status(c, idx_->meta(),
+                               flush_hint(idx_->options().faults.skip_flush,
+                                          FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
       if (status::hts_up(s) && status::sls_up(s)) return true;
       if (c.now_ns() - t0 > timeout_ns) return false;
       c.pause();

@@ -135,7 +135,9 @@ class HashTableServer {
     logs_.resize(m_.logs);
     log_mu_ = std::make_unique<std::mutex[]>(m_.logs);
     log_len_ = std::make_unique<std::atomic<size_t>[]>(m_.logs);
-    uint64_t st = read_status(c, m_);
+    uint64_t st = read_status(
+        c, m_,
+        flush_hint(so_.faults.skip_flush, FlushPoint::kServerInvalidate, FlushHint::kInvalidate));
     epoch_ = status::hts_epoch(st);
     if (so_.recover) {
       if (!recover(ctx)) return false;

@@ -285,7 +285,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         throw ConfigError("hstore: client " + std::to_string(c.id()) + " on node " +
                           std::to_string(c.home_node()) +
                           " would share a mailbox with an HStore server (use a smaller client id)");
-      status_ = read_status(c, m);
+      status_ = read_status(c, m, x_->hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
     }
     Handle(Handle&&) = default;
     Handle& operator=(Handle&&) = delete;
@@ -530,7 +530,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         }
         // The SLS no longer answers point reads (the HTS is back): look again.
         c_->pause();
-        status_ = read_status(*c_, m);
+        status_ =
+            read_status(*c_, m, x_->hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
       }
     }
 
@@ -592,7 +593,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
                 "hstore: the hash table's overflow area is full (raise Options::expected_keys "
                 "or overflow_fraction)");
           case kStale:
-            status_ = read_status(*c_, m);
+            status_ = read_status(*c_, m,
+                                  x_->hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
             c_->pause();
             continue;
           default:
@@ -624,7 +626,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
                                " for " + std::to_string(o.op_timeout_ns / 1000000) + " ms");
         if (now - last < o.status_poll_ns) return false;
         last = now;
-        status_ = read_status(*c_, x_->meta_);
+        status_ = read_status(*c_, x_->meta_,
+                              x_->hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
         bool up = hts ? status::hts_up(status_) : status::sls_up(status_);
         uint32_t e = hts ? status::hts_epoch(status_) : status::sls_epoch(status_);
         changed = !up || e != epoch;
@@ -650,7 +653,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     uint64_t wait_for(Ok&& ok, uint64_t start) {
       const Options& o = x_->opts_;
       for (;;) {
-        status_ = read_status(*c_, x_->meta_);
+        status_ = read_status(*c_, x_->meta_,
+                              x_->hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
         if (ok(status_)) return status_;
         uint64_t now = c_->now_ns();
         if (now - start > o.op_timeout_ns)

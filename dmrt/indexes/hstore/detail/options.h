@@ -18,7 +18,7 @@ namespace dmrt::hstore {
 // coherent; what a port must add is around the records, which clients write and everyone reads,
 // and the clients' reads of the table. The servers' READs go through the memory node's own cache.
 enum class FlushPoint : uint8_t {
-  kBucketInvalidate,  // a client's bucket READ (with the status word) sees the table in memory
+  kBucketInvalidate,  // a client's bucket READ and its status-word READs see memory
   kRecordInvalidate,  // a client's record READs (GET, degraded GET, SCAN) see memory (recycled)
   kRecordWriteBack,   // a client's new record is written back before its request is sent
   kServerInvalidate,  // the servers' READs of records (the HTS's key checks) and of the table

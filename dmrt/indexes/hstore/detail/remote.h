@@ -89,9 +89,11 @@ struct Meta {
   }
 };
 
+// `hint`: the reader's flush point (FlushPoint::kBucketInvalidate for clients,
+// kServerInvalidate for the servers): the word changes only by CAS, at memory.
 template <Transport T>
-uint64_t read_status(Client<T>& c, const Meta& m) {
-  return c.template read_value<uint64_t>(m.status_word());
+uint64_t read_status(Client<T>& c, const Meta& m, FlushHint hint = FlushHint::kNone) {
+  return c.template read_value<uint64_t>(m.status_word(), hint);
 }
 
 // CAS loop on the status word: f(old) -> new. Returns the value installed.

@@ -109,7 +109,7 @@ class SkipListServer {
     if (claim_->took_over()) stat(sls_stat::kTakeovers).fetch_add(1);
     parts_ = std::make_unique<Partition[]>(m_.partitions);
     for (unsigned p = 0; p < m_.partitions; ++p) parts_[p].list.set_key_size(m_.key_size);
-    uint64_t st = read_status(c, m_);
+    uint64_t st = read_status(c, m_, server_read_hint());
     epoch_ = status::sls_epoch(st);
     hts_epoch_.store(status::hts_epoch(st));
     dget_ok_.store(!status::hts_up(st));

@@ -44,9 +44,10 @@ inline std::vector<std::byte> clock_answer_payload(uint64_t now_ns) {
 template <Transport T>
 ClockOffset measure_clock_offset(Client<T>& c, NodeId ref, unsigned samples = 16) {
   const uint64_t local_res = steady_clock_resolution_ns();
+  samples = std::max(samples, 1u);
   std::vector<ClockSample> taken;
-  taken.reserve(std::max(samples, 1u));
-  for (unsigned i = 0; i < std::max(samples, 1u); ++i) {
+  taken.reserve(samples);
+  for (unsigned i = 0; i < samples; ++i) {
     const uint64_t sent = c.now_ns();
     Message m = c.call(ref, 0, kClockRequestTag, {});
     const uint64_t received = c.now_ns();

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # dmrt.sh: install what is missing, build, then run the benchmark (bench) or the test suite (test).
 #   ./dmrt.sh bench [dmrt-bench flags...]   main benchmark on the default (shm) transport
-#   ./dmrt.sh test                          release tests, ASan/UBSan and TSan runs, then the
-#                                           verbs tests inside a Soft-RoCE VM (tests/vm/run.sh)
+#   ./dmrt.sh test                          release tests, ASan/UBSan and TSan runs, then qemu
+#                                           guests: Soft-RoCE, NUMA, a shared pool, CXL (tests/vm)
 #   ./dmrt.sh repro [FIGURE...] [--fresh]   the papers' figures on sim (bench/repro/README.md;
 #                  [--scale paper]          at the papers' data sizes where a spec gives them)
 #   ./dmrt.sh cxl-study [PART...] [--fresh] the CXL porting study's tables and plots
@@ -116,6 +116,26 @@ run_suites() {
   if [ "$rc" -ne 0 ] && [ ! -f "$log" ]; then failed=$((failed + 1)); fi
 }
 
+# vm_stage LABEL COMMAND...: a qemu stage (tests/vm/); adds its closing "N passed, M failed" line to
+# the totals, or one failure when it printed none.
+vm_stage() {
+  local label=$1; shift
+  echo "== $label in qemu" >&2
+  local vm_log t0=$SECONDS vm_line
+  vm_log=$(mktemp)
+  "$@" 2>&1 | tee "$vm_log" >&2 || true
+  echo "dmrt: the VM stage ($label) took $((SECONDS - t0)) s" >&2
+  vm_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$vm_log" | tail -n 1 || true)
+  if [ -n "$vm_line" ]; then
+    passed=$((passed + $(echo "$vm_line" | cut -d' ' -f1)))
+    failed=$((failed + $(echo "$vm_line" | cut -d' ' -f3)))
+  else
+    echo "dmrt: the VM stage ($label) did not report results" >&2
+    failed=$((failed + 1))
+  fi
+  rm -f "$vm_log"
+}
+
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
@@ -178,24 +198,16 @@ case "$cmd" in
       failed=$((failed + 1))
     elif [ -x build/tests/verbs/verbs_tests ]; then
       # Two boots: the verbs suite (one NUMA node), then NUMA placement across processes (two).
-      for stage in verbs numa; do
-        echo "== $stage in a Soft-RoCE VM" >&2
-        vm_args=(--build build)
-        [ "$stage" = numa ] && vm_args+=(--numa-stage)
-        vm_log=$(mktemp)
-        t0=$SECONDS
-        tests/vm/run.sh "${vm_args[@]}" 2>&1 | tee "$vm_log" >&2 || true
-        echo "dmrt: the VM stage ($stage) took $((SECONDS - t0)) s" >&2
-        vm_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$vm_log" | tail -n 1 || true)
-        if [ -n "$vm_line" ]; then
-          passed=$((passed + $(echo "$vm_line" | cut -d' ' -f1)))
-          failed=$((failed + $(echo "$vm_line" | cut -d' ' -f3)))
-        else
-          echo "dmrt: the VM stage ($stage) did not report results" >&2
-          failed=$((failed + 1))
-        fi
-        rm -f "$vm_log"
-      done
+      vm_stage verbs tests/vm/run.sh --build build
+      vm_stage numa tests/vm/run.sh --build build --numa-stage
+    fi
+    # Several hosts on one pool that is only memory: two qemu guests on one ivshmem pool with
+    # dmrt-node on this host, and one guest's CXL Type-3 device through the kernel's CXL stack.
+    if [ -x build/bench/dmrt-bench ] && [ -x build/tools/dmrt-node/dmrt-node ]; then
+      vm_stage "shared pool" tests/vm/pool.sh --build build
+    else
+      echo "dmrt: build has no dmrt-bench or dmrt-node: the shared-pool VM stage cannot run" >&2
+      failed=$((failed + 1))
     fi
     echo "dmrt: tests took $(( $(date +%s) - start )) s" >&2
     echo "$passed passed, $failed failed"

@@ -177,11 +177,13 @@ class Bench {
         }).detach();
       });
       g.barrier("start the load");
+    }
+    setup_ = std::make_unique<Client<T>>(env_.endpoint(compute_[0], id_base_ + clients));
+    if (attached_) {  // the clock is measured through the setup client (shm: its mailbox)
       clock_start_local_ns_ = setup_clock_ns();
-      clock_start_ = env_.clock_offset();
+      on_setup_client([&] { clock_start_ = env_.clock_offset(*setup_); });
     }
     ops_ = trun_ ? my_trace_lines() : my_share(opt_.ops);
-    setup_ = std::make_unique<Client<T>>(env_.endpoint(compute_[0], id_base_ + clients));
     if (attached_ && !attached_->creator()) {
       // Another process creates and loads the index: wait for it, then join it.
       attached_->group->await_ready(fingerprint());
@@ -218,7 +220,7 @@ class Bench {
       // Every phase ends together: no process stops a memory node or reads the index's final
       // state while another still runs.
       attached_->group->barrier("end the run");
-      clock_end_ = env_.clock_offset();
+      on_setup_client([&] { clock_end_ = env_.clock_offset(*setup_); });
       clock_end_local_ns_ = setup_clock_ns();
     }
     History h;

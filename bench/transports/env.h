@@ -28,7 +28,7 @@
 namespace dmrt::bench {
 
 // Every Env<T> offers: a constructor from (Options, ClusterConfig); endpoint(home, id); hooks()
-// for the Scheduler; clock_offset(); between_ops(client); config(); pool_bytes_used();
+// for the Scheduler; clock_offset(client); between_ops(client); config(); pool_bytes_used();
 // begin_phase() and end_phase(PhaseResult&) around each measured phase.
 template <class T>
 struct Env;  // specialized per transport

@@ -18,6 +18,7 @@
 #include "dmrt/policies/shm/pool.h"
 #include "dmrt/policies/shm/provenance_json.h"
 #include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/clock_messages.h"
 #include "dmrt/runtime/placement.h"
 
 namespace dmrt::bench {
@@ -139,8 +140,29 @@ struct Env<ShmTransport> {
     return shm::Endpoint(pool, home, client_id);
   }
   ThreadHooks hooks() { return {}; }
-  // The processes of a pool share this host's steady clock.
-  ClockOffset clock_offset() const { return {}; }
+  // The histories' reference clock (docs/correctness.md, "Histories across hosts"). Processes of
+  // a pool in /dev/shm or a memfd share this host's steady clock. A pool on a device or file may
+  // be mapped by several hosts (qemu guests sharing an ivshmem BAR, hosts sharing a CXL device):
+  // there the first memory node's process, which answers clock requests on its echo mailbox
+  // (layout::kServicesClock), is the reference, measured through the pool as verbs measures it.
+  // Without such a process the compute processes must all be on this host (their claims say so).
+  ClockOffset clock_offset(Client<ShmTransport>& c) const {
+    if (!attached || !pool->polling_waits()) return {};
+    const NodeId ref = pool->config().memory_nodes().front();
+    if (local::load_word(pool->region(ref).base + layout::kServicesOffset) & layout::kServicesClock)
+      return measure_clock_offset(c, ref);
+    for (NodeId n : pool->config().compute_nodes()) {
+      const uint64_t claim = local::load_word(pool->region(n).base + layout::kClaimOffset);
+      const auto tag = static_cast<uint32_t>(claim >> 32);
+      if (tag != 0 && tag != shm::host_tag())
+        throw ConfigError("compute node " + std::to_string(n) + " of pool '" + pool->name() +
+                          "' runs on another host, and no process of memory node " +
+                          std::to_string(ref) +
+                          " answers clock requests: histories across hosts need a common clock "
+                          "(serve the memory node with dmrt-node)");
+    }
+    return {};
+  }
   // Called after every operation. Inline shm verbs complete at once and never suspend, so without
   // a yield one fiber would run its whole share before the next fiber of its thread starts;
   // yielding interleaves a thread's clients operation by operation, as concurrent clients would

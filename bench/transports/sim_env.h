@@ -33,7 +33,7 @@ struct Env<SimTransport> {
     return cluster.endpoint(home, client_id);
   }
   ThreadHooks hooks() { return cluster.hooks(); }
-  ClockOffset clock_offset() const { return {}; }  // one process
+  ClockOffset clock_offset(Client<SimTransport>&) const { return {}; }  // one process
   template <class C>
   void between_ops(C&) {}  // the virtual-time scheduler already interleaves clients
   const ClusterConfig& config() const { return cluster.config(); }

@@ -120,7 +120,7 @@ struct Env<VerbsTransport> {
   ThreadHooks hooks() { return cluster_->thread_hooks(); }
   // This host's steady clock against the group's memory node's (the histories' reference clock
   // across hosts; docs/correctness.md, "Histories across hosts").
-  ClockOffset clock_offset() {
+  ClockOffset clock_offset(Client<VerbsTransport>&) {
     if (embedded_) return {};
     return cluster_->clock_offset(cluster_->config().memory_nodes().front());
   }

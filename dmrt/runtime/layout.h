@@ -29,6 +29,10 @@ inline constexpr uint64_t kHeapStartOffset = 64;
 // (dmrt/runtime/services_word.h) instead of reading a half-written word.
 inline constexpr uint64_t kServicesOffset = 72;
 inline constexpr uint64_t kServicesReady = uint64_t{1} << 63;
+// Bit 62: the node's process answers clock requests on mailbox 0 (dmrt/runtime/clock_messages.h),
+// so that processes on other hosts that share only a pool with it can put their histories on its
+// clock.
+inline constexpr uint64_t kServicesClock = uint64_t{1} << 62;
 // The node's device memory (dmrt/runtime/address.h): its size, and the next free byte of it,
 // advanced by FAA (Client::alloc_device_memory). The allocator's words live here, in host memory,
 // so that all of the device memory is usable (it is small) and formatting it is only zeroing it.

@@ -44,7 +44,7 @@ auto add_ranged_flag(G& g, const std::string& name, unsigned& value, const std::
 struct ServiceInfo {
   std::string_view name;     // what --service takes, e.g. "rolex", "hstore-hts"
   std::string_view summary;  // one line, for --list-services
-  unsigned bit;              // 0..62 (63 is layout::kServicesReady)
+  unsigned bit;              // 0..61 (62, 63: layout::kServicesClock, kServicesReady)
 };
 
 constexpr uint64_t service_bit(const ServiceInfo& s) {
@@ -80,7 +80,7 @@ namespace detail {
 template <size_t N>
 constexpr bool distinct_services(const std::array<ServiceInfo, N>& s) {
   for (size_t i = 0; i < N; ++i) {
-    if (s[i].bit >= 63 || s[i].name.empty()) return false;
+    if (s[i].bit >= 62 || s[i].name.empty()) return false;
     for (size_t j = i + 1; j < N; ++j)
       if (s[i].bit == s[j].bit || s[i].name == s[j].name) return false;
   }
@@ -94,7 +94,7 @@ class ServiceRegistry {
  public:
   static constexpr std::array<ServiceInfo, sizeof...(S)> kServices{ServiceInfo(S::kInfo)...};
   static_assert(detail::distinct_services(kServices),
-                "two registered services share a name or a services-word bit (or a bit >= 63)");
+                "two registered services share a name or a services-word bit (or a bit >= 62)");
 
   // The registered service called `name`, or null.
   static const ServiceInfo* find(std::string_view name) {

@@ -14,6 +14,7 @@
 
 #include "dmrt/indexes/hstore/detail/services.h"
 #include "dmrt/indexes/hstore/hstore.h"
+#include "dmrt/runtime/clock_messages.h"
 #include "dmrt/runtime/layout.h"
 #include "dmrt/runtime/local_memory.h"
 #include "dmrt/runtime/messaging.h"
@@ -81,8 +82,15 @@ TEST(NodeProcess, ShmNodeHostsHStoreServers) {
   const uint64_t want =
       service_bit(hstore::HtsService::kInfo) | service_bit(hstore::SlsService::kInfo);
   // The word carries the ready bit, which await_services strips; 30 s of patience.
-  EXPECT_EQ(await_services(setup, 0), want) << read_file(log);
-  EXPECT_EQ(setup.read_value<uint64_t>(layout::services_word(0)), want | layout::kServicesReady);
+  // The word carries the clock bit too: its echo service answers clock requests.
+  EXPECT_EQ(await_services(setup, 0), want | layout::kServicesClock) << read_file(log);
+  EXPECT_EQ(setup.read_value<uint64_t>(layout::services_word(0)),
+            want | layout::kServicesClock | layout::kServicesReady);
+  // Measured through the pool's mailboxes against a process on this host, so on one clock: the
+  // true offset is 0, and it must lie within the bound.
+  const ClockOffset clock = measure_clock_offset(setup, 0);
+  EXPECT_LT(clock.bound_ns, uint64_t{1'000'000'000});
+  EXPECT_LE(static_cast<uint64_t>(std::abs(clock.offset_ns)), clock.bound_ns);
   hstore::Options o;
   o.expected_keys = 4096;
   auto index = hstore::Index<ShmTransport>::create(setup, o);

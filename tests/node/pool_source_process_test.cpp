@@ -23,6 +23,7 @@
 #include "dmrt/policies/shm/pool.h"
 #include "dmrt/policies/shm/processes.h"
 #include "dmrt/policies/shm/transport.h"
+#include "dmrt/runtime/clock_messages.h"
 #include "dmrt/runtime/error.h"
 #include "dmrt/runtime/layout.h"
 #include "dmrt/runtime/services_word.h"
@@ -104,7 +105,8 @@ int compute_process(const std::string& path, unsigned rank) {
   if (rank == 0) {
     const uint64_t want =
         service_bit(hstore::HtsService::kInfo) | service_bit(hstore::SlsService::kInfo);
-    if (await_services(c, 0) != want) return 5;
+    // The node program also answers clock requests (layout::kServicesClock).
+    if (await_services(c, 0) != (want | layout::kServicesClock)) return 5;
     index = hstore::Index<ShmTransport>::create(c, o);
   } else {
     while (c.read_value<uint64_t>(layout::root_slot(0, o.root_slot)) == 0) {
@@ -113,6 +115,15 @@ int compute_process(const std::string& path, unsigned rank) {
     }
     index = hstore::Index<ShmTransport>::attach(c, o);
   }
+  // The node program's clock, through the pool's mailboxes alone (as a guest on another host
+  // measures it): one host here, so the true offset is 0 and must lie within the bound.
+  const ClockOffset clock = measure_clock_offset(c, 0);
+  std::fprintf(stderr, "compute process %u: clock offset %lld ns, bound %llu ns\n", rank,
+               static_cast<long long>(clock.offset_ns),
+               static_cast<unsigned long long>(clock.bound_ns));
+  if (clock.bound_ns > 1'000'000'000 ||
+      static_cast<uint64_t>(std::abs(clock.offset_ns)) > clock.bound_ns)
+    return 10;
   auto h = index->handle(c);
   const Key first = 1 + rank * 1000, other = 1 + (1 - rank) * 1000;
   for (Key k = first; k < first + kKeysEach; ++k)

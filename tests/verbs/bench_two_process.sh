@@ -48,11 +48,20 @@ if [ "${BENCH_TIMEOUT:-0}" -gt 0 ]; then
     kill $BPID
   fi
 fi
+# stop_or_kill PID NAME: a process that outlives SIGTERM by 10 s gets SIGKILL, so that one stuck
+# program fails its test instead of holding the VM stage until its time limit (2026-12-03: an
+# HStore dmrt-node whose services were stuck in a send to a stopped compute process).
+stop_or_kill() {
+  for _ in $(seq 1 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+  echo "$2 did not stop 10 s after SIGTERM; killing it (SIGKILL)"; kill -9 "$1" 2>/dev/null
+}
+[ "${BENCH_TIMEOUT:-0}" -gt 0 ] && stop_or_kill $BPID dmrt-bench
 wait $BPID
 RC=$?
 for _ in $(seq 1 100); do kill -0 $NPID 2>/dev/null || break; sleep 0.1; done
 if kill -0 $NPID 2>/dev/null; then
   echo "dmrt-node did not stop; killing it"; kill $NPID; RC=1
+  stop_or_kill $NPID dmrt-node
 fi
 wait $NPID; NRC=$?
 echo "--- dmrt-node log (rc=$NRC)"; cat "$DIR/node.log"

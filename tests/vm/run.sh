@@ -35,66 +35,16 @@ done
 CACHE=${VM_CACHE:-$ROOT/tests/vm/cache}
 LIMIT=${VM_LIMIT:-1500}
 mkdir -p "$CACHE"
-say() { echo "[vm $(date +%T)] $*"; }
+. "$ROOT/tests/vm/lib.sh"
+say() { vm_say "$@"; }
 T_START=$(date +%s)
 
-# 1. packages (Debian archive only)
-pkgs=(qemu-system-x86 busybox-static iproute2 cpio kmod ibverbs-providers ibverbs-utils libibverbs-dev openmpi-bin)
-missing=()
-for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-if [ ${#missing[@]} -gt 0 ]; then
-  say "installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-
-# 2. guest kernel: downloaded and unpacked into the cache, never installed on the host
-KPKG=${KPKG:-$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')}
-[ -n "$KPKG" ] || { echo "run.sh: cannot resolve the kernel package (apt-get update?)" >&2; exit 1; }
-KVER=${KPKG#linux-image-}
-KDIR=$CACHE/kernel-$KVER
-if [ ! -f "$KDIR/boot/vmlinuz-$KVER" ]; then
-  say "fetching $KPKG"
-  mkdir -p "$CACHE/debs"
-  (cd "$CACHE/debs" && apt-get download "$KPKG" >/dev/null)
-  rm -rf "$KDIR.tmp" && mkdir -p "$KDIR.tmp"
-  dpkg -x "$CACHE"/debs/"${KPKG}"_*.deb "$KDIR.tmp"
-  depmod -b "$KDIR.tmp" "$KVER"
-  rm -rf "$KDIR" && mv "$KDIR.tmp" "$KDIR"
-fi
+# 1. packages, 2. the guest kernel, 3. the initramfs (tests/vm/lib.sh)
+vm_packages qemu-system-x86 busybox-static iproute2 cpio kmod ibverbs-providers ibverbs-utils libibverbs-dev openmpi-bin
+vm_kernel
 find "$KDIR/lib/modules/$KVER" -name 'rdma_rxe.ko*' | grep -q . ||
   { echo "run.sh: $KPKG has no rdma_rxe module" >&2; exit 1; }
-
-# 3. initramfs (rebuilt when the init script or kernel changes)
-STAMP="$KVER $(sha1sum "$0" | cut -c1-8) $(sha1sum "$ROOT/tests/vm/guest-init.sh" | cut -c1-12)"
-INITRD=$CACHE/initramfs.cpio.gz
-if [ ! -f "$INITRD" ] || [ "$(cat "$CACHE/initramfs.stamp" 2>/dev/null)" != "$STAMP" ]; then
-  say "building the initramfs"
-  R=$CACHE/root
-  rm -rf "$R" && mkdir -p "$R"/{bin,sbin,proc,sys,dev,tmp,etc,usr/bin,usr/sbin,usr/lib}
-  ln -s usr/lib "$R/lib"
-  mkdir -p "$R/usr/lib64" && ln -s usr/lib64 "$R/lib64"
-  cp /bin/busybox "$R/bin/"
-  for a in $(/bin/busybox --list); do [ -e "$R/bin/$a" ] || ln -s busybox "$R/bin/$a"; done
-  ln -sf ../bin/busybox "$R/sbin/modprobe"
-  rm -f "$R/bin/ip"
-  cp /usr/sbin/ip /usr/bin/rdma "$R/usr/bin/" 2>/dev/null || cp /sbin/ip /bin/rdma "$R/usr/bin/"
-  for b in "$R/usr/bin/ip" "$R/usr/bin/rdma"; do
-    ldd "$b" | awk '$3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'
-  done | sort -u | while read -r lib; do
-    dst=$R/usr${lib#/usr}; mkdir -p "$(dirname "$dst")"; cp -L "$lib" "$dst"
-  done
-  for m in dummy crc32_generic crc32-pclmul ib_core ib_uverbs rdma_rxe virtio_pci 9pnet_virtio 9p; do
-    modprobe -d "$KDIR" -S "$KVER" --show-depends "$m" | awk '/^insmod/{print $2}'
-  done | sort -u | while read -r ko; do
-    rel=${ko#"$KDIR"/}; mkdir -p "$R/usr/$(dirname "$rel")"; cp "$ko" "$R/usr/$rel"
-  done
-  cp "$KDIR/lib/modules/$KVER"/modules.{order,builtin,builtin.modinfo} "$R/usr/lib/modules/$KVER/"
-  depmod -b "$R/usr" "$KVER"
-  cp "$ROOT/tests/vm/guest-init.sh" "$R/init" && chmod +x "$R/init"
-  (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1 > "$INITRD.tmp") && mv "$INITRD.tmp" "$INITRD"
-  echo "$STAMP" > "$CACHE/initramfs.stamp"
-fi
+vm_initramfs
 
 # Two NUMA nodes (VM_NUMA=1, with at least 2 vCPUs): half the vCPUs and half the memory each, so
 # that NUMA placement is tested for real (the multi-process shm test binds its memory node process
@@ -206,15 +156,7 @@ SCRIPT=$CACHE/guest-script.sh
   echo 'echo "@@DEVICE"; ibv_devinfo -d rxe0 | grep -E "hca_id|transport|fw_ver|node_guid|atomic_cap|max_qp_wr|state|active_mtu|link_layer|phys_port"'
   echo 'ibv_devinfo -v -d rxe0 | grep -E "GID\[" | head -4'
   echo "cd '$ROOT'"
-  i=0
-  for c in "${CMDS[@]}"; do
-    i=$((i + 1))
-    printf 'echo "@@BEGIN %d %s"\n' "$i" "$(echo "$c" | sed 's/"/\\"/g')"
-    # Through a pipe: the serial console is a terminal, and dmrt-bench's --progress auto would
-    # print its progress line there.
-    printf 'S=$(date +%%s); ( %s ) 2>&1 | cat; rc=${PIPESTATUS[0]}\n' "$c"
-    printf 'echo "@@RESULT %d rc=$rc seconds=$(( $(date +%%s) - S ))"\n' "$i"
-  done
+  vm_script_cmds "${CMDS[@]}"
   # Transport retries and replays seen by Soft-RoCE over the whole run.
   echo 'echo "@@COUNTERS $(cd /sys/class/infiniband/rxe0/ports/1/hw_counters 2>/dev/null && for f in duplicate_request completer_retry_err retry_exceeded_err rcvd_seq_err; do printf "%s=%s " $f "$(cat $f)"; done)"'
 } > "$SCRIPT"
@@ -248,18 +190,8 @@ T_END=$(date +%s)
 tr -d '\r' < "$LOG" > "$LOG.txt"
 sed -n '/@@DEVICE/,$p' "$LOG.txt" | grep -v '^@@DEVICE' | sed '/@@BEGIN/,$d'
 grep -E '@@FATAL|@@WARN' "$LOG.txt" || true
-PASS=0; FAIL=0; i=0
-for c in "${CMDS[@]}"; do
-  i=$((i + 1))
-  echo "----- test $i: $c"
-  sed -n "/^@@BEGIN $i /,/^@@RESULT $i /p" "$LOG.txt" | sed '1d;$d' | tail -n 60
-  r=$(grep -E "^@@RESULT $i " "$LOG.txt" || true)
-  if [ -n "$r" ] && echo "$r" | grep -q 'rc=0 '; then
-    PASS=$((PASS + 1)); echo "PASS test $i (${r##*seconds=}s)"
-  else
-    FAIL=$((FAIL + 1)); echo "FAIL test $i: ${r:-no result (crash, timeout or boot failure; see $LOG.txt)}"
-  fi
-done
+PASS=0; FAIL=0
+vm_report "$LOG.txt" "${CMDS[@]}"
 grep -E '^@@COUNTERS' "$LOG.txt" | sed 's/^@@COUNTERS/rxe0 counters:/' || true
 [ "$TIMED_OUT" = 1 ] && echo "the VM hit the ${LIMIT}s limit"
 say "qemu ran $((T_END - T_BOOT))s; run.sh total $((T_END - T_START))s; console log $LOG.txt"

@@ -113,6 +113,9 @@ int run_shm(const ShmArgs& sa, const NodeArgs& args, const Services& registry) {
     EchoCounters echo;
     try {
       uint64_t word = start_services(args, registry, launcher, echo);
+      // The echo service answers clock requests: processes on other hosts of a pool on a device
+      // or file measure their clocks against this one (bench/transports/shm_env.h).
+      if (args.echo) word |= layout::kServicesClock;
       // Services of other node processes may share this pool's nodes: add our bits to the word.
       auto w = local::word(pool->region(node).base + layout::kServicesOffset);
       w.fetch_or(word | layout::kServicesReady);

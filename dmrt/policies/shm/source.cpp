@@ -118,6 +118,27 @@ struct Probe {
   bool file = false;  // a plain file: it may be created, grown and hole-punched
 };
 
+// The CXL region (/sys/bus/cxl/devices/regionN) that starts at host physical address `resource`
+// (as sysfs writes it), described as `cxl list -R` reports it, or "" when none does.
+std::string cxl_region_at(const std::string& resource) {
+  const long long at = resource.empty() ? -1 : std::strtoll(resource.c_str(), nullptr, 0);
+  if (at <= 0) return "";
+  const std::string bus = "/sys/bus/cxl/devices/";
+  for (int i = 0; i < 64; ++i) {
+    const std::string r = bus + "region" + std::to_string(i);
+    if (sysfs_number(r + "/resource", -1) != at) continue;
+    std::string targets;
+    for (long long t = 0, ways = sysfs_number(r + "/interleave_ways", 0); t < ways; ++t)
+      targets += (t ? ", " : "") + sysfs_text(r + "/target" + std::to_string(t));
+    return "CXL region" + std::to_string(i) + " (" + std::to_string(sysfs_number(r + "/size", 0)) +
+           " bytes, " + std::to_string(sysfs_number(r + "/interleave_ways", 0)) +
+           "-way interleave at " + std::to_string(sysfs_number(r + "/interleave_granularity", 0)) +
+           " B, " + (sysfs_text(r + "/commit") == "1" ? "committed" : "not committed") +
+           ", targets " + targets + "; through cxl_pmem's NVDIMM bridge)";
+  }
+  return "";
+}
+
 // A device-dax character device: its size, alignment and node are its sysfs attributes.
 void probe_devdax(Probe& p, const struct stat& st, const std::string& path) {
   const std::string sys = "/sys/dev/char/" + std::to_string(major(st.st_rdev)) + ":" +
@@ -138,10 +159,19 @@ void probe_devdax(Probe& p, const struct stat& st, const std::string& path) {
   if (p.align == 0 || (p.align & (p.align - 1))) p.align = Pool::kSourceAlign;
   p.info.device_numa_node = static_cast<int>(sysfs_number(sys + "/target_node", -1));
   const std::string& d = p.info.device;
-  const char* behind = d.find("/decoder") != std::string::npos ? "a CXL region"
-                       : d.find("/ndbus") != std::string::npos ? "an NVDIMM namespace (libnvdimm)"
-                                                               : "a dax region";
-  p.info.kernel_path = std::string("device-dax over ") + behind + ": " + d;
+  std::string behind;
+  if (d.find("/nvdimm-bridge") != std::string::npos) {
+    // A persistent CXL region reaches device-dax through cxl_pmem's NVDIMM bridge: a libnvdimm
+    // region at the same host physical range as the CXL region, which says what it is.
+    const std::string nd_region = d.substr(0, d.rfind("/dax"));
+    behind = cxl_region_at(sysfs_text(nd_region.substr(0, nd_region.rfind('/')) + "/resource"));
+    if (behind.empty()) behind = "a CXL region (through cxl_pmem's NVDIMM bridge)";
+  } else {
+    behind = d.find("/decoder") != std::string::npos ? "a CXL region"
+             : d.find("/ndbus") != std::string::npos ? "an NVDIMM namespace (libnvdimm)"
+                                                     : "a dax region";
+  }
+  p.info.kernel_path = "device-dax over " + behind + ": " + d;
 }
 
 // A PCI BAR through sysfs (resourceN): its size is the file's; the device must be enabled.

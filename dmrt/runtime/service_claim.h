@@ -52,7 +52,7 @@ class ServiceClaim {
     auto watch = [&](uint64_t o) {
       seen = o;
       if (o == 0) return;
-      beat0 = c.template read_value<uint64_t>(beat_);
+      beat0 = c.template read_value<uint64_t>(beat_, kSee);
       since = c.now_ns();
     };
     watch(c.cas(owner_, 0, token_));
@@ -61,12 +61,12 @@ class ServiceClaim {
         if (stop()) return false;
         c.pause();
       }
-      const uint64_t o = c.template read_value<uint64_t>(owner_);
+      const uint64_t o = c.template read_value<uint64_t>(owner_, kSee);
       if (o == 0) {  // the owner let go meanwhile
         watch(c.cas(owner_, 0, token_));
       } else if (o != seen) {  // another contender won
         watch(o);
-      } else if (c.template read_value<uint64_t>(beat_) != beat0) {
+      } else if (c.template read_value<uint64_t>(beat_, kSee) != beat0) {
         throw ServiceConflict(what_ +
                               " is already served by another host (its heartbeat advances): a "
                               "second host for it is refused");
@@ -78,7 +78,7 @@ class ServiceClaim {
     }
     held_ = true;
     last_ = c.now_ns();
-    c.write(beat_, &++beats_, 8);
+    c.write(beat_, &++beats_, 8, FlushHint::kWriteBack);
     return true;
   }
 
@@ -88,8 +88,8 @@ class ServiceClaim {
   void beat(Client<T>& c) {
     if (!held_ || c.now_ns() - last_ < t_.beat_ns) return;
     last_ = c.now_ns();
-    c.write(beat_, &++beats_, 8);
-    if (c.template read_value<uint64_t>(owner_) != token_) {
+    c.write(beat_, &++beats_, 8, FlushHint::kWriteBack);
+    if (c.template read_value<uint64_t>(owner_, kSee) != token_) {
       held_ = false;
       throw ServiceConflict(what_ + ": another host took the service over after this one's " +
                             "heartbeat stopped for " + std::to_string(t_.lease_ns / 1000000) +
@@ -108,9 +108,14 @@ class ServiceClaim {
   }
 
   bool held() const { return held_; }
+
   bool took_over() const { return took_over_; }  // the claim was a dead host's
 
  private:
+  // The words are another host's (memory no host keeps coherent: docs/cxl-porting.md): every
+  // READ of them sees memory and every heartbeat is written back, whatever the index's flush
+  // points. Rare (a few per beat), so never worth a switch.
+  static constexpr FlushHint kSee = FlushHint::kInvalidate;
   GlobalAddress owner_, beat_;
   std::string what_;
   ClaimTiming t_;

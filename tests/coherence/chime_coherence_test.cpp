@@ -1,6 +1,7 @@
 // CHIME's flush points (dmrt/indexes/chime/detail/options.h, FlushPoint) proved on sim's coherence
 // model: all in place, the history is linearizable under `none`; any one removed, the run is
-// caught. The hot keys fit one leaf: no split (whose internal nodes have no points yet).
+// caught. The leaf points are proved on hot keys that fit one leaf; the structural ones (root word,
+// internal nodes) on a run that grows the tree from one leaf to three levels.
 #include <gtest/gtest.h>
 
 #include "coherence_run.h"
@@ -11,8 +12,17 @@ namespace {
 
 using ChimeTree = chime::Tree<SimTransport>;
 
-Outcome run_chime(sim::Coherence coherence, chime::Options co = {}) {
-  Shape s;
+bool structural(chime::FlushPoint p) {
+  return p == chime::FlushPoint::kRootInvalidate || p == chime::FlushPoint::kInternalInvalidate ||
+         p == chime::FlushPoint::kInternalWriteBack;
+}
+
+Outcome run_chime(sim::Coherence coherence, chime::Options co = {}, bool grow = false) {
+  Shape s = grow ? growing_shape() : Shape{};
+  if (grow) {
+    co.span = 16;
+    co.internal_span = 4;
+  }
   co.value_size = 16;  // fixed-size values: the runs' own length
   return run(
       s, sim_options(s, coherence),
@@ -30,13 +40,21 @@ TEST(ChimeCoherence, AllPointsAreLinearizableUnderNone) {
   EXPECT_GT(r.counts.lines_written_back, 0u);
 }
 
+TEST(ChimeCoherence, AGrowingTreeIsLinearizableUnderNone) {
+  Outcome r = run_chime(sim::Coherence::kNone, {}, true);
+  print("chime", "all points, growing", r);
+  EXPECT_FALSE(r.stuck);
+  EXPECT_EQ(r.error, "");
+  EXPECT_TRUE(r.result.linearizable) << r.result.explain();
+}
+
 #ifdef DMRT_FAULT_INJECTION
 class ChimeFlushPoint : public ::testing::TestWithParam<chime::FlushPoint> {};
 
 TEST_P(ChimeFlushPoint, RemovedIsCaught) {
   chime::Options co;
   co.faults.skip_flush.add(GetParam());
-  Outcome r = run_chime(sim::Coherence::kNone, co);
+  Outcome r = run_chime(sim::Coherence::kNone, co, structural(GetParam()));
   print("chime", std::string("without ") + std::string(flush_point_name(GetParam())), r);
   EXPECT_TRUE(r.caught()) << r.result.explain();
 }

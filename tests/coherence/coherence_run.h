@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -39,6 +40,9 @@ struct Shape {
   // Freed blocks are handed out again after this many more frees (AllocatorOptions::reuse_delay):
   // soon, so that a host's cached copy of a recycled block is put to the test.
   uint32_t reuse_delay = 2;
+  // Each host's cache (sim::Options::cache_bytes); 0 keeps the model's default (1 MiB). A small
+  // one evicts lines within the run, so that a host can hold a node's lines from two versions.
+  uint64_t cache_bytes = 0;
 };
 
 struct Outcome {
@@ -90,10 +94,26 @@ struct RunService {
   }
 };
 
+// A run that grows the structure while it runs (from an empty index: B+-tree splits up to a new
+// root, RACE subtable splits and directory doublings): the shape that proves the structural
+// points (root word, internal nodes, directory). Mostly inserts over many more keys than a leaf
+// or bucket holds, and hosts' caches of 8 KiB: a stale line is evicted and refilled within the
+// run, so that an image read without its invalidation mixes two versions (torn for good), as on a
+// long run with a real cache.
+inline Shape growing_shape() {
+  Shape s;
+  s.keys = 600;
+  s.ops = 200;
+  s.mix = harness::OpMix{25, 55, 10, 10, 0};
+  s.cache_bytes = 8 << 10;
+  return s;
+}
+
 inline sim::Options sim_options(const Shape& s, sim::Coherence coherence) {
   sim::Options o = sim::small_test_cluster(s.compute_nodes, s.clients_per_node);
   o.coherence = coherence;
   o.watchdog_ns = s.watchdog_ns;
+  if (s.cache_bytes) o.cache_bytes = s.cache_bytes;
   return o;
 }
 
@@ -114,9 +134,20 @@ Outcome run(const Shape& s, const sim::Options& o, Create&& create, MakeHandle&&
   run_options.client.allocator.reuse_delay = s.reuse_delay;
   cluster.run(
       [&](sim::SimClient& c, const sim::WorkerInfo& w) {
-        auto holder = make_handle(*index, c);
-        auto& h = harness::deref(holder);
         HistoryRecorder rec(w.index, s.ops, ValueMode::kFull);
+        // A handle may take verbs (a compute node joining within the run): its failures count as
+        // the operations' do.
+        std::optional<decltype(make_handle(*index, c))> holder;
+        try {
+          holder.emplace(make_handle(*index, c));
+        } catch (const TransportError&) {
+          stuck[w.index] = 1;
+          return;
+        } catch (const std::exception& e) {
+          if (error.empty()) error = e.what();
+          return;
+        }
+        auto& h = harness::deref(*holder);
         std::mt19937_64 rng(s.seed * 7919 + w.index);
         std::string out;
         try {

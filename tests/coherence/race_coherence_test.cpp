@@ -1,6 +1,7 @@
 // RACE's flush points (dmrt/indexes/race/detail/options.h, FlushPoint) proved on sim's coherence
 // model: all in place, the history is linearizable under `none`; any one removed, the run is
-// caught. The runs stay below a resize (whose path has no points yet).
+// caught. The bucket and block points are proved on hot keys in one subtable; the resize path's
+// (directory, new subtables) on a run that splits subtables and doubles the directory as it grows.
 #include <gtest/gtest.h>
 
 #include "coherence_run.h"
@@ -11,11 +12,15 @@ namespace {
 
 using RaceIdx = race::RaceIndex<SimTransport>;
 
-Outcome run_race(sim::Coherence coherence, race::Options ro = {}) {
-  Shape s;
+bool resizing(race::FlushPoint p) {
+  return p == race::FlushPoint::kDirectoryInvalidate || p == race::FlushPoint::kSubtableWriteBack;
+}
+
+Outcome run_race(sim::Coherence coherence, race::Options ro = {}, bool grow = false) {
+  Shape s = grow ? growing_shape() : Shape{};
   ro.value_size = 32;
   ro.initial_global_depth = 0;
-  ro.groups_per_subtable = 64;
+  ro.groups_per_subtable = grow ? 2 : 64;
   return run(
       s, sim_options(s, coherence),
       [&](sim::SimClient& c, sim::Cluster&) { return RaceIdx::create(c, ro); },
@@ -32,13 +37,21 @@ TEST(RaceCoherence, AllPointsAreLinearizableUnderNone) {
   EXPECT_GT(r.counts.lines_written_back, 0u);
 }
 
+TEST(RaceCoherence, AGrowingIndexIsLinearizableUnderNone) {
+  Outcome r = run_race(sim::Coherence::kNone, {}, true);
+  print("race", "all points, growing", r);
+  EXPECT_FALSE(r.stuck);
+  EXPECT_EQ(r.error, "");
+  EXPECT_TRUE(r.result.linearizable) << r.result.explain();
+}
+
 #ifdef DMRT_FAULT_INJECTION
 class RaceFlushPoint : public ::testing::TestWithParam<race::FlushPoint> {};
 
 TEST_P(RaceFlushPoint, RemovedIsCaught) {
   race::Options ro;
   ro.faults.skip_flush.add(GetParam());
-  Outcome r = run_race(sim::Coherence::kNone, ro);
+  Outcome r = run_race(sim::Coherence::kNone, ro, resizing(GetParam()));
   print("race", std::string("without ") + std::string(flush_point_name(GetParam())), r);
   EXPECT_TRUE(r.caught()) << r.result.explain();
 }

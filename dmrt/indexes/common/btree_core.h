@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dmrt/indexes/common/flush_points.h"
 #include "dmrt/indexes/common/internal_node.h"
 #include "dmrt/indexes/common/local_lock_table.h"
 #include "dmrt/indexes/common/node_cache.h"
@@ -43,6 +44,25 @@ struct BasicLocated {
   uint64_t tag = 0;     // that tag
 };
 using Located = BasicLocated<IntKeys>;
+
+// Where the upper levels flush on memory no host keeps coherent (docs/cxl-porting.md,
+// "Coherence"). Each index maps its own flush points (FlushPoint) onto these three, so that its
+// tests can remove any one. The root word's publication at create() always writes back: it is
+// setup, outside what sim's coherence model times, and cannot be disproved there.
+struct CoreFlushes {
+  FlushHint root_read = FlushHint::kNone;   // the root word, read to learn a grown root
+  FlushHint node_read = FlushHint::kNone;   // an internal node's image, read locked or not
+  FlushHint node_write = FlushHint::kNone;  // a new node, or one rewritten under its lock
+};
+
+// The core's hints from an index's flush points, less those its fault switch removed. `Point`
+// names them kRootInvalidate, kInternalInvalidate and kInternalWriteBack.
+template <class Point>
+constexpr CoreFlushes core_flushes(const FlushPoints<Point>& skipped) {
+  return {flush_hint(skipped, Point::kRootInvalidate, FlushHint::kInvalidate),
+          flush_hint(skipped, Point::kInternalInvalidate, FlushHint::kInvalidate),
+          flush_hint(skipped, Point::kInternalWriteBack, FlushHint::kWriteBack)};
+}
 
 // Counters shared by the clients of one process (striped: every search adds to one, and a
 // single shared word would move between the threads' caches on each).
@@ -81,10 +101,10 @@ class BTreeCore {
   static void publish_root(Client<T>& c, GlobalAddress slot, RootWord rw) {
     if (rw.addr.node() > 0xff) throw ConfigError("root node id must fit 8 bits");
     uint64_t raw = rw.raw();
-    c.write(slot, &raw, 8);
+    c.write(slot, &raw, 8, FlushHint::kWriteBack);
   }
   RootWord read_root(Client<T>& c) {
-    uint64_t raw = c.template read_value<uint64_t>(root_slot_);
+    uint64_t raw = c.template read_value<uint64_t>(root_slot_, flushes_.root_read);
     if (raw == 0)
       throw ConfigError("no tree at root slot " + root_slot_.to_string() + " (create it first)");
     RootWord rw = RootWord::from_raw(raw);
@@ -97,6 +117,9 @@ class BTreeCore {
     if (raw == 0 || RootWord::from_raw(raw).level == 0) return read_root(c);
     return RootWord::from_raw(raw);
   }
+  // The hints of the index's flush points (set once, before any client uses the core).
+  void set_flushes(CoreFlushes f) { flushes_ = f; }
+
   uint8_t cached_height() const { return RootWord::from_raw(root_raw_.load()).level; }
 
   // --- traversal
@@ -187,7 +210,7 @@ class BTreeCore {
   InternalNode read_internal(Client<T>& c, GlobalAddress a, unsigned level) {
     std::vector<uint64_t> w(image_bytes(level) / 8);
     for (;;) {
-      c.read(a + 8, w.data(), static_cast<uint32_t>(w.size() * 8));
+      c.read(a + 8, w.data(), static_cast<uint32_t>(w.size() * 8), flushes_.node_read);
       stats_.internal_reads.fetch_add(1, std::memory_order_relaxed);
       if (auto n = InternalNode::decode(a, w.data(), fanout_, w.size(), keys_)) return *n;
       stats_.retries.fetch_add(1, std::memory_order_relaxed);
@@ -396,7 +419,7 @@ class BTreeCore {
       uint64_t old = 0;
       Batch b;
       if (!handed) b.cas(a, 0, uint64_t{c.id()} + 1, &old);
-      b.read(a + 8, w.data(), static_cast<uint32_t>(w.size() * 8));
+      b.read(a + 8, w.data(), static_cast<uint32_t>(w.size() * 8)).hint(flushes_.node_read);
       c.run(b);
       if (handed || old == 0) {
         auto n = InternalNode::decode(a, w.data(), fanout_, w.size(), keys_);
@@ -428,11 +451,11 @@ class BTreeCore {
     Batch b;
     if (!locked) {
       w.insert(w.begin(), 0);
-      b.write(n.addr, w.data(), static_cast<uint32_t>(w.size() * 8));
+      b.write(n.addr, w.data(), static_cast<uint32_t>(w.size() * 8)).hint(flushes_.node_write);
       c.run(b);
       return;
     }
-    b.write(n.addr + 8, w.data(), static_cast<uint32_t>(w.size() * 8));
+    b.write(n.addr + 8, w.data(), static_cast<uint32_t>(w.size() * 8)).hint(flushes_.node_write);
     finish(c, n.addr, b);
   }
 
@@ -463,6 +486,7 @@ class BTreeCore {
   unsigned cached_levels_;
   bool tag_level1_;
   std::atomic<uint64_t> root_raw_{0};
+  CoreFlushes flushes_;
   CoreStats stats_;
 };
 

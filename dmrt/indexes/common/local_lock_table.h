@@ -49,7 +49,9 @@ class LocalLockTable {
       s.held.store(0, std::memory_order_relaxed);
       s.streak.store(0, std::memory_order_relaxed);
       try {
-        c.write(GlobalAddress::from_raw(held), &word, 8);
+        // A release, not a plain WRITE: the word is a lock, which the device holds at memory
+        // (on memory no host keeps coherent a cached WRITE would never unlock it).
+        c.release(GlobalAddress::from_raw(held), &word, 8);
       } catch (...) {  // the slot is ours: pass it on before reporting the transport's error
         s.serving.fetch_add(1, std::memory_order_acq_rel);
         throw;

@@ -75,6 +75,11 @@ struct Options {
   // descriptor: each node's user chooses (the index's flush points).
   FlushHint table_read_hint = FlushHint::kNone;
   FlushHint table_write_hint = FlushHint::kNone;
+  // The same for the membership: READs of its word (changed by CAS), of its log entries and of the
+  // table-id counter. A log entry's WRITE needs none: the refresh() that follows every change
+  // invalidates the entry's line, which writes it back. What create() writes always carries
+  // kWriteBack.
+  FlushHint membership_read_hint = FlushHint::kNone;
 };
 
 struct Stats {
@@ -131,18 +136,19 @@ class Service {
     }
     GlobalAddress log = c.alloc_on(mem0, uint64_t{o.max_epochs} * 8, 64);
     std::vector<uint64_t> zeros(o.max_epochs, 0);
-    c.write(log, zeros.data(), static_cast<uint32_t>(zeros.size() * 8));
+    constexpr FlushHint kWb = FlushHint::kWriteBack;
+    c.write(log, zeros.data(), static_cast<uint32_t>(zeros.size() * 8), kWb);
     uint64_t mask = o.on_memory_node ? 0 : bit_of(c.home_node());
     uint64_t first = mask | kLogWritten;
-    c.write(log + 8, &first, 8);
+    c.write(log + 8, &first, 8, kWb);
     uint64_t desc[8] = {kDescMagic, area,         max_tables, s->table_words_,
                         log.raw(),  o.max_epochs, o.vnodes,   o.on_memory_node ? 1u : 0u};
     GlobalAddress d = c.alloc_on(mem0, sizeof(desc), 64);
-    c.write(d, desc, sizeof(desc));
+    c.write(d, desc, sizeof(desc), kWb);
     uint64_t zero = 0, mw = uint64_t{1} << 48 | mask, draw = d.raw();
-    c.write(s->counter_, &zero, 8);
-    c.write(s->membership_, &mw, 8);
-    c.write(layout::root_slot(mem0, o.descriptor_slot), &draw, 8);
+    c.write(s->counter_, &zero, 8, kWb);
+    c.write(s->membership_, &mw, 8, kWb);
+    c.write(layout::root_slot(mem0, o.descriptor_slot), &draw, 8, kWb);
     s->load_descriptor(c);
     s->refresh(c);
     return s;
@@ -226,7 +232,7 @@ class Service {
   bool refresh(Client<T>& c) {
     if (on_mn_) return false;
     stats_.refreshes.fetch_add(1, std::memory_order_relaxed);
-    uint64_t w = c.template read_value<uint64_t>(membership_);
+    uint64_t w = c.template read_value<uint64_t>(membership_, opts_.membership_read_hint);
     uint64_t e = w >> 48;
     std::vector<uint64_t> masks;
     {
@@ -237,7 +243,9 @@ class Service {
     if (e >= max_epochs_) throw LimitError("collab: membership log full (raise max_epochs)");
     while (masks.size() <= e) {
       uint64_t v = 0;
-      while (!((v = c.template read_value<uint64_t>(log_ + 8 * masks.size())) & kLogWritten))
+      while (!((v = c.template read_value<uint64_t>(log_ + 8 * masks.size(),
+                                                    opts_.membership_read_hint)) &
+               kLogWritten))
         c.pause();
       masks.push_back(v & ~kLogWritten);
     }
@@ -440,11 +448,12 @@ class Service {
   }
 
   void load_descriptor(Client<T>& c) {
-    uint64_t draw =
-        c.template read_value<uint64_t>(layout::root_slot(mem0_, opts_.descriptor_slot));
+    // Written by create() on another host, perhaps: always seen from memory.
+    uint64_t draw = c.template read_value<uint64_t>(layout::root_slot(mem0_, opts_.descriptor_slot),
+                                                    FlushHint::kInvalidate);
     if (draw == 0) throw ConfigError("collab: no service descriptor (create it first)");
     uint64_t d[8];
-    c.read(GlobalAddress::from_raw(draw), d, sizeof(d));
+    c.read(GlobalAddress::from_raw(draw), d, sizeof(d), FlushHint::kInvalidate);
     if (d[0] != kDescMagic) throw ConfigError("collab: bad service descriptor");
     if (d[3] != table_words_)
       throw ConfigError("collab: table geometry mismatch (" + std::to_string(d[3]) + " words vs " +
@@ -459,14 +468,14 @@ class Service {
 
   void change_membership(Client<T>& c, uint64_t add, uint64_t remove) {
     for (;;) {
-      uint64_t w = c.template read_value<uint64_t>(membership_);
+      uint64_t w = c.template read_value<uint64_t>(membership_, opts_.membership_read_hint);
       uint64_t e = (w >> 48) + 1;
       if (e >= max_epochs_) throw LimitError("collab: membership log full (raise max_epochs)");
       uint64_t mask = ((w & ((uint64_t{1} << 48) - 1)) | add) & ~remove;
       uint64_t nw = e << 48 | mask;
       if (c.cas(membership_, w, nw) != w) continue;
       uint64_t entry = mask | kLogWritten;
-      c.write(log_ + 8 * e, &entry, 8);
+      c.write(log_ + 8 * e, &entry, 8);  // written back by the caller's refresh() (Options)
       return;
     }
   }
@@ -496,7 +505,8 @@ class Service {
   // a held lock waits for its holder, or is stolen from a dead one), so that peers with a stale
   // view learn the new one on first touch instead of writing to a dead copy.
   void fence_region(Client<T>& c, NodeId node) {
-    uint64_t n = std::min(c.template read_value<uint64_t>(counter_), max_tables_);
+    uint64_t n = std::min(c.template read_value<uint64_t>(counter_, opts_.membership_read_hint),
+                          max_tables_);
     for (uint64_t id0 = 0; id0 < n; id0 += 32) {
       uint64_t olds[32] = {};
       Batch b;

@@ -72,6 +72,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     img.w[t->geo_.lock_word()] = 0;
     GlobalAddress leaf = t->alloc_leaf(c);
     Batch b;
+    img.write_hint = FlushHint::kWriteBack;  // setup: written back whatever the flush points
     img.write_into(b, leaf, {0, t->geo_.node_words() + 1}, true);
     c.run(b);
     Core::publish_root(c, t->core_.root_slot(), {0, leaf});
@@ -130,7 +131,9 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         hot_(o.speculative_read ? o.hotspot_bytes : 0),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
               nullptr, 0, false, core_keys(o)),
-        rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit) {}
+        rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit) {
+    core_.set_flushes(btree::core_flushes(o.faults.skip_flush));
+  }
 
   static const Options& validate(Client<T>& c, const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)

@@ -16,17 +16,22 @@ namespace dmrt::dmtree {
 // device executes. A table lives on its owner compute node, whose own clients reach it through
 // that host's cache: every other host's READ must invalidate, and every WRITE (the owner's
 // included) must be written back. A node's cached copies of peers' tables are its own and need
-// neither. Internal nodes and the root word (splits) have no points yet: a port that splits needs
-// more.
+// neither. The root word changes by CAS when the tree grows.
 enum class FlushPoint : uint8_t {
   kLeafInvalidate,   // leaf READs (matched entries, whole leaves, scan ranges) see memory
   kLeafWriteBack,    // entry and leaf WRITEs are written back before the table WRITE that unlocks
   kTableInvalidate,  // primary fingerprint-table READs (locking and not) see the owner's memory
   kTableWriteBack,   // primary table WRITEs are written back (before their lock word lands)
+  kRootInvalidate,   // root word READs see a grown root (btree::CoreFlushes)
+  kInternalInvalidate,    // internal-node READs, locked or not, see memory
+  kInternalWriteBack,     // new and rewritten internal nodes are written back (before the unlock)
+  kMembershipInvalidate,  // READs of the collaborative membership word (CAS) and its log entries
 };
 inline constexpr FlushPoint kFlushPoints[] = {
-    FlushPoint::kLeafInvalidate, FlushPoint::kLeafWriteBack, FlushPoint::kTableInvalidate,
-    FlushPoint::kTableWriteBack};
+    FlushPoint::kLeafInvalidate,    FlushPoint::kLeafWriteBack,
+    FlushPoint::kTableInvalidate,   FlushPoint::kTableWriteBack,
+    FlushPoint::kRootInvalidate,    FlushPoint::kInternalInvalidate,
+    FlushPoint::kInternalWriteBack, FlushPoint::kMembershipInvalidate};
 constexpr std::string_view flush_point_name(FlushPoint p) {
   switch (p) {
     case FlushPoint::kLeafInvalidate:
@@ -37,6 +42,14 @@ constexpr std::string_view flush_point_name(FlushPoint p) {
       return "table_invalidate";
     case FlushPoint::kTableWriteBack:
       return "table_write_back";
+    case FlushPoint::kRootInvalidate:
+      return "root_invalidate";
+    case FlushPoint::kInternalInvalidate:
+      return "internal_invalidate";
+    case FlushPoint::kInternalWriteBack:
+      return "internal_write_back";
+    case FlushPoint::kMembershipInvalidate:
+      return "membership_invalidate";
   }
   return "?";
 }

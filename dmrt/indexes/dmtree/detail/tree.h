@@ -59,9 +59,11 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     uint64_t meta[5] = {kMagic, arena.raw(), g.leaf_bytes(),
                         uint64_t{o.leaf_span} << 32 | o.value_size, format_bits(o)};
     GlobalAddress m = c.alloc_on(mem0, 64, 64);
-    c.write(m, meta, sizeof(meta));
+    // Setup's WRITEs are written back and attach's READs invalidate, whatever the flush points:
+    // a node attaching from another host must see them (sim times neither: see CoreFlushes).
+    c.write(m, meta, sizeof(meta), FlushHint::kWriteBack);
     uint64_t mraw = m.raw();
-    c.write(layout::root_slot(mem0, o.meta_slot), &mraw, 8);
+    c.write(layout::root_slot(mem0, o.meta_slot), &mraw, 8, FlushHint::kWriteBack);
     auto t = std::shared_ptr<Tree>(new Tree(c, o, svc));
     t->load_meta(c);
     uint64_t id = svc->alloc_id(c);
@@ -69,7 +71,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     leaf.set_header(1, View{}, View{}, true, 0);
     for (uint32_t i = 0; i < g.span(); ++i)
       make_entry(leaf.entry(i), g, t->keys_, 1, false, View{}, nullptr);
-    c.write(t->leaf_addr(id), leaf.w.data(), g.leaf_words() * 8);
+    c.write(t->leaf_addr(id), leaf.w.data(), g.leaf_words() * 8, FlushHint::kWriteBack);
     Table tb(t->geo_);
     svc->write_new(c, id, tb.data(), 1, collab::kUserFlag0);
     Core::publish_root(c, t->core_.root_slot(), {0, t->leaf_addr(id)});
@@ -146,7 +148,9 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
               &llt_, o.bottom_level_cache ? 1 : 0, o.entry_versions, keys_),
         comb_(o.combiner_slots, o.batch_limit),
-        wcomb_(o.combiner_slots, o.batch_limit_writes ? o.batch_limit : rdwc::Combiner::kLimit) {}
+        wcomb_(o.combiner_slots, o.batch_limit_writes ? o.batch_limit : rdwc::Combiner::kLimit) {
+    core_.set_flushes(btree::core_flushes(o.faults.skip_flush));
+  }
 
   static void validate(const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
@@ -177,6 +181,8 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         flush_hint(o.faults.skip_flush, FlushPoint::kTableInvalidate, FlushHint::kInvalidate);
     so.table_write_hint =
         flush_hint(o.faults.skip_flush, FlushPoint::kTableWriteBack, FlushHint::kWriteBack);
+    so.membership_read_hint =
+        flush_hint(o.faults.skip_flush, FlushPoint::kMembershipInvalidate, FlushHint::kInvalidate);
     return so;
   }
   // Settings every compute node must share: the bottom level's layout, whether leaves merge
@@ -187,11 +193,11 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
   }
   // The leaf arena of the tree in memory, after checking that it was built with these options.
   static GlobalAddress read_meta(Client<T>& c, const Options& o, const Geometry& g) {
-    uint64_t mraw =
-        c.template read_value<uint64_t>(layout::root_slot(first_memory_node(c), o.meta_slot));
+    uint64_t mraw = c.template read_value<uint64_t>(
+        layout::root_slot(first_memory_node(c), o.meta_slot), FlushHint::kInvalidate);
     if (mraw == 0) throw ConfigError("dmtree: no tree at meta slot (create it first)");
     uint64_t meta[5];
-    c.read(GlobalAddress::from_raw(mraw), meta, sizeof(meta));
+    c.read(GlobalAddress::from_raw(mraw), meta, sizeof(meta), FlushHint::kInvalidate);
     if (meta[0] != kMagic || meta[2] != g.leaf_bytes() ||
         meta[3] != (uint64_t{o.leaf_span} << 32 | o.value_size))
       throw ConfigError("dmtree: the tree in memory has another geometry (leaf_span/value_size)");

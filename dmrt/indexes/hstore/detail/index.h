@@ -102,17 +102,20 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     // The table image: zeros, or the bulk-loaded slots.
     std::vector<uint64_t> img(m.buckets() * (kBucketBytes / 8), 0);
     uint64_t used = bulk_load(c, m, initial_keys, value_of, img);
+    // Setup's WRITEs (the bulk load's records included) are written back whatever the flush
+    // points: the servers read them through their own host's cache.
     write_big(c, m.table, img.data(), img.size() * 8);
     std::vector<uint64_t> zeros(kSlsStatsBytes / 8, 0);
-    c.write(m.sls_stats, zeros.data(), kSlsStatsBytes);
+    c.write(m.sls_stats, zeros.data(), kSlsStatsBytes, FlushHint::kWriteBack);
     m.serialize(w.data());
     // HTS serves its table from the start; the SLS is up once it has built its skiplist.
     w[meta::kStatus] = status::make(true, false, 1, 1);
     w[meta::kHtsStats + hts_stat::kKeys] = initial_keys.size();
     w[meta::kHtsStats + hts_stat::kOverflowUsed] = used;
-    c.write(m.addr, w.data(), meta::kBytes);
+    c.write(m.addr, w.data(), meta::kBytes, FlushHint::kWriteBack);
     uint64_t raw = m.addr.raw();
-    c.write(layout::root_slot(mem.front(), o.root_slot), &raw, 8);  // publish last
+    c.write(layout::root_slot(mem.front(), o.root_slot), &raw, 8,
+            FlushHint::kWriteBack);  // publish last
     return attach(c, o);
   }
 
@@ -146,8 +149,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   [[gnu::noinline]] IndexStats stats(Client<T>& c) const {
     IndexStats s = stats();
     std::vector<uint64_t> w(meta::kWords), v(kSlsStatsBytes / 8);
-    c.read(meta_.addr, w.data(), meta::kBytes);
-    c.read(meta_.sls_stats, v.data(), kSlsStatsBytes);
+    c.read(meta_.addr, w.data(), meta::kBytes, FlushHint::kInvalidate);  // the servers' counters
+    c.read(meta_.sls_stats, v.data(), kSlsStatsBytes, FlushHint::kInvalidate);
     const uint64_t* h = w.data() + meta::kHtsStats;
     s["keys"] = double(h[hts_stat::kKeys]);
     s["load_factor"] = double(h[hts_stat::kKeys]) / double(meta_.heads * kSlotsPerBucket);
@@ -206,7 +209,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     constexpr uint64_t kChunk = 1 << 20;
     for (uint64_t off = 0; off < bytes; off += kChunk)
       c.write(at + off, static_cast<const std::byte*>(src) + off,
-              static_cast<uint32_t>(std::min(kChunk, bytes - off)));
+              static_cast<uint32_t>(std::min(kChunk, bytes - off)), FlushHint::kWriteBack);
   }
 
   // Writes the records of `keys` and places their slots in `img`; returns overflow buckets used.
@@ -236,7 +239,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       for (auto& x : batches)
         if (x.node() == a.node() && x.size() < Batch::kMaxVerbs) b = &x;
       if (!b) b = &batches.emplace_back();
-      b->write(a, rec.data(), static_cast<uint32_t>(rec.size()));
+      b->write(a, rec.data(), static_cast<uint32_t>(rec.size())).hint(FlushHint::kWriteBack);
       KeyHash kh = KeyHash::of(kb, wide);
       uint64_t word = slot::make(kh.sig(), static_cast<uint32_t>(rec.size() / 8), a);
       // Place: first free slot of the chain, else a new overflow bucket.

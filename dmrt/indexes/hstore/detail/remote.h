@@ -78,10 +78,12 @@ struct Meta {
   static bool load(Client<T>& c, unsigned root_slot, Meta& out) {
     auto mem = c.memory_nodes();
     if (mem.empty()) throw ConfigError("hstore: the cluster has no memory node");
-    uint64_t raw = c.template read_value<uint64_t>(layout::root_slot(mem.front(), root_slot));
+    // Published by create() on another host, perhaps while this one polled: always from memory.
+    uint64_t raw = c.template read_value<uint64_t>(layout::root_slot(mem.front(), root_slot),
+                                                   FlushHint::kInvalidate);
     if (raw == 0) return false;
     std::vector<uint64_t> w(meta::kWords);
-    c.read(GlobalAddress::from_raw(raw), w.data(), meta::kBytes);
+    c.read(GlobalAddress::from_raw(raw), w.data(), meta::kBytes, FlushHint::kInvalidate);
     if (w[meta::kMagic] != kMetaMagic) return false;
     out.addr = GlobalAddress::from_raw(raw);
     out.parse(w.data());

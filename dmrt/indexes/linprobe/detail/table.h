@@ -34,11 +34,12 @@ class HashTable {
     const std::vector<uint64_t> zeros(kChunkBuckets * kBucketBytes / 8, 0);
     for (uint64_t off = 0; off < bytes; off += kChunkBuckets * kBucketBytes)
       c.write(t->table_ + off, zeros.data(),
-              static_cast<uint32_t>(std::min(kChunkBuckets * kBucketBytes, bytes - off)));
+              static_cast<uint32_t>(std::min(kChunkBuckets * kBucketBytes, bytes - off)),
+              FlushHint::kWriteBack);  // setup: written back whatever the flush points
     const Meta m = t->meta();
-    c.write(t->table_, &m, sizeof m);
+    c.write(t->table_, &m, sizeof m, FlushHint::kWriteBack);
     const uint64_t raw = t->table_.raw();
-    c.write(layout::root_slot(t->opts_.home, t->opts_.root_slot), &raw, 8);
+    c.write(layout::root_slot(t->opts_.home, t->opts_.root_slot), &raw, 8, FlushHint::kWriteBack);
     return t;
   }
 
@@ -48,11 +49,12 @@ class HashTable {
     const std::string where = "root slot " + std::to_string(t->opts_.root_slot) + " of node " +
                               std::to_string(t->opts_.home);
     const uint64_t raw =
-        c.template read_value<uint64_t>(layout::root_slot(t->opts_.home, t->opts_.root_slot));
+        c.template read_value<uint64_t>(layout::root_slot(t->opts_.home, t->opts_.root_slot),
+                                        FlushHint::kInvalidate);  // another host's, perhaps
     if (raw == 0) throw ConfigError("no linprobe table at " + where + " (create it first)");
     t->table_ = GlobalAddress::from_raw(raw);
     Meta m;
-    c.read(t->table_, &m, sizeof m);
+    c.read(t->table_, &m, sizeof m, FlushHint::kInvalidate);
     if (!(m == t->meta()))
       throw ConfigError("the linprobe table at " + where +
                         " was created with other buckets, window or value_size than these options");

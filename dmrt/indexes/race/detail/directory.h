@@ -44,17 +44,19 @@ struct Dir {
 template <Transport T>
 class DirectoryCache {
  public:
-  DirectoryCache(GlobalAddress dir, bool enabled) : dir_(dir), enabled_(enabled) {}
+  // `read_hint`: FlushPoint::kDirectoryInvalidate's hint, on every READ of the directory.
+  DirectoryCache(GlobalAddress dir, bool enabled, FlushHint read_hint = FlushHint::kNone)
+      : dir_(dir), enabled_(enabled), hint_(read_hint) {}
 
   // Reads GD, then the used area: two round trips, only on a stale read (case 3) or a split.
   void refresh(Client<T>& c) {
-    uint64_t root = c.template read_value<uint64_t>(dir_ + Dir::kRootOffset);
+    uint64_t root = c.template read_value<uint64_t>(dir_ + Dir::kRootOffset, hint_);
     gd_ = Dir::gd(root);
     if (!enabled_) return;
     entries_.resize(size_t{1} << gd_);
     uint64_t bytes = 8 * entries_.size();
     // One READ moves at most 4 GiB; a 2^16-entry directory is 512 KiB.
-    c.read(Dir::entry_addr(dir_, 0), entries_.data(), static_cast<uint32_t>(bytes));
+    c.read(Dir::entry_addr(dir_, 0), entries_.data(), static_cast<uint32_t>(bytes), hint_);
     ++refreshes_;
   }
 
@@ -62,17 +64,19 @@ class DirectoryCache {
   uint64_t entry_for(Client<T>& c, uint64_t key_hash) {
     uint64_t idx = key_hash & Dir::mask(gd_);
     if (enabled_) return entries_[idx];
-    return c.template read_value<uint64_t>(Dir::entry_addr(dir_, idx));
+    return c.template read_value<uint64_t>(Dir::entry_addr(dir_, idx), hint_);
   }
 
   uint32_t global_depth() const { return gd_; }
   uint64_t refreshes() const { return refreshes_; }
   size_t bytes() const { return entries_.size() * 8; }
   GlobalAddress dir() const { return dir_; }
+  FlushHint read_hint() const { return hint_; }
 
  private:
   GlobalAddress dir_;
   bool enabled_;
+  FlushHint hint_;
   uint32_t gd_ = 0;
   std::vector<uint64_t> entries_;
   uint64_t refreshes_ = 0;
@@ -81,9 +85,9 @@ class DirectoryCache {
 // Directory writers hold the root lock (CAS on the root word), briefly: while doubling and while
 // rewriting the entries of one split. Waiting pauses the fiber so the holder can run.
 template <Transport T>
-uint64_t lock_root(Client<T>& c, GlobalAddress dir) {
+uint64_t lock_root(Client<T>& c, GlobalAddress dir, FlushHint read_hint) {
   GlobalAddress root = dir + Dir::kRootOffset;
-  uint64_t cur = c.template read_value<uint64_t>(root);
+  uint64_t cur = c.template read_value<uint64_t>(root, read_hint);
   for (;;) {
     if (!Dir::locked(cur)) {
       uint64_t old = c.cas(root, cur, cur | Dir::kLock);
@@ -91,7 +95,7 @@ uint64_t lock_root(Client<T>& c, GlobalAddress dir) {
       cur = old;
     } else {
       c.pause();
-      cur = c.template read_value<uint64_t>(root);
+      cur = c.template read_value<uint64_t>(root, read_hint);
     }
   }
 }

@@ -45,14 +45,18 @@ class RaceIndex {
     GlobalAddress dir = c.alloc_on(idx->opts_.home, Dir::bytes(idx->opts_.max_global_depth), 64);
     std::vector<uint64_t> entries(size_t{1} << gd);
     for (uint32_t i = 0; i < entries.size(); ++i) {
-      GlobalAddress t = Splitter<T>::create_subtable(c, idx->geo_, gd, i, false, {});
+      // Setup's WRITEs are written back whatever the flush points (sim times none of them).
+      GlobalAddress t =
+          Splitter<T>::create_subtable(c, idx->geo_, gd, i, false, {}, FlushHint::kWriteBack);
       entries[i] = Dir::make_entry(t, gd);
     }
-    c.write(Dir::entry_addr(dir, 0), entries.data(), static_cast<uint32_t>(8 * entries.size()));
+    constexpr FlushHint kWb = FlushHint::kWriteBack;
+    c.write(Dir::entry_addr(dir, 0), entries.data(), static_cast<uint32_t>(8 * entries.size()),
+            kWb);
     uint64_t head[4] = {gd, 0, entries.size(), idx->config_word()};
-    c.write(dir, head, sizeof head);
+    c.write(dir, head, sizeof head, kWb);
     uint64_t raw = dir.raw();
-    c.write(layout::root_slot(idx->opts_.home, idx->opts_.root_slot), &raw, 8);
+    c.write(layout::root_slot(idx->opts_.home, idx->opts_.root_slot), &raw, 8, kWb);
     idx->dir_ = dir;
     return idx;
   }
@@ -60,13 +64,15 @@ class RaceIndex {
   // Attaches to an index another client created, knowing only the options.
   [[gnu::noinline]] static std::shared_ptr<RaceIndex> attach(Client<T>& c, const Options& o) {
     auto idx = std::shared_ptr<RaceIndex>(new RaceIndex(c, o));
-    uint64_t raw =
-        c.template read_value<uint64_t>(layout::root_slot(idx->opts_.home, idx->opts_.root_slot));
+    // Published by create() on another host, perhaps: always seen from memory.
+    uint64_t raw = c.template read_value<uint64_t>(
+        layout::root_slot(idx->opts_.home, idx->opts_.root_slot), FlushHint::kInvalidate);
     if (raw == 0)
       throw ConfigError("no RACE index at root slot " + std::to_string(idx->opts_.root_slot) +
                         " of node " + std::to_string(idx->opts_.home) + " (create it first)");
     idx->dir_ = GlobalAddress::from_raw(raw);
-    uint64_t cfg = c.template read_value<uint64_t>(idx->dir_ + Dir::kConfigOffset);
+    uint64_t cfg =
+        c.template read_value<uint64_t>(idx->dir_ + Dir::kConfigOffset, FlushHint::kInvalidate);
     if (cfg != idx->config_word())
       throw ConfigError("RACE index at root slot " + std::to_string(idx->opts_.root_slot) +
                         " was created with other groups_per_subtable/max_global_depth/key mode "
@@ -203,7 +209,8 @@ class RaceIndex<T>::Handle {
         opts_(idx.opts_),
         byte_keys_(idx.opts_.key_size != kIntegerKeyBytes),
         geo_(idx.geo_),
-        cache_(idx.dir_, idx.opts_.directory_cache),
+        cache_(idx.dir_, idx.opts_.directory_cache,
+               hint(FlushPoint::kDirectoryInvalidate, FlushHint::kInvalidate)),
         resize_cost_(idx.resize_cost_) {
     cache_.refresh(c);
   }
@@ -358,8 +365,9 @@ class RaceIndex<T>::Handle {
       if (!pick_slot(kh, v, p)) {
         uint64_t h = v.w[0][0];
         const VerbCounters before = c_->counters().total;
-        const bool split = Splitter<T>(*c_, cache_.dir(), geo_, opts_.max_global_depth)
-                               .split(v.table, Header::ld(h), Header::suffix(h));
+        const bool split =
+            Splitter<T>(*c_, cache_.dir(), geo_, opts_.max_global_depth, split_hints())
+                .split(v.table, Header::ld(h), Header::suffix(h));
         resize_cost_->add(c_->counters().total - before);
         if (!split) c_->pause();
         cache_.refresh(*c_);
@@ -743,6 +751,12 @@ class RaceIndex<T>::Handle {
       for (unsigned j = 0; j < 2; ++j)
         b.read(Geometry::bucket_addr(table, v.first[c] + j), &v.hdr2[c][j], 8)
             .hint(hint(FlushPoint::kBucketInvalidate, FlushHint::kInvalidate));
+  }
+  // A split's hints (the resize path's points and the bucket and block ones).
+  SplitHints split_hints() const {
+    constexpr FlushHint kInv = FlushHint::kInvalidate, kWb = FlushHint::kWriteBack;
+    return {hint(FlushPoint::kDirectoryInvalidate, kInv), hint(FlushPoint::kSubtableWriteBack, kWb),
+            hint(FlushPoint::kBucketInvalidate, kInv), hint(FlushPoint::kBlockInvalidate, kInv)};
   }
   // The hint flush point `p` issues (none when a test switched the point off).
   FlushHint hint(FlushPoint p, FlushHint h) const {

@@ -16,15 +16,22 @@ namespace dmrt::race {
 inline constexpr NodeId kFirstMemoryNode = 0xffff;
 
 // Where a port to non-coherent memory flushes (FlushHint; docs/cxl-porting.md, "Coherence"). Slots
-// and headers change only by CAS, which the device executes, so no point writes them back. The
-// resize path (directory, new subtables) has no points yet: a port that resizes needs more.
+// and headers change only by CAS, which the device executes, so no point writes them back; so do
+// the directory's lock words (root word and canonical entries, released at memory). A split's
+// bucket and block READs are the bucket and block points. A doubling's copied entries are always
+// written back, not a point: with the directory cache on, the splitter's refresh() after the split
+// would write them back anyway (its invalidation does), and a reader meeting one still zero
+// meanwhile only retries, so no run can show the flush needed; with the cache off nothing would.
 enum class FlushPoint : uint8_t {
-  kBucketInvalidate,  // combined-bucket READs, header and slot re-READs see memory
-  kBlockInvalidate,   // KV-block READs see memory (blocks are recycled)
-  kBlockWriteBack,    // a new KV block is written back before the slot CAS that publishes it
+  kBucketInvalidate,     // combined-bucket READs, header and slot re-READs see memory
+  kBlockInvalidate,      // KV-block READs see memory (blocks are recycled)
+  kBlockWriteBack,       // a new KV block is written back before the slot CAS that publishes it
+  kDirectoryInvalidate,  // directory READs (a refresh, the root word, a split's entries) see memory
+  kSubtableWriteBack,    // a split's new subtable, and its buckets' final headers, are written back
 };
 inline constexpr FlushPoint kFlushPoints[] = {
-    FlushPoint::kBucketInvalidate, FlushPoint::kBlockInvalidate, FlushPoint::kBlockWriteBack};
+    FlushPoint::kBucketInvalidate, FlushPoint::kBlockInvalidate, FlushPoint::kBlockWriteBack,
+    FlushPoint::kDirectoryInvalidate, FlushPoint::kSubtableWriteBack};
 constexpr std::string_view flush_point_name(FlushPoint p) {
   switch (p) {
     case FlushPoint::kBucketInvalidate:
@@ -33,6 +40,10 @@ constexpr std::string_view flush_point_name(FlushPoint p) {
       return "block_invalidate";
     case FlushPoint::kBlockWriteBack:
       return "block_write_back";
+    case FlushPoint::kDirectoryInvalidate:
+      return "directory_invalidate";
+    case FlushPoint::kSubtableWriteBack:
+      return "subtable_write_back";
   }
   return "?";
 }

@@ -38,20 +38,28 @@ struct ResizeCost {
   }
 };
 
+// The hints of a split's verbs (FlushPoint): the index's flush points, less those a test removed.
+struct SplitHints {
+  FlushHint dir_read = FlushHint::kNone;     // kDirectoryInvalidate
+  FlushHint table_write = FlushHint::kNone;  // kSubtableWriteBack
+  FlushHint bucket_read = FlushHint::kNone;  // kBucketInvalidate
+  FlushHint block_read = FlushHint::kNone;   // kBlockInvalidate
+};
+
 template <Transport T>
 class Splitter {
  public:
-  Splitter(Client<T>& c, GlobalAddress dir, Geometry g, uint32_t max_depth)
-      : c_(c), dir_(dir), g_(g), max_depth_(max_depth) {}
+  Splitter(Client<T>& c, GlobalAddress dir, Geometry g, uint32_t max_depth, SplitHints h = {})
+      : c_(c), dir_(dir), g_(g), max_depth_(max_depth), h_(h) {}
 
   // False when S was already split or is being split by someone else (after waiting for that
   // split to finish): the caller refreshes its directory cache and retries its insert.
   bool split(GlobalAddress s_table, uint32_t l, uint32_t s) {
     GlobalAddress canon = Dir::entry_addr(dir_, s);
-    uint64_t e = c_.template read_value<uint64_t>(canon);
+    uint64_t e = c_.template read_value<uint64_t>(canon, h_.dir_read);
     if (Dir::locked(e)) {
       // "The next resizing will be blocked until the previous resizing releases the lock."
-      while (Dir::locked(c_.template read_value<uint64_t>(canon))) c_.pause();
+      while (Dir::locked(c_.template read_value<uint64_t>(canon, h_.dir_read))) c_.pause();
       return false;
     }
     if (Dir::table(e) != s_table || Dir::ld(e) != l) return false;
@@ -65,7 +73,7 @@ class Splitter {
     uint32_t n_suffix = s | (uint32_t{1} << l);
     GlobalAddress n_table;
     try {
-      n_table = create_subtable(c_, g_, l + 1, n_suffix, /*pending=*/true, s_table);
+      n_table = create_subtable(c_, g_, l + 1, n_suffix, /*pending=*/true, s_table, h_.table_write);
     } catch (...) {  // pool exhausted: nothing is published yet, so unlocking undoes the split
       release_quietly(canon, e);
       throw;
@@ -73,7 +81,7 @@ class Splitter {
     c_.faa(dir_ + Dir::kSubtablesOffset, 1);
 
     // 3. Publish N.
-    uint32_t gd = Dir::gd(lock_root(c_, dir_));
+    uint32_t gd = Dir::gd(lock_root(c_, dir_, h_.dir_read));
     if (l == gd) gd = double_directory(gd);
     write_entries(gd, l + 1, n_suffix, Dir::make_entry(n_table, l + 1), n_suffix);
     unlock_root(c_, dir_, gd);
@@ -82,7 +90,7 @@ class Splitter {
     for (uint32_t b = 0; b < g_.buckets(); ++b) move_bucket(s_table, n_table, b, l, s);
 
     // 5. Finish.
-    gd = Dir::gd(lock_root(c_, dir_));
+    gd = Dir::gd(lock_root(c_, dir_, h_.dir_read));
     write_entries(gd, l + 1, s, Dir::make_entry(s_table, l + 1), ~0u);
     uint64_t n_entry = Dir::make_entry(n_table, l + 1);
     c_.release(Dir::entry_addr(dir_, n_suffix), &n_entry, 8);
@@ -91,15 +99,16 @@ class Splitter {
     return true;
   }
 
-  // Allocates and formats a subtable (one WRITE of its image). Also used by create().
+  // Allocates and formats a subtable (one WRITE of its image, with `hint`). Also used by create().
   static GlobalAddress create_subtable(Client<T>& c, const Geometry& g, uint32_t ld,
-                                       uint32_t suffix, bool pending, GlobalAddress source) {
+                                       uint32_t suffix, bool pending, GlobalAddress source,
+                                       FlushHint hint) {
     GlobalAddress t = c.alloc(g.bytes(), 64);
     std::vector<uint64_t> img(g.bytes() / 8, 0);
     img[0] = source.raw();
     uint64_t h = Header::make(ld, suffix, pending);
     for (uint32_t b = 0; b < g.buckets(); ++b) img[(kSubtableMetaBytes + b * kBucketBytes) / 8] = h;
-    c.write(t, img.data(), static_cast<uint32_t>(g.bytes()));
+    c.write(t, img.data(), static_cast<uint32_t>(g.bytes()), hint);
     return t;
   }
 
@@ -118,9 +127,11 @@ class Splitter {
   uint32_t double_directory(uint32_t gd) {
     size_t n = size_t{1} << gd;
     std::vector<uint64_t> e(n);
-    c_.read(Dir::entry_addr(dir_, 0), e.data(), static_cast<uint32_t>(8 * n));
+    c_.read(Dir::entry_addr(dir_, 0), e.data(), static_cast<uint32_t>(8 * n), h_.dir_read);
     for (auto& x : e) x &= ~Dir::kLock;
-    c_.write(Dir::entry_addr(dir_, n), e.data(), static_cast<uint32_t>(8 * n));
+    // Always written back, not a flush point (options.h says why).
+    c_.write(Dir::entry_addr(dir_, n), e.data(), static_cast<uint32_t>(8 * n),
+             FlushHint::kWriteBack);
     uint64_t root = (gd + 1) | Dir::kLock;
     c_.release(dir_ + Dir::kRootOffset, &root, 8);  // held: rewritten, not released
     return gd + 1;
@@ -153,7 +164,9 @@ class Splitter {
     {
       // (1): the header CAS and the read of the bucket in one batch, read after the CAS.
       Batch bt;
-      bt.cas(sb, Header::make(l, s), Header::make(l + 1, s), &old_hdr).read(sb, words, 64);
+      bt.cas(sb, Header::make(l, s), Header::make(l + 1, s), &old_hdr)
+          .read(sb, words, 64)
+          .hint(h_.bucket_read);
       c_.run(bt);
       if (old_hdr != Header::make(l, s))
         throw std::logic_error("RACE split found an unexpected bucket header in the old subtable");
@@ -171,7 +184,9 @@ class Splitter {
         for (size_t i = 0; i < items.size(); ++i) {
           GlobalAddress a = Slot::block(items[i].second);
           blocks[i].resize(Slot::bytes(items[i].second));
-          add_to(batches, a).read(a, blocks[i].data(), Slot::bytes(items[i].second));
+          add_to(batches, a)
+              .read(a, blocks[i].data(), Slot::bytes(items[i].second))
+              .hint(h_.block_read);
         }
         c_.run(std::span<Batch>(batches));
         for (size_t i = 0; i < items.size(); ++i) {
@@ -186,7 +201,7 @@ class Splitter {
         }
       }
       if (torn) {
-        c_.read(sb, words, 64);
+        c_.read(sb, words, 64, h_.bucket_read);
         continue;
       }
       if (moving.empty()) break;
@@ -232,10 +247,10 @@ class Splitter {
         }
       if (clean.empty()) break;
       c_.run(clean);
-      c_.read(sb, words, 64);
+      c_.read(sb, words, 64, h_.bucket_read);
     }
     uint64_t done = Header::make(l + 1, s | (uint32_t{1} << l));
-    c_.write(nb, &done, 8);
+    c_.write(nb, &done, 8, h_.table_write);
   }
 
   static Batch& add_to(std::vector<Batch>& batches, GlobalAddress a) {
@@ -249,6 +264,7 @@ class Splitter {
   GlobalAddress dir_;
   Geometry g_;
   uint32_t max_depth_;
+  SplitHints h_;
 };
 
 }  // namespace dmrt::race

@@ -33,6 +33,9 @@ using ValueFn = std::function<std::string(Key)>;
 template <Transport T>
 void bulk_load(Client<T>& c, NodeId node, const Options& o, std::span<const Key> keys,
                const ValueFn& value_of) {
+  // Every WRITE is written back whatever the flush points: compute nodes and the retrainer on
+  // other hosts read what the load built (sim times a bench's bulk load).
+  constexpr FlushHint kWb = FlushHint::kWriteBack;
   for (size_t i = 0; i < keys.size(); ++i) {
     if (keys[i] == kEmptyKey) throw LimitError("rolex: key 2^64-1 is reserved");
     if (i && keys[i] <= keys[i - 1])
@@ -98,12 +101,12 @@ void bulk_load(Client<T>& c, NodeId node, const Options& o, std::span<const Key>
   GlobalAddress meta_addr = c.alloc_on(node, sizeof(Meta), 64);
   const std::vector<uint64_t> upper = UpperModels::train(group_lo, o.epsilon).serialize();
   GlobalAddress upper_addr = c.alloc_on(node, upper.size() * 8, 64);
-  write_words(c, upper_addr, upper);
+  write_words(c, upper_addr, upper, kWb);
   uint64_t hdr[2] = {need, total};
-  c.write(region, hdr, 16);
+  c.write(region, hdr, 16, kWb);
   std::vector<uint64_t> zeros(64 / 8 + o.cirq_slots, 0);
-  c.write(cirq, zeros.data(), static_cast<uint32_t>(zeros.size() * 8));
-  c.write(gkeys, group_lo.data(), static_cast<uint32_t>(groups * 8));
+  c.write(cirq, zeros.data(), static_cast<uint32_t>(zeros.size() * 8), kWb);
+  c.write(gkeys, group_lo.data(), static_cast<uint32_t>(groups * 8), kWb);
   Meta m;
   m.magic = kMetaMagic;
   m.groups = groups;
@@ -129,7 +132,7 @@ void bulk_load(Client<T>& c, NodeId node, const Options& o, std::span<const Key>
   std::vector<uint8_t> arena, block;
   GlobalAddress arena_at;
   auto flush_arena = [&] {
-    if (!arena.empty()) c.write(arena_at, arena.data(), static_cast<uint32_t>(arena.size()));
+    if (!arena.empty()) c.write(arena_at, arena.data(), static_cast<uint32_t>(arena.size()), kWb);
     arena.clear();
   };
   constexpr size_t kArenaBytes = size_t{1} << 16;
@@ -157,7 +160,7 @@ void bulk_load(Client<T>& c, NodeId node, const Options& o, std::span<const Key>
     if ((l + 1) % per_write == 0 || l + 1 == leaf_keys.size()) {
       const size_t first = l + 1 - run.size() / geo.words();
       c.write(leaf_address(region, geo.bytes(), first), run.data(),
-              static_cast<uint32_t>(run.size() * 8));
+              static_cast<uint32_t>(run.size() * 8), kWb);
       run.clear();
     }
   }
@@ -177,16 +180,16 @@ void bulk_load(Client<T>& c, NodeId node, const Options& o, std::span<const Key>
     for (size_t l = b; l < e; ++l) mi.lt.push_back(entry::make(l, 0));
     std::vector<uint64_t> w = mi.serialize();
     GlobalAddress a = c.alloc_on(node, w.size() * 8, 64);
-    write_words(c, a, w);
+    write_words(c, a, w, kWb);
     ptrs[g] = a.raw();
   }
   // Training is the compute node's CPU (the paper's 0.28 us per key covers training and
   // placing the data); a transport whose clock needs telling (sim) is told, as for retraining.
   detail::charge_training(c, leaf_keys, ServiceOptions{}.train_ns_per_key);
-  c.write(gtable, ptrs.data(), static_cast<uint32_t>(groups * 8));
-  c.write(meta_addr, &m, sizeof(m));
+  c.write(gtable, ptrs.data(), static_cast<uint32_t>(groups * 8), kWb);
+  c.write(meta_addr, &m, sizeof(m), kWb);
   uint64_t raw = meta_addr.raw();
-  c.write(layout::root_slot(node, o.root_slot), &raw, 8);  // publish last
+  c.write(layout::root_slot(node, o.root_slot), &raw, 8, kWb);  // publish last
 }
 
 }  // namespace dmrt::rolex

@@ -59,10 +59,12 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       throw ConfigError("rolex: no index published at root slot " + std::to_string(o.root_slot));
     auto idx = std::shared_ptr<Index>(new Index(o, r));
     idx->group_keys_.resize(r.meta.groups);
-    read_words(c, r.group_key(0), idx->group_keys_);
-    uint64_t upper_words = c.template read_value<uint64_t>(GlobalAddress::from_raw(r.meta.upper));
+    constexpr FlushHint kInv = FlushHint::kInvalidate;  // attach: what another host built
+    read_words(c, r.group_key(0), idx->group_keys_, kInv);
+    uint64_t upper_words =
+        c.template read_value<uint64_t>(GlobalAddress::from_raw(r.meta.upper), kInv);
     std::vector<uint64_t> upper(upper_words);
-    read_words(c, GlobalAddress::from_raw(r.meta.upper), upper);
+    read_words(c, GlobalAddress::from_raw(r.meta.upper), upper, kInv);
     if (upper_words < 2 || !UpperModels::parse(upper.data(), idx->upper_))
       throw TransportError("rolex: bad upper models object");
     return idx;

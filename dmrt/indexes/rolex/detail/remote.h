@@ -46,15 +46,17 @@ struct Remote {
   // Reads the meta block through root slot `root_slot` of `node`; false when none is published.
   template <Transport T>
   static bool load(Client<T>& c, NodeId node, unsigned root_slot, Remote& out) {
-    uint64_t raw = c.template read_value<uint64_t>(layout::root_slot(node, root_slot));
+    // Published by another host, perhaps while this one polled: always seen from memory.
+    constexpr FlushHint kInv = FlushHint::kInvalidate;
+    uint64_t raw = c.template read_value<uint64_t>(layout::root_slot(node, root_slot), kInv);
     if (raw == 0) return false;
     out.node = node;
     out.meta_addr = GlobalAddress::from_raw(raw);
-    c.read(out.meta_addr, &out.meta, sizeof(Meta));
+    c.read(out.meta_addr, &out.meta, sizeof(Meta), kInv);
     if (out.meta.magic != kMetaMagic) return false;
     out.geo.slots = static_cast<uint32_t>(out.meta.leaf_slots);
     out.geo.value_size = static_cast<uint32_t>(out.meta.value_size);
-    out.total_leaves = c.template read_value<uint64_t>(out.leaf_region() + 8);
+    out.total_leaves = c.template read_value<uint64_t>(out.leaf_region() + 8, kInv);
     return true;
   }
 };
@@ -65,11 +67,12 @@ struct Remote {
 inline constexpr size_t kWordsPerRoundTrip = size_t{1} << 13;
 
 template <Transport T, class W>
-void read_words(Client<T>& c, GlobalAddress a, std::vector<W>& w) {
+void read_words(Client<T>& c, GlobalAddress a, std::vector<W>& w,
+                FlushHint hint = FlushHint::kNone) {
   static_assert(sizeof(W) == 8);
   for (size_t off = 0; off < w.size(); off += kWordsPerRoundTrip)
     c.read(a + off * 8, w.data() + off,
-           static_cast<uint32_t>(std::min(kWordsPerRoundTrip, w.size() - off) * 8));
+           static_cast<uint32_t>(std::min(kWordsPerRoundTrip, w.size() - off) * 8), hint);
 }
 
 template <Transport T>

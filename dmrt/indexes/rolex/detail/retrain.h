@@ -269,7 +269,10 @@ void retrain_service(ServiceContext<T>& ctx, ServiceOptions so = {}) {
   ServiceClaim<T> claim(
       r.cirq_owner(), "the ROLEX retraining service at root slot " + std::to_string(so.root_slot));
   if (!claim.acquire(c, [&] { return ctx.stop_requested(); })) return;
-  uint64_t head = c.template read_value<uint64_t>(r.cirq_head());
+  // The head is this service's own word, read again only by a host that takes the service over:
+  // always from memory, and always written back (a stale head would stop the drain at an entry
+  // already consumed).
+  uint64_t head = c.template read_value<uint64_t>(r.cirq_head(), FlushHint::kInvalidate);
   std::set<uint64_t> pending;
   const FlushHints hints = FlushHints::of(so.faults.skip_flush);
   while (!ctx.stop_requested()) {
@@ -281,7 +284,7 @@ void retrain_service(ServiceContext<T>& ctx, ServiceOptions so = {}) {
       if (e == 0) break;
       c.cas(slot, e, 0);  // only this fiber consumes
       ++head;
-      c.write(r.cirq_head(), &head, 8);
+      c.write(r.cirq_head(), &head, 8, FlushHint::kWriteBack);
       if (e - 1 < r.meta.groups) pending.insert(e - 1);
     }
     if (pending.empty()) {

@@ -22,16 +22,32 @@ enum class Sync : uint8_t { kAuto, kVersions, kChecksum };
 inline constexpr std::string_view kSyncNames[] = {"auto", "versions", "checksum"};
 
 // Where a port to non-coherent memory flushes (FlushHint; docs/cxl-porting.md, "Coherence"). The
-// lock word changes by CAS and a release's lock word, which the device executes. Splits (new
-// leaves, internal nodes, the root word) have no points yet: a port that splits needs more.
+// lock word changes by CAS and a release's lock word, which the device executes; so does the root
+// word when the tree grows. A split's new leaf is a leaf WRITE.
 enum class FlushPoint : uint8_t {
-  kLeafInvalidate,  // leaf READs (searches, and under the lock) see memory
-  kLeafWriteBack,   // entry and leaf WRITEs are written back before the unlock lands
+  kLeafInvalidate,      // leaf READs (searches, and under the lock) see memory
+  kLeafWriteBack,       // entry and leaf WRITEs are written back before the unlock lands
+  kRootInvalidate,      // root word READs see a grown root (btree::CoreFlushes)
+  kInternalInvalidate,  // internal-node READs, locked or not, see memory
+  kInternalWriteBack,   // new and rewritten internal nodes are written back (before the unlock)
 };
-inline constexpr FlushPoint kFlushPoints[] = {FlushPoint::kLeafInvalidate,
-                                              FlushPoint::kLeafWriteBack};
+inline constexpr FlushPoint kFlushPoints[] = {
+    FlushPoint::kLeafInvalidate, FlushPoint::kLeafWriteBack, FlushPoint::kRootInvalidate,
+    FlushPoint::kInternalInvalidate, FlushPoint::kInternalWriteBack};
 constexpr std::string_view flush_point_name(FlushPoint p) {
-  return p == FlushPoint::kLeafInvalidate ? "leaf_invalidate" : "leaf_write_back";
+  switch (p) {
+    case FlushPoint::kLeafInvalidate:
+      return "leaf_invalidate";
+    case FlushPoint::kLeafWriteBack:
+      return "leaf_write_back";
+    case FlushPoint::kRootInvalidate:
+      return "root_invalidate";
+    case FlushPoint::kInternalInvalidate:
+      return "internal_invalidate";
+    case FlushPoint::kInternalWriteBack:
+      return "internal_write_back";
+  }
+  return "?";
 }
 
 struct Options {

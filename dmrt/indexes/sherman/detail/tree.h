@@ -55,6 +55,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     for (uint32_t i = 0; i < t->geo_.span(); ++i) img.set_entry(i, 1, false, View{}, nullptr);
     GlobalAddress leaf = c.alloc(t->geo_.remote_bytes(), 64);
     Batch b;
+    img.write_hint = FlushHint::kWriteBack;  // setup: written back whatever the flush points
     img.write_image(b, leaf, true);
     c.run(b);
     btree::BTreeCore<T, K>::publish_root(c, t->core_.root_slot(), {0, leaf});
@@ -115,7 +116,9 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
               o.local_lock_table ? &llt_ : nullptr, 0, false, keys_),
         lock_tables_(c.node_count()),
-        rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit) {}
+        rdwc_(o.rdwc ? rdwc::Combiner::kSlots : 1, rdwc::Combiner::kLimit) {
+    core_.set_flushes(btree::core_flushes(o.faults.skip_flush));
+  }
 
   static const Options& validate(Client<T>& c, const Options& o) {
     if (o.value_size == 0 || o.value_size > 1024)
@@ -158,14 +161,14 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     for (NodeId m : c.memory_nodes()) {
       lock_tables_[m] = c.alloc_device_memory(m, uint64_t{opts_.on_chip_lock_words} * 8);
       const uint64_t raw = lock_tables_[m].raw();
-      c.write(layout::root_slot(m, opts_.locks_root_slot), &raw, 8);
+      c.write(layout::root_slot(m, opts_.locks_root_slot), &raw, 8, FlushHint::kWriteBack);
     }
   }
   void find_lock_tables(Client<T>& c) {
     if (!opts_.on_chip_locks) return;
     for (NodeId m : c.memory_nodes()) {
-      lock_tables_[m] = GlobalAddress::from_raw(
-          c.template read_value<uint64_t>(layout::root_slot(m, opts_.locks_root_slot)));
+      lock_tables_[m] = GlobalAddress::from_raw(c.template read_value<uint64_t>(
+          layout::root_slot(m, opts_.locks_root_slot), FlushHint::kInvalidate));
       if (!lock_tables_[m].in_device_memory() || lock_tables_[m].node() != m)
         throw ConfigError("sherman: on_chip_locks is on, but memory node " + std::to_string(m) +
                           " has no on-chip lock table (the tree was created with it off?)");

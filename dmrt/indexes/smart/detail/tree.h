@@ -42,13 +42,14 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     if (!root) throw PoolExhausted("smart: no room for the root node");
     std::vector<uint64_t> img(1 + kMaxSlots, 0);
     img[0] = Header::make(0, kNode256, nullptr, 0).w;
-    c.write(root, img.data(), kNodeBytes);
+    // Setup's WRITEs are written back, attach's READs invalidate, whatever the flush points.
+    c.write(root, img.data(), kNodeBytes, FlushHint::kWriteBack);
     GlobalAddress meta = c.alloc_on(mem0, 64, 64);
     uint64_t m[4] = {kMagic, uint64_t{o.key_size} << 32 | o.value_size,
                      Slot::make(0, false, kNode256, root).w, 0};
-    c.write(meta, m, sizeof(m));
+    c.write(meta, m, sizeof(m), FlushHint::kWriteBack);
     uint64_t raw = meta.raw();
-    c.write(layout::root_slot(mem0, o.root_slot), &raw, 8);
+    c.write(layout::root_slot(mem0, o.root_slot), &raw, 8, FlushHint::kWriteBack);
     auto t = std::shared_ptr<Tree>(new Tree(c, o, meta, Slot{m[2]}));
     t->nodes_ = 1;  // the root
     return t;
@@ -57,11 +58,11 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   [[gnu::noinline]] static std::shared_ptr<Tree> attach(Client<T>& c, const Options& o) {
     validate(o);
     NodeId mem0 = first_memory_node(c);
-    auto meta = GlobalAddress::from_raw(
-        c.template read_value<uint64_t>(layout::root_slot(mem0, o.root_slot)));
+    auto meta = GlobalAddress::from_raw(c.template read_value<uint64_t>(
+        layout::root_slot(mem0, o.root_slot), FlushHint::kInvalidate));
     if (!meta) throw ConfigError("smart: no tree at root slot " + std::to_string(o.root_slot));
     uint64_t m[4];
-    c.read(meta, m, sizeof(m));
+    c.read(meta, m, sizeof(m), FlushHint::kInvalidate);
     if (m[0] != kMagic) throw ConfigError("smart: root slot does not name a SMART tree");
     if (m[1] != (uint64_t{o.key_size} << 32 | o.value_size))
       throw ConfigError("smart: the tree was created with another key or value size");

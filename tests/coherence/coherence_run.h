@@ -213,6 +213,7 @@ inline void print(const std::string& index, const std::string& what, const Outco
       index.c_str(), what.c_str(), r.describe().c_str(), static_cast<unsigned long long>(r.ops),
       r.per_op(r.counts.lines_invalidated), r.per_op(r.counts.lines_written_back),
       r.per_op(r.counts.stale_lines));
+  if (!r.error.empty()) std::printf("[ coherence]          the index threw: %s\n", r.error.c_str());
 }
 
 }  // namespace dmrt::coherence_test

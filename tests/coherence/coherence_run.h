@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -43,6 +44,9 @@ struct Shape {
   // Each host's cache (sim::Options::cache_bytes); 0 keeps the model's default (1 MiB). A small
   // one evicts lines within the run, so that a host can hold a node's lines from two versions.
   uint64_t cache_bytes = 0;
+  // Called on a client's fiber before each of its operations (client index, operation number):
+  // a manager's action inside the run, e.g. HStore's server failures and rebuilds.
+  std::function<void(unsigned client, unsigned op)> before_op;
 };
 
 struct Outcome {
@@ -152,6 +156,7 @@ Outcome run(const Shape& s, const sim::Options& o, Create&& create, MakeHandle&&
         std::string out;
         try {
           for (unsigned i = 0; i < s.ops; ++i) {
+            if (s.before_op) s.before_op(w.index, i);
             const Key k = rng() % s.keys;
             const std::string v = harness::make_value(w.index, i, s.value_bytes);
             const uint64_t at = w.now_ns();

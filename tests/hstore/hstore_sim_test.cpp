@@ -346,8 +346,8 @@ TEST(HStoreSim, SlowScansAreReReadAgainstTheTable) {
   EXPECT_TRUE(res.linearizable) << res.details;
   EXPECT_EQ(res.scans_checked, scans);
   auto s = idx->stats(setup);
-  std::printf("scans %zu, re-read against the table %.0f, redone %.0f, records freed %.0f\n",
-              scans, s["scan_reanchors"], s["scan_retries"], s["records_freed"]);
+  std::printf("scans %zu, re-read against the table %.0f, redone %.0f, records freed %.0f\n", scans,
+              s["scan_reanchors"], s["scan_retries"], s["records_freed"]);
   EXPECT_GT(s["scan_reanchors"], 0);
   EXPECT_GT(s["records_freed"], 0);
   servers.stop();

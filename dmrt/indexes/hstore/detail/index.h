@@ -768,7 +768,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     std::vector<std::string> bufs_;
     ReadRounds get_reads_;       // a GET's record reads (kept for its storage)
     std::vector<uint64_t> req_;  // the request being sent
-    std::vector<std::pair<std::string, uint64_t>> got_;  // a scan's (key, slot) rows
+    std::vector<std::pair<std::string, uint64_t>> got_;    // a scan's (key, slot) rows
     std::vector<std::array<uint64_t, 8>> anchor_buckets_;  // reread_linked's bucket reads
     std::string key_;
     char ikey_[8] = {};

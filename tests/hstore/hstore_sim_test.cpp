@@ -30,6 +30,17 @@ HDeployment::HostFactory sim_hosts(const Cluster& cluster) {
   };
 }
 
+// rdma-cx6, one compute node of `clients` clients and two memory nodes of `memory_bytes` each
+// (the HTS on one, the SLS on the other).
+Options one_compute_two_memory(unsigned clients, uint64_t memory_bytes) {
+  Options o = Options::preset("rdma-cx6");
+  o.compute_nodes = 1;
+  o.clients_per_node = clients;
+  o.memory_nodes = 2;
+  o.memory_bytes = memory_bytes;
+  return o;
+}
+
 struct Outcome {
   uint64_t end_ns = 0, gets = 0, get_rtts = 0, get_ns = 0, put_ns = 0, puts = 0, scan_ns = 0,
            scans = 0;
@@ -45,11 +56,7 @@ std::string val(Key k, unsigned v) {
 // 2 memory nodes (HTS on one, SLS on the other), 8 clients. Run 1: load and read; run 2: the SLS
 // is killed and rebuilt by client 0 while the others keep reading; run 3: the same for the HTS.
 Outcome scenario() {
-  Options o = Options::preset("rdma-cx6");
-  o.compute_nodes = 1;
-  o.clients_per_node = 8;
-  o.memory_nodes = 2;
-  o.memory_bytes = uint64_t{256} << 20;
+  const Options o = one_compute_two_memory(8, uint64_t{256} << 20);
   Cluster cluster(o);
   const NodeId cn = cluster.compute_nodes()[0];
   SimClient setup(cluster.endpoint(cn, 300));
@@ -182,11 +189,7 @@ std::string sized_key(uint32_t key_size, uint64_t i) {
 }
 
 KeyCostRun key_costs(uint32_t key_size) {
-  Options o = Options::preset("rdma-cx6");
-  o.compute_nodes = 1;
-  o.clients_per_node = 1;
-  o.memory_nodes = 2;
-  o.memory_bytes = uint64_t{256} << 20;
+  const Options o = one_compute_two_memory(1, uint64_t{256} << 20);
   Cluster cluster(o);
   SimClient setup(cluster.endpoint(cluster.compute_nodes()[0], 300));
   hstore::Options ho;
@@ -287,11 +290,7 @@ TEST(HStoreSim, CostsPerOperationWithByteKeys) {
 // Writers replace hot records meanwhile, and the replaced ones are freed 40 us later: the
 // history, scans included, must check, and every scan must have completed.
 TEST(HStoreSim, SlowScansAreReReadAgainstTheTable) {
-  Options o = Options::preset("rdma-cx6");
-  o.compute_nodes = 1;
-  o.clients_per_node = 8;
-  o.memory_nodes = 2;
-  o.memory_bytes = uint64_t{128} << 20;
+  const Options o = one_compute_two_memory(8, uint64_t{128} << 20);
   Cluster cluster(o);
   SimClient setup(cluster.endpoint(cluster.compute_nodes()[0], 300));
   hstore::Options ho;

@@ -66,6 +66,7 @@ struct Options {
   std::string trace_load;       // a YCSB trace file for the load phase (bench/workload/trace.h)
   std::string trace_run;        // and one for the run phase
   std::string write_trace;      // write the generated load and run phases as trace files here
+  std::string then;             // more run phases on the loaded index (bench/driver/phases.h)
 
   std::string cluster;  // TOML cluster file; "" = embedded
   unsigned memory_nodes = 1;
@@ -93,6 +94,7 @@ struct Options {
   uint64_t memory_bytes = 0;  // region per memory node of the embedded cluster: --memory-mb, or
                               // --sim-memory-bytes on sim
   std::string node_from;      // verbs: the launcher variable --node came from ("" = the flag)
+  bool distribution_given = false;  // --distribution was given: --then's workloads keep it
   std::string json_template, history_template;  // --json, --history as given, before {node}
   shm::PoolSource shm_pool;  // shm: the pool this process creates lies on this device or file
 #if DMRT_TRANSPORT_SIM
@@ -184,7 +186,8 @@ constexpr auto common() {
       option_number("cache_mb", &O::cache_mb,
                     "Compute-side cache MiB per compute node (chime, sherman, dmtree internal "
                     "nodes; 0 = the index default)",
-                    0.0, std::numeric_limits<double>::max()),
+                    0.0, std::numeric_limits<double>::max())
+          .report(),
       option_number("seed", &O::seed, "Random seed (op mix and keys)", 0, kAll).report(),
       option_text("json", &O::json,
                   "Append one JSON line per phase to FILE (- = stdout; {node} = this process's "
@@ -229,7 +232,12 @@ constexpr auto workload() {
                       "into one part per client of the experiment"),
           option_text("write_trace", &O::write_trace,
                       "Write the load and run phases the workload flags describe to DIR as trace "
-                      "files (load_randint_workloadX, txn_randint_workloadX), then exit")));
+                      "files (load_randint_workloadX, txn_randint_workloadX), then exit"),
+          option_text("then", &O::then,
+                      "More run phases on the index as the previous one left it, no new load: "
+                      "';' between phases, each KEY=VALUE[,KEY=VALUE] of workload, distribution, "
+                      "zipf-theta, ops, seconds, cache-mb (a new cache size starts a cold cache), "
+                      "e.g. 'workload=b;workload=a' or 'cache-mb=50;cache-mb=100'")));
 }
 
 // Cluster and processes.

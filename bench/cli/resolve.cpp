@@ -10,6 +10,7 @@
 #include "bench/cli/run_limits.h"
 #include "bench/cli/trace_cli.h"
 #include "bench/driver/group.h"
+#include "bench/driver/phases.h"
 #include "bench/driver/verify.h"
 #include "bench/transports/registry.h"
 #if DMRT_TRANSPORT_VERBS
@@ -74,7 +75,17 @@ std::string resolve_workload(const CLI::App& app, CommandLine& c, Mix& mix) {
     return "--key-format " + opt.key_format +
            " needs --key-size >= " + std::to_string(min_key_size(opt.key_codec().format())) +
            " (\"user\" and 20 digits); use --key-format random for shorter keys";
-  if (c.dist->count() == 0) opt.distribution = mix.forces_latest ? "latest" : "zipfian";
+  opt.distribution_given = c.dist->count() > 0;
+  if (!opt.distribution_given) opt.distribution = mix.forces_latest ? "latest" : "zipfian";
+  if (!opt.then.empty()) {
+    if (!opt.trace_load.empty())
+      return "--then has no meaning with trace files: the run file is the run phase";
+    if (!opt.write_trace.empty())
+      return "--write-trace writes one run phase: give it without --then";
+    std::vector<RunPhase> phases;
+    if (std::string err = plan_run_phases(opt, mix, opt.distribution_given, phases); !err.empty())
+      return err;
+  }
   if (opt.json == "-" && !opt.quiet) opt.quiet = true;  // keep stdout parseable
   opt.progress = resolve_progress(opt.progress);
   return "";
@@ -132,6 +143,9 @@ std::string resolve_cluster(CommandLine& c, ClusterConfig& config) {
                " cannot be combined with --attach: the pool's nodes are those its creator made "
                "(dmrt-node --create)";
   }
+  if (!opt.then.empty() && (!opt.attach.empty() || opt.node >= 0))
+    return "--then runs in one process: a run of several compute processes (--attach, --node) "
+           "has one run phase";
   for (const CLI::Option* o : c.shm_only)
     if (o->count() > 0 && opt.transport != "shm")
       return o->get_name() + " is a flag of --transport shm";

@@ -65,6 +65,7 @@ class IndexMaker {
   virtual bool local() const = 0;  // a single-machine peer: no verbs at all
   virtual bool scan() const = 0;
   virtual bool byte_keys() const = 0;  // its handle takes byte-string keys (BenchHandle's)
+  virtual bool caches() const = 0;     // it has a compute-side cache that --cache-mb sizes
   // "index_options" of the results (an empty object when the index has none).
   virtual nlohmann::json describe(const IndexOptions&) const = 0;
   virtual std::unique_ptr<BenchIndex<T>> create(Client<T>& setup, const IndexOptions&) const = 0;

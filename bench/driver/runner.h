@@ -24,6 +24,7 @@
 #include "bench/driver/bench_index.h"
 #include "bench/driver/group.h"
 #include "bench/driver/interrupt.h"
+#include "bench/driver/phases.h"
 #include "bench/driver/verify.h"
 #include "bench/driver/watchdog.h"
 #include "bench/report/merge.h"
@@ -117,6 +118,8 @@ class Bench {
       compute_ = {attached_->node()};  // every client of this process lives there
     }
     if (!opt.cpus.empty()) cpus_ = placement::parse_cpu_list(opt.cpus);
+    if (std::string err = plan_run_phases(opt, mix, opt.distribution_given, phases_); !err.empty())
+      throw ConfigError(err);
     workers_.resize(static_cast<size_t>(opt.threads) * opt.fibers);
     watch_.reset(new Watchdog::Slot[workers_.size()]);
     if constexpr (kFaultInjection) fault_ = BenchFault::from_env();
@@ -130,20 +133,19 @@ class Bench {
   // Runs the phases; returns the process exit code (0, or the verifier's verdict).
   int run() {
     open_traces();
-    const uint64_t run_ops = mix_.load_only ? 0 : (opt_.seconds > 0 ? opt_.keys : opt_.ops);
-    expected_inserts_ =
-        trun_ ? trun_->inserts()
-              : static_cast<uint64_t>(static_cast<double>(run_ops) * mix_.insert * 2.0);
+    expected_inserts_ = trun_ ? trun_->inserts() : expected_inserts(phases_);
 
     // A key-set table covers every record the run can insert: expected_inserts_ is already twice
-    // what a --ops run inserts; a --seconds run is open-ended, so it gets twice that again.
+    // what --ops phases insert; a --seconds phase is open-ended, so it gets twice that again.
+    const bool timed = std::any_of(phases_.begin(), phases_.end(),
+                                   [](const RunPhase& p) { return p.opt.seconds > 0; });
     if (opt_.keyset != "ycsb")
-      keys_ = KeyMap(opt_.keyset, opt_.keys + expected_inserts_ * (opt_.seconds > 0 ? 2 : 1) + 64,
-                     opt_.seed, opt_.order());
+      keys_ = KeyMap(opt_.keyset, opt_.keys + expected_inserts_ * (timed ? 2 : 1) + 64, opt_.seed,
+                     opt_.order());
     else
       keys_ = KeyMap(opt_.order());
 
-    IndexOptions io;
+    IndexOptions& io = io_;
     io.value_size = opt_.value_size;
     io.key_size = static_cast<uint32_t>(opt_.key_size);
     io.cache_bytes = static_cast<uint64_t>(opt_.cache_mb * 1024 * 1024);
@@ -184,6 +186,7 @@ class Bench {
       on_setup_client([&] { clock_start_ = env_.clock_offset(*setup_); });
     }
     ops_ = trun_ ? my_trace_lines() : my_share(opt_.ops);
+    if (!trun_) seq_ = std::make_unique<InsertSequence>(opt_.keys);
     if (attached_ && !attached_->creator()) {
       // Another process creates and loads the index: wait for it, then join it.
       attached_->group->await_ready(fingerprint());
@@ -209,7 +212,8 @@ class Bench {
       }
       if (attached_) attached_->group->ready(fingerprint());
     }
-    if (!mix_.load_only) {
+    for (size_t i = 0; i < phases_.size(); ++i) {
+      if (i > 0) next_run_phase(phases_[i]);
       if (attached_) attached_->group->barrier("start the run");
       const PhaseResult r = run_phase();
       emit(r);
@@ -376,11 +380,11 @@ class Bench {
       slot->client =
           std::make_unique<Client<T>>(env_.endpoint(compute_[id.index % compute_.size()], client));
       slot->watch->progress.store(&slot->client->progress(), std::memory_order_release);
-      slot->handle = index_->handle(*slot->client);
       slot->rng = Rng(opt_.seed * 0x9e3779b97f4a7c15ull + client + 1);
       slot->value.reserve(opt_.value_size);
       slot->kbuf.reserve(opt_.key_size);
     }
+    if (!slot->handle) slot->handle = index_->handle(*slot->client);  // none after new_cache()
     return *slot;
   }
 
@@ -553,6 +557,32 @@ class Bench {
   }
 
   // --- phases -----------------------------------------------------------------------------------
+  // The next --then phase: its run parameters, on the index as the last phase left it.
+  void next_run_phase(const RunPhase& p) {
+    opt_.workload = p.opt.workload;
+    opt_.distribution = p.opt.distribution;
+    opt_.zipf_theta = p.opt.zipf_theta;
+    opt_.ops = p.opt.ops;
+    opt_.seconds = p.opt.seconds;
+    opt_.cache_mb = p.opt.cache_mb;
+    mix_ = p.mix;
+    ops_ = my_share(opt_.ops);
+    if (p.new_cache && maker_.caches()) new_cache();  // no cache: --cache-mb means nothing
+  }
+
+  // Joins the index anew with a cold cache of --cache-mb: the handles and the index object that
+  // held the old cache go, and each worker makes a new handle at its next operation.
+  void new_cache() {
+    io_.cache_bytes = static_cast<uint64_t>(opt_.cache_mb * 1024 * 1024);
+    info_.index_options = maker_.describe(io_);
+    for (auto& w : workers_)
+      if (w) w->handle.reset();
+    on_setup_client([&] {
+      index_.reset();
+      index_ = maker_.attach(*setup_, io_);
+    });
+  }
+
   template <class Body>
   PhaseResult phase(const std::string& name, uint64_t target, double seconds, Body&& body) {
     for (auto& w : workers_)
@@ -627,7 +657,7 @@ class Bench {
     on_setup_client([&] {
       r.index_stats = index_->stats(*setup_);
       for (auto& w : workers_)
-        if (w) r.cache_bytes += w->handle->cache_bytes();
+        if (w && w->handle) r.cache_bytes += w->handle->cache_bytes();
       r.cache_bytes += index_->shared_cache_bytes();  // per compute node, counted once
     });
   }
@@ -714,9 +744,11 @@ class Bench {
       return phase("run", ops_, 0, [&](Worker& w, const WorkerId& id, Progress& p) {
         replay(w, id_base_ + id.index, *trun_, trace_part(id.index), p);
       });
-    InsertSequence seq(opt_.keys);
-    const ChooserSpec spec =
-        make_chooser_spec(opt_.dist(), opt_.zipf_theta, opt_.keys, expected_inserts_);
+    InsertSequence& seq = *seq_;  // one for every phase: inserts go on where the last one ended
+    // Over the records present when the phase starts and those it may insert, as a run of this
+    // phase alone would choose (--then: the earlier phases' inserts count as loaded).
+    const ChooserSpec spec = make_chooser_spec(opt_.dist(), opt_.zipf_theta, seq.limit(),
+                                               expected_inserts({{opt_, mix_, false}}));
     for (auto& w : workers_)
       if (w) w->chooser.reset();
 
@@ -907,8 +939,11 @@ class Bench {
   std::unique_ptr<Client<T>> setup_;
   std::unique_ptr<BenchIndex<T>> index_;
   uint64_t expected_inserts_ = 0;
-  AttachedRun* attached_ = nullptr;     // one compute process of several (shm --attach, verbs)
-  std::atomic<bool> peer_lost_{false};  // the group lost a peer: the phase ends
+  IndexOptions io_;                      // what the index was made with (new_cache: attach)
+  std::vector<RunPhase> phases_;         // the run phases: the command's, then --then's
+  std::unique_ptr<InsertSequence> seq_;  // the records inserted so far, across run phases
+  AttachedRun* attached_ = nullptr;      // one compute process of several (shm --attach, verbs)
+  std::atomic<bool> peer_lost_{false};   // the group lost a peer: the phase ends
   static constexpr double kLostGraceSeconds = 5;  // then workers still busy are not waited for
   uint64_t ops_ = 0;                              // this process's share of --ops
   ClockOffset clock_start_, clock_end_;           // this host's clock against the group's reference

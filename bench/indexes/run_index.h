@@ -39,6 +39,7 @@
 
 #include "bench/cli/options.h"
 #include "bench/driver/bench_index.h"
+#include "bench/driver/phases.h"
 #include "bench/driver/usage.h"
 #include "bench/indexes/adapter.h"
 #include "bench/indexes/dm_adapter.h"
@@ -158,6 +159,13 @@ class ErasedMaker final : public IndexMaker<T> {
   bool local() const override { return A::kLocal; }
   bool scan() const override { return kSupportsScan<A>; }
   bool byte_keys() const override { return BytesKvHandle<typename A::Handle>; }
+  bool caches() const override {
+    if constexpr (requires { typename A::Options; }) return requires(typename A::Options o) {
+        o.cache_bytes;
+      };
+    else
+      return false;
+  }
   nlohmann::json describe(const IndexOptions& io) const override {
     if constexpr (requires { A::describe(io, flags_); })
       return A::describe(io, flags_);
@@ -211,12 +219,14 @@ int run_adapter(const RunRequest& r, const FlagsOf<A>& flags) {
                         std::to_string(r.opt.key_size) +
                         " needs an index marked [bytes] in --help: its handle takes byte-string "
                         "keys)");
-    if (r.opt.byte_keys() && r.mix.scan > 0 && !BytesRangeHandle<typename A::Handle>)
+    if (r.opt.byte_keys() && !scanning_workload(r.opt, r.mix).empty() &&
+        !BytesRangeHandle<typename A::Handle>)
       return usage_error("index " + name +
                          " does not support scans over byte-string keys (workload " +
-                         r.opt.workload + ")");
-    if (r.mix.scan > 0 && !kSupportsScan<A>)
-      return usage_error("index " + name + " does not support scans (workload " + r.opt.workload +
+                         scanning_workload(r.opt, r.mix) + ")");
+    const std::string scans = scanning_workload(r.opt, r.mix);  // --then's phases too
+    if (!scans.empty() && !kSupportsScan<A>)
+      return usage_error("index " + name + " does not support scans (workload " + scans +
                          "); use a range index");
     return run_bench<T>(r, detail::ErasedMaker<T, A>(r.index, flags));
   }

@@ -70,6 +70,7 @@ def at_scale(spec, scale):
     out["scaled"] = sc.get("scaled", "")
     out["jobs"] = sc.get("jobs", 1)  # each run takes gigabytes: one at a time unless told
     out["resources"] = True  # each run's peak RSS and time in the table
+    out["load_once"] = sc.get("load_once", False)
     return out
 
 
@@ -78,7 +79,14 @@ def x_values(spec):
     return x["values"] if x else [None]
 
 
-def command(spec, series, panel, x, bench, quick):
+def regenerate_args(spec):
+    """What dmrt.sh's command takes to make this table again (ID-paper: --scale paper ID)."""
+    if spec.get("resources") and spec["id"].endswith("-paper"):
+        return f"--scale paper {spec['id'][:-len('-paper')]}"
+    return spec["id"]
+
+
+def point_flags(spec, series, panel, x, quick):
     flags = {"transport": spec.get("transport", "sim")}
     flags.update(spec["flags"])
     flags.update(panel.get("flags", {}))
@@ -90,11 +98,18 @@ def command(spec, series, panel, x, bench, quick):
         for k in ("keys", "ops"):
             if k in flags:
                 flags[k] = max(1000, int(flags[k]) // 20)
+    return flags
+
+
+def flag_text(v):
+    return ("on" if v else "off") if isinstance(v, bool) else str(v)
+
+
+def command(spec, series, panel, x, bench, quick, flags=None):
+    flags = flags or point_flags(spec, series, panel, x, quick)
     args = [str(bench)]
     for k, v in flags.items():
-        if isinstance(v, bool):
-            v = "on" if v else "off"
-        args += [f"--{k}", str(v)]
+        args += [f"--{k}", flag_text(v)]
     # sim: an operation's wall-clock time grows with the whole simulation, so the stall watchdog
     # (wall-clock seconds per operation) gets a bound that only a real hang reaches.
     return args + ["--quiet", "--stall-seconds", "1800"]
@@ -147,12 +162,64 @@ def run_one(args, raw_dir, fresh, repetition=0):
     return out, time.monotonic() - t0, False
 
 
-def phase_line(path, phase):
+def phase_line(path, phase, nth=0):
+    """The nth line of `phase` in a run's JSON (a load-once run has one run line per point), with
+    its CPU and wall time made its own: a process's resources are counted from its start."""
+    prev, seen, load_s = None, 0, None
     for line in path.read_text().splitlines():
         d = json.loads(line)
-        if d.get("phase") == phase:
+        if d.get("phase") == "load":
+            load_s = dig(d, "resources.elapsed_s")
+        if d.get("phase") == phase and seen == nth:
+            res = d.get("resources")
+            if prev and res and prev.get("resources"):
+                for k in ("cpu_s", "elapsed_s"):
+                    res[k] = res[k] - prev["resources"][k]
+            d["_load_s"] = load_s
             return d
-    raise RuntimeError(f"{path}: no '{phase}' phase")
+        seen += d.get("phase") == phase
+        prev = d
+    raise RuntimeError(f"{path}: no '{phase}' phase number {nth + 1}")
+
+
+# The flags a --then step may change (dmrt-bench --help-all): a load-once run's points differ
+# only in these.
+RUN_PHASE_FLAGS = ("workload", "distribution", "zipf-theta", "ops", "seconds", "cache-mb")
+
+
+def load_once_groups(spec, jobs, bench, quick):
+    """Load once per series and index shape (spec `load_once`, at the paper's size): the points
+    whose flags differ only in RUN_PHASE_FLAGS share one dmrt-bench process, the first point's
+    flags on its command line and each further point a --then step, in the spec's panel and x
+    order. A LOAD point (workload = load) is that process's load line. Returns
+    [(command, [(job index, phase, nth line)])]."""
+    groups = {}
+    for i, (panel, series, x, _) in enumerate(jobs):
+        flags = point_flags(spec, series, panel, x, quick)
+        shape = tuple(sorted((k, flag_text(v)) for k, v in flags.items()
+                             if k not in RUN_PHASE_FLAGS))
+        groups.setdefault((series["name"], shape), []).append((i, flags))
+    out = []
+    for members in groups.values():
+        runs = [(i, f) for i, f in members if f.get("workload") != "load"]
+        if not runs:  # only a LOAD point: the load alone
+            i, f = members[0]
+            out.append((command(spec, None, None, None, bench, quick, f), [(i, "load", 0)]))
+            continue
+        first = dict(runs[0][1])
+        steps, prev = [], runs[0][1]
+        for _, f in runs[1:]:
+            for k in RUN_PHASE_FLAGS:
+                if (k in prev) != (k in f):
+                    sys.exit(f"{spec['id']}: load_once points differ in whether they give --{k}")
+            steps.append(",".join(f"{k}={flag_text(f[k])}" for k in RUN_PHASE_FLAGS if k in f))
+            prev = f
+        if steps:
+            first["then"] = ";".join(steps)
+        where = [(i, "load", 0) for i, f in members if f.get("workload") == "load"]
+        where += [(i, "run", n) for n, (i, _) in enumerate(runs)]
+        out.append((command(spec, None, None, None, bench, quick, first), where))
+    return out
 
 
 def bottleneck(d):
@@ -168,6 +235,35 @@ def fmt(v):
     return f"{v:.3g}" if abs(v) < 100 else f"{v:,.0f}"
 
 
+def point_row(spec, panel, series, x, d, cmd):
+    """One point of the figure from its JSON line `d`, made by command `cmd`."""
+    row = {
+        "_commit": dig(d, "provenance.git_commit"),
+        "panel": panel["name"], "series": series["name"], "x": x,
+        "value": scaled_value(dig(d, panel.get("metric", spec["metric"])),
+                              panel.get("metric_scale", spec.get("metric_scale", 1))),
+        "throughput_mops": d.get("throughput_mops"),
+        "p50_us": dig(d, "latency_us.p50"), "p99_us": dig(d, "latency_us.p99"),
+        "round_trips": dig(d, "per_op.round_trips"),
+        "memory_node_verbs": dig(d, "per_op.memory_node_verbs"),
+        "bytes_read": dig(d, "per_op.bytes_read"),
+        "bytes_written": dig(d, "per_op.bytes_written"),
+        "bottleneck": bottleneck(d),
+        "peak_rss_mib": dig(d, "resources.peak_rss_mib"),
+        "cpu_s": dig(d, "resources.cpu_s"),
+        "elapsed_s": dig(d, "resources.elapsed_s"),
+        "load_s": d.get("_load_s"),
+        "command": shlex.join(["dmrt-bench"] + cmd[1:]),
+    }
+    for label, path in spec.get("columns", []):
+        row[label] = dig(d, path)
+    # A latency figure keeps the point's whole histogram, for its CDF (not in the CSV).
+    metric = panel.get("metric", spec["metric"])
+    if "latency_us." in metric:
+        row["_histogram"] = dig(d, metric.split("latency_us.")[0] + "latency_histogram")
+    return row
+
+
 def run_spec(spec, a):
     raw_dir = a.raw / spec["id"]
     raw_dir.mkdir(parents=True, exist_ok=True)
@@ -181,55 +277,50 @@ def run_spec(spec, a):
     # repeat = N (wall-clock transports): each point runs N times, rounds interleaved so that the
     # machine's load drifts over all series alike, and the best of the N by the metric stands.
     repeat = int(spec.get("repeat", 1))
-    runs = [(p, s, x, cmd, k) for k in range(repeat) for p, s, x, cmd in jobs]
+    if spec.get("load_once"):
+        if repeat > 1:
+            sys.exit(f"{spec['id']}: load_once runs each process once (no repeat)")
+        units = load_once_groups(spec, jobs, a.bench, a.quick)
+    else:  # a process per point and repetition
+        units = [(cmd, [(i, phase_of(spec, p, s), 0)])
+                 for i, (p, s, x, cmd) in enumerate(jobs)]
+    runs = [(cmd, where, k) for k in range(repeat) for cmd, where in units]
+    npoints = sum(len(where) for _, where, _ in runs)
     rows, failures, values = [], [], {}
     t0 = time.monotonic()
     # A spec of wall-clock runs that use every core each (shm) says `jobs = 1`.
     with concurrent.futures.ThreadPoolExecutor(max_workers=min(a.jobs, spec.get("jobs", a.jobs))) as pool:
-        futures = {pool.submit(run_one, cmd, raw_dir, a.fresh, k): (p, s, x, cmd)
-                   for p, s, x, cmd, k in runs}
-        for done, fut in enumerate(concurrent.futures.as_completed(futures), 1):
-            panel, series, x, cmd = futures[fut]
+        futures = {pool.submit(run_one, cmd, raw_dir, a.fresh, k): (cmd, where)
+                   for cmd, where, k in runs}
+        done = 0
+        for fut in concurrent.futures.as_completed(futures):
+            cmd, where = futures[fut]
             try:
                 path, secs, cached = fut.result()
-                d = phase_line(path, phase_of(spec, panel, series))
             except RuntimeError as e:  # report it, run the other points, fail at the end
                 failures.append(str(e))
-                print(f"  [{done}/{len(jobs)}] FAILED: {e}", file=sys.stderr)
+                done += len(where)
+                print(f"  [{done}/{npoints}] FAILED: {e}", file=sys.stderr)
                 continue
-            row = {
-                "_commit": dig(d, "provenance.git_commit"),
-                "panel": panel["name"], "series": series["name"], "x": x,
-                "value": scaled_value(dig(d, panel.get("metric", spec["metric"])),
-                                      panel.get("metric_scale", spec.get("metric_scale", 1))),
-                "throughput_mops": d.get("throughput_mops"),
-                "p50_us": dig(d, "latency_us.p50"), "p99_us": dig(d, "latency_us.p99"),
-                "round_trips": dig(d, "per_op.round_trips"),
-                "memory_node_verbs": dig(d, "per_op.memory_node_verbs"),
-                "bytes_read": dig(d, "per_op.bytes_read"),
-                "bytes_written": dig(d, "per_op.bytes_written"),
-                "bottleneck": bottleneck(d),
-                "peak_rss_mib": dig(d, "resources.peak_rss_mib"),
-                "cpu_s": dig(d, "resources.cpu_s"),
-                "elapsed_s": dig(d, "resources.elapsed_s"),
-                "command": shlex.join(["dmrt-bench"] + cmd[1:]),
-            }
-            for label, path in spec.get("columns", []):
-                row[label] = dig(d, path)
-            # A latency figure keeps the point's whole histogram, for its CDF (not in the CSV).
-            metric = panel.get("metric", spec["metric"])
-            if "latency_us." in metric:
-                row["_histogram"] = dig(d, metric.split("latency_us.")[0] + "latency_histogram")
-            note = "cached" if cached else f"{secs:.0f} s"
-            print(f"  [{done}/{len(runs)}] {panel['name']} {series['name']} x={x}: "
-                  f"{fmt(row['value'])} ({note})", file=sys.stderr)
-            point = (row["panel"], row["series"], row["x"])
-            values.setdefault(point, []).append(row["value"] or 0)
-            prev = next((r for r in rows if (r["panel"], r["series"], r["x"]) == point), None)
-            if prev is None:
-                rows.append(row)
-            elif (row["value"] or 0) > (prev["value"] or 0):  # best of the repeats
-                rows[rows.index(prev)] = row
+            for i, phase, nth in where:
+                done += 1
+                panel, series, x, _ = jobs[i]
+                try:
+                    d = phase_line(path, phase, nth)
+                except RuntimeError as e:
+                    failures.append(str(e))
+                    continue
+                row = point_row(spec, panel, series, x, d, cmd)
+                note = "cached" if cached else f"{secs:.0f} s"
+                print(f"  [{done}/{npoints}] {panel['name']} {series['name']} x={x}: "
+                      f"{fmt(row['value'])} ({note})", file=sys.stderr)
+                point = (row["panel"], row["series"], row["x"])
+                values.setdefault(point, []).append(row["value"] or 0)
+                prev = next((r for r in rows if (r["panel"], r["series"], r["x"]) == point), None)
+                if prev is None:
+                    rows.append(row)
+                elif (row["value"] or 0) > (prev["value"] or 0):  # best of the repeats
+                    rows[rows.index(prev)] = row
     order = {(p["name"], s["name"], x): i for i, (p, s, x, _) in enumerate(jobs)}
     rows.sort(key=lambda r: order[(r["panel"], r["series"], r["x"])])
     if repeat > 1:  # the spread of the repeats beside the best (plot whiskers, CSV, tables)
@@ -303,7 +394,7 @@ def write_csv(spec, rows, out_dir):
     with open(path, "w", newline="") as f:
         # Time and memory vary from run to run: only paper-size tables, which state them, keep
         # them; the default tables of sim stay the same for the same code.
-        noisy = set() if spec.get("resources") else {"peak_rss_mib", "cpu_s", "elapsed_s"}
+        noisy = set() if spec.get("resources") else {"peak_rss_mib", "cpu_s", "elapsed_s", "load_s"}
         fields = [k for k in rows[0] if not k.startswith("_") and k not in noisy]
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
@@ -454,7 +545,7 @@ def markdown(spec, rows, comps, png, cdf=None):
     lines = [f"<!-- made: commit={made['commit']} indexes={','.join(made['indexes'])} "
              f"transport={made['transport']} -->",
              f"**{spec['title']}** ({spec['source']}). "
-             f"Regenerate: `./dmrt.sh {REGENERATE} {spec['id']}`."]
+             f"Regenerate: `./dmrt.sh {REGENERATE} {regenerate_args(spec)}`."]
     if spec.get("scaled"):
         lines.append(f"{'Size' if spec.get('resources') else 'Scaled down'}: {spec['scaled']}")
     lines.append(f"Made by dmrt at commit `{made['commit'][:12]}` on {made['date']}; "
@@ -499,12 +590,18 @@ def markdown(spec, rows, comps, png, cdf=None):
             lines.append(f"\n(columns: {head})")
         lines.append("")
     if spec.get("resources"):  # what each run took: the process's peak memory and its time
-        lines.append("| panel | series | at | peak RSS (GiB) | CPU (s) | wall (s) |")
-        lines.append("|---|---|---|---|---|---|")
+        once = spec.get("load_once")
+        lines.append("What each point took: its process's peak RSS so far, the wall time of the "
+                     "load that built its index" + (" (one load per series, shared by its "
+                     "points: dmrt-bench --then)" if once else "") + ", and its own phase's CPU "
+                     "and wall time.\n")
+        lines.append("| panel | series | at | peak RSS (GiB) | load wall (s) | CPU (s) | wall (s) |")
+        lines.append("|---|---|---|---|---|---|---|")
         for r in rows:
             gib = r["peak_rss_mib"] / 1024 if r["peak_rss_mib"] is not None else None
             lines.append(f"| {r['panel']} | {r['series']} | {'' if r['x'] is None else r['x']} | "
-                         f"{fmt(gib)} | {fmt(r['cpu_s'])} | {fmt(r['elapsed_s'])} |")
+                         f"{fmt(gib)} | {fmt(r.get('load_s'))} | {fmt(r['cpu_s'])} | "
+                         f"{fmt(r['elapsed_s'])} |")
         lines.append("")
     if comps:
         lines.append("| panel | pair | at | dmrt | paper | dmrt / paper | within 35% | note |")

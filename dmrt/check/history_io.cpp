@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dmrt/check/journal.h"
 #include "dmrt/check/report.h"
 
 namespace dmrt {
@@ -338,7 +339,9 @@ History load_history_union(const std::vector<std::string>& files, const HistoryL
   std::vector<std::vector<uint32_t>> nodes_of;
   std::vector<uint32_t> rank_of;
   for (const std::string& file : files) {
-    History part = load_history(file, limits);
+    // A journal: the part of a process that died mid-run (dmrt/check/journal.h).
+    History part =
+        is_history_journal(file) ? load_history_journal(file) : load_history(file, limits);
     nodes_of.push_back(std::move(part.part_nodes));
     rank_of.push_back(part.part_rank);
     part.part_nodes.clear();

@@ -80,6 +80,7 @@ struct Options {
   int numa_node = -1;
   double attach_wait_seconds = 60;
   double peer_timeout_seconds = 10;
+  std::string on_peer_loss = "exit";  // or continue (bench/driver/group.h, survive_compute_loss)
   std::string merged_json;
 
   uint64_t verify_max_ops = ~uint64_t{0};         // --verify --seconds: the run phase ends here
@@ -134,6 +135,7 @@ inline constexpr std::string_view kKeyOrders[] = {"hashed", "ordered"};
 inline constexpr std::string_view kKeysets[] = {"ycsb", "uniform", "normal", "lognormal",
                                                 "seqgaps"};
 inline constexpr std::string_view kProgress[] = {"auto", "tty", "lines", "off"};
+inline constexpr std::string_view kPeerLoss[] = {"exit", "continue"};
 }  // namespace option_names
 
 static_assert(kMaxKeyBytes == 1024, "--key-size's help names the largest key");
@@ -292,8 +294,14 @@ constexpr auto cluster() {
           option_number(
               "peer_timeout_seconds", &O::peer_timeout_seconds,
               "Several compute processes: a peer whose heartbeat stops this long is lost; "
-              "the others end with an error naming it",
+              "the others end with an error naming it (or, --on-peer-loss continue, go on)",
               0.5, 1e6),
+          option_text("on_peer_loss", &O::on_peer_loss,
+                      "Several compute processes on shm: exit (a lost compute process ends the "
+                      "run) or continue (it is killed if it still runs, declared dead, and the "
+                      "others finish without it; --verify checks its journal; not the first "
+                      "compute node, which concludes the run)",
+                      n::kPeerLoss),
           option_text(
               "merged_json", &O::merged_json,
               "Several compute processes: the first compute node, once all are done, merges "

@@ -143,6 +143,9 @@ std::string resolve_cluster(CommandLine& c, ClusterConfig& config) {
                " cannot be combined with --attach: the pool's nodes are those its creator made "
                "(dmrt-node --create)";
   }
+  if (opt.on_peer_loss == "continue" && opt.transport != "shm")
+    return "--on-peer-loss continue is for shm: a lost process must be fenced (killed) before the "
+           "others take over what it held, and only one host's kernel can do that";
   if (!opt.then.empty() && (!opt.attach.empty() || opt.node >= 0))
     return "--then runs in one process: a run of several compute processes (--attach, --node) "
            "has one run phase";

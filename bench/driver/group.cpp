@@ -2,6 +2,7 @@
 #include "bench/driver/group.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace dmrt::bench {
 
@@ -17,7 +18,9 @@ RunGroup::RunGroup(std::unique_ptr<GroupWords> words, GroupSpec spec, Say say)
   // A memory node is watched once its heartbeat has started: dmrt-node beats, a node served
   // inside this process (no process of its own to lose) never does.
   memory_seen_.assign(spec_.memory.size(), Seen{0, now});
-  w_->store(kHeartbeats + spec_.rank, 1);
+  dead_.assign(spec_.members(), false);
+  published_ = w_->load(kHeartbeats + spec_.rank);  // 0 in a fresh group
+  publish(false);
   thread_ = std::thread([this] { beat(); });
 }
 
@@ -107,29 +110,97 @@ void RunGroup::await_ready(uint64_t fingerprint) {
 }
 
 uint32_t RunGroup::take_client_ids(uint32_t n) {
-  return static_cast<uint32_t>(w_->faa(kNextClient, n));
+  ids_per_member_ = n;
+  return spec_.rank * n;
+}
+
+void RunGroup::publish(bool count_beat) {
+  std::lock_guard<std::mutex> g(publish_mu_);
+  if (count_beat) ++beats_;
+  const uint64_t word = barriers_ << kBarrierShift | (beats_ & kBeatMask);
+  uint64_t prev = w_->cas(kHeartbeats + spec_.rank, published_, word);
+  if (prev == kDead) {  // a peer took this process for dead, and the run went on without it
+    std::fprintf(stderr,
+                 "dmrt-bench: a peer declared this process (%s) dead after its heartbeat "
+                 "stopped for %.1f s (--peer-timeout-seconds); it must not go on\n",
+                 node_name(spec_.rank).c_str(), spec_.peer_timeout);
+    std::fflush(stderr);
+    std::_Exit(3);
+  }
+  if (prev != published_) w_->store(kHeartbeats + spec_.rank, word);  // not ours: a stale run's
+  published_ = word;
 }
 
 void RunGroup::barrier(const std::string& before_what) {
-  const uint64_t members = spec_.members();
-  w_->faa(kArrivals, 1);
-  const uint64_t round_end = (++barriers_) * members;
+  const unsigned members = spec_.members();
+  uint64_t round = 0;
+  {
+    std::lock_guard<std::mutex> g(publish_mu_);
+    if (barriers_ >= kMaxBarriers)
+      throw ConfigError("a run passes at most " + std::to_string(kMaxBarriers) + " barriers");
+    round = ++barriers_;
+  }
+  publish(false);
+  // Every member is there once its word says it passed as many barriers, or it is done or dead.
   // At most 10 ms late: the phases that follow start within that of each other.
+  std::vector<uint64_t> words(members);
   wait(std::chrono::milliseconds(10), [&](std::string& why) {
-    const uint64_t now = w_->load(kArrivals);
-    if (now >= round_end) return true;
+    w_->load_range(kHeartbeats, members, words.data());
+    unsigned there = 0;
+    for (uint64_t v : words)
+      there += v == kDead || v == kFinished || (v >> 63 == 0 && v >> kBarrierShift >= round);
+    if (there == members) return true;
     if (w_->load(kState) == kFailed)
       throw ConfigError("the process that creates the index in " + spec_.label +
                         " failed (see its output)");
-    why = std::to_string(members - (round_end - now)) + " of " + std::to_string(members) +
-          " compute processes to " + before_what;
+    why = std::to_string(there) + " of " + std::to_string(members) + " compute processes to " +
+          before_what;
     return false;
   });
 }
 
 void RunGroup::finish() {
+  std::lock_guard<std::mutex> g(publish_mu_);
   finished_ = true;
   w_->store(kHeartbeats + spec_.rank, kFinished);
+  published_ = kFinished;
+}
+
+std::vector<unsigned> RunGroup::dead() const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<unsigned> out;
+  for (unsigned r = 0; r < dead_.size(); ++r)
+    if (dead_[r]) out.push_back(r);
+  return out;
+}
+
+bool RunGroup::is_dead(unsigned rank) const {
+  std::lock_guard<std::mutex> g(mu_);
+  return rank < dead_.size() && dead_[rank];
+}
+
+void RunGroup::note_dead(unsigned r, const std::string& how) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (dead_[r]) return;
+    dead_[r] = true;
+  }
+  say(node_name(r) + " is dead: " + how + "; the run goes on without it");
+}
+
+bool RunGroup::declare_dead(unsigned r, uint64_t stale) {
+  if (!w_->fence(spec_.compute[r])) return false;
+  // Fenced: it writes nothing more. Its word may have moved since it was read (a last beat).
+  uint64_t seen = stale;
+  for (;;) {
+    const uint64_t prev = w_->cas(kHeartbeats + r, seen, kDead);
+    if (prev == seen || prev == kDead) break;
+    if (prev == kFinished || prev == kLeft) return false;  // it ended on its own after all
+    seen = prev;
+  }
+  note_dead(r, "its heartbeat stopped for " + std::to_string(static_cast<int>(spec_.peer_timeout)) +
+                   " s (--peer-timeout-seconds); fenced");
+  return true;
 }
 
 void RunGroup::await_all_done() {
@@ -141,7 +212,7 @@ void RunGroup::await_all_done() {
     for (;;) {
       w_->load_range(kHeartbeats, spec_.members(), beats.data());
       if (std::all_of(beats.begin(), beats.end(),
-                      [](uint64_t v) { return v == kFinished || v == kLeft; }) ||
+                      [](uint64_t v) { return v == kFinished || v == kLeft || v == kDead; }) ||
           !lost().empty() || Clock::now() > give_up)
         return;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -179,14 +250,13 @@ void RunGroup::set_lost(const std::string& why, uint64_t code) {
 }
 
 void RunGroup::beat() {
-  uint64_t n = 1;
   std::unique_lock<std::mutex> lk(mu_);
   while (!stop_) {
     cv_.wait_for(lk, kBeat);
     if (stop_) break;
     lk.unlock();
     try {
-      if (!finished_) w_->store(kHeartbeats + spec_.rank, ++n);
+      if (!finished_) publish(true);
       if (!finished_ && lost().empty()) check_peers(Clock::now());
     } catch (const std::exception& e) {
       set_lost(spec_.memory.empty() ? std::string("the group's memory node is lost: ") + e.what()
@@ -232,11 +302,18 @@ void RunGroup::check_peers(Clock::time_point now) {
     if (r == spec_.rank) continue;
     const uint64_t v = beats[r];
     if (v == kLeft) return set_lost(node_name(r) + " left the run on an error (see its output)");
+    if (v == kDead) {  // a peer declared it
+      note_dead(r, "declared dead by a peer after its heartbeat stopped; fenced");
+      continue;
+    }
     if (v == 0 || v == kFinished) {  // not started yet (the barrier bounds that), or done
       members_seen_[r] = {v, now};
       continue;
     }
-    if (stale(members_seen_[r], v)) return set_lost(lost_message(r + 1), r + 1);
+    if (!stale(members_seen_[r], v)) continue;
+    // Survivable: not the creator, which concludes the run, and only once it is fenced.
+    if (survive_ && r != 0 && declare_dead(r, v)) continue;
+    return set_lost(lost_message(r + 1), r + 1);
   }
   for (size_t i = 0; i < spec_.memory.size(); ++i) {
     const NodeId m = spec_.memory[i];

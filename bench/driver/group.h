@@ -46,6 +46,13 @@ class GroupWords {
   // Node m's heartbeat word (layout::kHeartbeatOffset), bumped by the process that serves it;
   // throws when the node cannot be reached.
   virtual uint64_t node_heartbeat(NodeId m) = 0;
+  // Makes sure that the process running compute node `n` never writes again: true once it is
+  // gone (killed here if it still ran). False where no such guarantee can be given (a process on
+  // another host, a transport without a way): its peers must then not break what it holds.
+  virtual bool fence(NodeId n) {
+    (void)n;
+    return false;
+  }
 };
 
 // A peer of the experiment is gone: a compute process stopped its heartbeat or left, or a memory
@@ -69,9 +76,11 @@ struct GroupSpec {
 class RunGroup {
  public:
   using Say = std::function<void(const std::string&)>;
-  // Heartbeat values: a counter from 1 while the process runs; these when it has gone.
-  static constexpr uint64_t kFinished = ~uint64_t{0};               // passed the final barrier
-  static constexpr uint64_t kLeft = ~uint64_t{0} - 1;               // exited on an error
+  // Heartbeat words: while the process runs, the barriers it passed (bits 56-62) and a counter
+  // from 1 (bits 0-55); these when it has gone.
+  static constexpr uint64_t kFinished = ~uint64_t{0};  // passed the final barrier
+  static constexpr uint64_t kLeft = ~uint64_t{0} - 1;  // exited on an error
+  static constexpr uint64_t kDead = ~uint64_t{0} - 2;  // declared dead by a peer, and fenced
   static constexpr unsigned kMaxMembers = layout::kGroupWords - 8;  // words after kHeartbeats
   // Beats and peer checks: a write and a read of the members' words (plus one per watched memory
   // node) per process per beat.
@@ -96,8 +105,19 @@ class RunGroup {
   void fail();
   // The others: wait for the creator and check that it built what this process expects.
   void await_ready(uint64_t fingerprint);
-  // `n` client ids unique across the processes; returns the first.
+  // `n` client ids unique across the processes, the same `n` in each; returns the first: rank x n,
+  // so that a client id names its process (rank_of_client).
   uint32_t take_client_ids(uint32_t n);
+  // The rank whose process holds client `id` (ids from take_client_ids(n)).
+  unsigned rank_of_client(uint32_t id) const { return ids_per_member_ ? id / ids_per_member_ : 0; }
+  // From now on a compute process whose heartbeat stops is fenced (GroupWords::fence) and
+  // declared dead, and the others go on without it, instead of the run ending as lost. Not the
+  // creator (it concludes the run), not a memory node, and not where fencing is impossible:
+  // those are still lost.
+  void survive_compute_loss() { survive_ = true; }
+  // The ranks declared dead so far (survive_compute_loss), and whether `rank` is one.
+  std::vector<unsigned> dead() const;
+  bool is_dead(unsigned rank) const;
   // Returns once every member has called it as often (each round is one barrier); throws
   // PeerLost when a member is lost meanwhile, ConfigError after wait_seconds.
   void barrier(const std::string& before_what);
@@ -113,13 +133,23 @@ class RunGroup {
 
  private:
   // kLost: the first peer lost, as a process saw it (1 + compute rank, or kMemoryLost + node), so
-  // that the others name it too, not the process that left on finding it.
-  enum : unsigned { kState, kFingerprint, kNextClient, kArrivals, kLost, kHeartbeats = 8 };
+  // that the others name it too, not the process that left on finding it. Words 2 and 3 are
+  // unused (client ids and barrier arrivals were counters there).
+  enum : unsigned { kState, kFingerprint, kLost = 4, kHeartbeats = 8 };
+  static constexpr unsigned kBarrierShift = 56;
+  static constexpr uint64_t kBeatMask = (uint64_t{1} << kBarrierShift) - 1;
+  static constexpr unsigned kMaxBarriers = 127;
   static constexpr uint64_t kMemoryLost = uint64_t{1} << 32;
   static constexpr uint64_t kCreatingTag = 1, kReady = 2, kFailed = 3;
 
   void beat();  // the heartbeat thread
+  // Stores this process's heartbeat word (barriers passed, beat count); exits the process at
+  // once when a peer declared it dead (it was fenced, or should have been).
+  void publish(bool count_beat);
   void check_peers(std::chrono::steady_clock::time_point now);
+  // Member r's heartbeat stopped: fence it and declare it dead; false when it cannot be fenced.
+  bool declare_dead(unsigned r, uint64_t stale);
+  void note_dead(unsigned r, const std::string& how);
   void set_lost(const std::string& why, uint64_t code = 0);
   std::string lost_message(uint64_t code) const;
   std::string node_name(unsigned rank) const;
@@ -129,7 +159,13 @@ class RunGroup {
   std::unique_ptr<GroupWords> w_;
   GroupSpec spec_;
   Say say_;
+  std::mutex publish_mu_;  // barriers_, beats_ and the word they make
   uint64_t barriers_ = 0;  // barriers this process has passed
+  uint64_t beats_ = 1;
+  uint64_t published_ = 0;  // the word last stored
+  uint32_t ids_per_member_ = 0;
+  std::atomic<bool> survive_{false};
+  std::vector<bool> dead_;  // by rank (mu_)
 
   struct Seen {
     uint64_t value = 0;

@@ -34,9 +34,11 @@
 #include "bench/workload/trace.h"
 #include "bench/workload/workload.h"
 #include "dmrt/check/history_io.h"
+#include "dmrt/check/journal.h"
 #include "dmrt/indexes/common/faults.h"
 #include "dmrt/runtime/client.h"
 #include "dmrt/runtime/clock_offset.h"
+#include "dmrt/runtime/liveness.h"
 #include "dmrt/runtime/placement.h"
 #include "dmrt/runtime/scheduler.h"
 
@@ -166,6 +168,10 @@ class Bench {
     if (attached_) {
       RunGroup& g = *attached_->group;
       id_base_ = g.take_client_ids(clients + 1);
+      if (opt_.on_peer_loss == "continue") {
+        g.survive_compute_loss();
+        liveness_ = std::make_unique<GroupLiveness>(g);
+      }
       // A lost peer ends the phase: workers stop at their next operation, and a worker stuck in
       // one (spinning on a lock the lost process held) cannot outlast the grace period.
       g.on_lost([this](const std::string& why) {
@@ -181,12 +187,14 @@ class Bench {
       g.barrier("start the load");
     }
     setup_ = std::make_unique<Client<T>>(env_.endpoint(compute_[0], id_base_ + clients));
+    setup_->set_liveness(liveness_.get());
     if (attached_) {  // the clock is measured through the setup client (shm: its mailbox)
       clock_start_local_ns_ = setup_clock_ns();
       on_setup_client([&] { clock_start_ = env_.clock_offset(*setup_); });
     }
     ops_ = trun_ ? my_trace_lines() : my_share(opt_.ops);
     if (!trun_) seq_ = std::make_unique<InsertSequence>(opt_.keys);
+    open_journal();
     if (attached_ && !attached_->creator()) {
       // Another process creates and loads the index: wait for it, then join it.
       attached_->group->await_ready(fingerprint());
@@ -237,6 +245,7 @@ class Bench {
       // The part is saved before this process says it is done: the creator reads every part
       // once all are (conclude), and read one still being written as truncated.
       const int rc = opt_.verify ? save_part_of_history(std::move(h)) : 0;
+      if (rc == 0 && journal_) journal_->discard();  // the part file says it all
       attached_->group->finish();
       return rc;
     }
@@ -251,17 +260,28 @@ class Bench {
     if (!attached_ || !attached_->creator() || attached_->members() < 2) return rc;
     if (interrupted()) return rc;
     attached_->group->await_all_done();
+    // Processes declared dead (--on-peer-loss continue) left no report: the others' are merged,
+    // and the merged lines say how many processes ran.
+    const std::vector<unsigned> dead = attached_->group->dead();
+    for (unsigned r : dead)
+      std::printf("conclude: compute node %u (rank %u) died mid-run; its report is not merged%s\n",
+                  static_cast<unsigned>(attached_->group->spec().compute[r]), r,
+                  opt_.verify ? ", its journal stands for its history" : "");
     if (!opt_.merged_json.empty()) {
+      std::vector<std::string> parts;
+      const std::vector<std::string> all = parts_of(opt_.json_template);
+      for (unsigned r = 0; r < all.size(); ++r)
+        if (!attached_->group->is_dead(r)) parts.push_back(all[r]);
+      const bool partial = !dead.empty();
       // The cluster's table on stdout (unless --quiet), then its JSON.
       if (!opt_.quiet) {
-        std::printf("\n== the cluster: %u compute processes, merged ==\n", attached_->members());
+        std::printf("\n== the cluster: %zu compute processes, merged ==\n", parts.size());
         std::fflush(stdout);
-        if (int m = merge_reports(parts_of(opt_.json_template), ""); m != 0) return m;
+        if (int m = merge_reports(parts, "", partial); m != 0) return m;
       }
-      if (int m = merge_reports(parts_of(opt_.json_template), opt_.merged_json); m != 0) return m;
-      std::printf("merged: the JSON of %u compute processes written to %s by node %u\n",
-                  attached_->members(), opt_.merged_json.c_str(),
-                  static_cast<unsigned>(attached_->node()));
+      if (int m = merge_reports(parts, opt_.merged_json, partial); m != 0) return m;
+      std::printf("merged: the JSON of %zu compute processes written to %s by node %u\n",
+                  parts.size(), opt_.merged_json.c_str(), static_cast<unsigned>(attached_->node()));
     }
     if (opt_.verify && rc == 0 && opt_.history_template.find("{node}") != std::string::npos) {
       const std::vector<std::string> files = parts_of(opt_.history_template);
@@ -287,6 +307,7 @@ class Bench {
     std::string_view trace_key;  // a byte-key trace's current key (its line's bytes)
     std::vector<std::pair<std::string, std::string>> brows;  // a byte-key scan's rows
     HistoryRecorder history;                                 // --verify: this client's operations
+    std::vector<ScanRow> jrows;                              // a scan's rows for the journal
     Watchdog::Slot* watch = nullptr;  // this worker's slot of the stall watchdog
     uint64_t t0 = 0, t1 = 0;          // the last timed() call's invocation and response
   };
@@ -343,6 +364,27 @@ class Bench {
     return std::hash<std::string>{}(s) | 1;  // never 0, which no creator has written
   }
 
+  // The journal of --verify in a run of several processes on shm: next to the part's history
+  // file, sized for every operation this process may run (sparse: only what is written takes
+  // room). On verbs a part's times move onto another host's clock, which a journal of a dead
+  // process could not: there a crash loses the part.
+  void open_journal() {
+    if (!opt_.verify || !attached_ || attached_->members() < 2 || opt_.transport != "shm" ||
+        opt_.history.empty())
+      return;
+    uint64_t ops = opt_.keys + 4096, rows = 0;
+    for (const RunPhase& p : phases_) {
+      const uint64_t n = p.opt.seconds > 0 ? std::min<uint64_t>(opt_.verify_max_ops, 1ull << 27)
+                                           : my_share(p.opt.ops);
+      ops += 2 * n;  // a read-modify-write is two calls
+      if (p.mix.scan > 0) rows += n * p.mix.max_scan;
+    }
+    std::vector<uint32_t> nodes;
+    for (NodeId n : attached_->group->spec().compute) nodes.push_back(n);
+    journal_ =
+        HistoryJournal::create(opt_.history + ".journal", ops, rows, attached_->rank(), nodes);
+  }
+
   // --verify with --attach: this process saw only its own clients' operations; the check is of
   // the union of every process's history (dmrt-check FILE...), so it saves its part.
   int save_part_of_history(History&& h) {
@@ -379,6 +421,7 @@ class Bench {
       slot->watch = &watch_[id.index];
       slot->client =
           std::make_unique<Client<T>>(env_.endpoint(compute_[id.index % compute_.size()], client));
+      slot->client->set_liveness(liveness_.get());
       slot->watch->progress.store(&slot->client->progress(), std::memory_order_release);
       slot->rng = Rng(opt_.seed * 0x9e3779b97f4a7c15ull + client + 1);
       slot->value.reserve(opt_.value_size);
@@ -434,27 +477,33 @@ class Bench {
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
     bool ok = false;
     const std::string_view kb = key_bytes_of(w, key);
+    const size_t j = jot(w, OpKind::kInsert, key, value_hash(w.value));
     timed(w, OpKind::kInsert, key, [&] {
       return ok = bytes_ ? w.handle->insert(kb, w.value) : w.handle->insert(key, w.value);
     });
     if (opt_.verify) w.history.insert(key, w.value, ok, w.t0, w.t1);
+    jot_done(j, ok, 0, w.t1);
     return ok;
   }
   void do_search(Worker& w, uint32_t, Key key) {
     bool ok = false;
     const std::string_view kb = key_bytes_of(w, key);
+    const size_t j = jot(w, OpKind::kSearch, key, 0);
     timed(w, OpKind::kSearch, key,
           [&] { return ok = bytes_ ? w.handle->search(kb, w.out) : w.handle->search(key, w.out); });
     if (opt_.verify) w.history.search(key, ok, w.out, w.t0, w.t1);
+    jot_done(j, ok, ok ? value_hash(w.out) : 0, w.t1);
   }
   void do_update(Worker& w, uint32_t id, Key key) {
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
     bool ok = false;
     const std::string_view kb = key_bytes_of(w, key);
+    const size_t j = jot(w, OpKind::kUpdate, key, value_hash(w.value));
     timed(w, OpKind::kUpdate, key, [&] {
       return ok = bytes_ ? w.handle->update(kb, w.value) : w.handle->update(key, w.value);
     });
     if (opt_.verify) w.history.update(key, w.value, ok, w.t0, w.t1);
+    jot_done(j, ok, 0, w.t1);
   }
   void do_rmw(Worker& w, uint32_t id, Key key) {
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
@@ -463,6 +512,10 @@ class Bench {
     bool found = false, updated = false;
     uint64_t mid = 0;
     const std::string_view kb = key_bytes_of(w, key);
+    // Journaled as the two calls the history records, both invoked before either runs: an
+    // interval that contains the real one.
+    const size_t js = jot(w, OpKind::kSearch, key, 0);
+    const size_t ju = jot(w, OpKind::kUpdate, key, value_hash(w.value));
     timed(w, OpKind::kRmw, key, [&] {
       found = bytes_ ? w.handle->search(kb, w.out) : w.handle->search(key, w.out);
       if (opt_.verify) mid = w.client->now_ns();
@@ -473,18 +526,23 @@ class Bench {
       w.history.search(key, found, w.out, w.t0, mid);
       w.history.update(key, w.value, updated, mid, w.t1);
     }
+    jot_done(js, found, found ? value_hash(w.out) : 0, mid);
+    jot_done(ju, updated, 0, w.t1);
   }
   void do_remove(Worker& w, uint32_t, Key key) {
     bool ok = false;
     const std::string_view kb = key_bytes_of(w, key);
+    const size_t j = jot(w, OpKind::kRemove, key, 0);
     timed(w, OpKind::kRemove, key,
           [&] { return ok = bytes_ ? w.handle->remove(kb) : w.handle->remove(key); });
     if (opt_.verify) w.history.remove(key, ok, w.t0, w.t1);
+    jot_done(j, ok, 0, w.t1);
   }
   void do_scan(Worker& w, uint32_t, Key key, uint32_t count) {
     if (!maker_.scan())
       throw ConfigError("index " + std::string(maker_.name()) + " does not support scans");
     const std::string_view kb = key_bytes_of(w, key);
+    const size_t j = jot(w, OpKind::kScan, key, count);
     timed(w, OpKind::kScan, key, [&] {
       if (bytes_) {
         w.handle->scan(kb, count, w.brows);
@@ -496,8 +554,32 @@ class Bench {
     if (opt_.verify) {
       if (bytes_) decode_rows(w);
       w.history.scan(key, count, w.rows, w.t0, w.t1);
+      if (journal_) {
+        w.jrows.clear();
+        for (const auto& [k, v] : w.rows) w.jrows.push_back({k, value_hash(v)});
+        journal_->respond_scan(j, w.jrows, w.t1);
+      }
     }
   }
+  // --verify in a run of several shm processes: each operation is journaled (invoked before it
+  // runs, returned after; dmrt/check/journal.h), so that a process killed mid-run still leaves
+  // its part of the history, with at most its in-flight operations pending. `arg`: the hash of
+  // the value written, or a scan's count.
+  size_t jot(Worker& w, OpKind kind, Key key, uint64_t arg) {
+    if (!journal_) return HistoryJournal::kFull;
+    Operation op;
+    op.kind = kind;
+    op.key = key;
+    op.arg = arg;
+    op.ok = kind == OpKind::kScan;
+    op.client = w.history.client();
+    op.invoke_ns = w.client->now_ns();
+    return journal_->invoke(op);
+  }
+  void jot_done(size_t slot, bool ok, uint64_t out, uint64_t response_ns) {
+    if (journal_) journal_->respond(slot, ok, out, response_ns);
+  }
+
   // A byte-key scan's rows as the history records them: each key decoded to its integer (order
   // kept: the encoding preserves it). A key that is no record's encoding (truncated, corrupted)
   // fails the run: the index returned a key nobody wrote.
@@ -939,11 +1021,24 @@ class Bench {
   std::unique_ptr<Client<T>> setup_;
   std::unique_ptr<BenchIndex<T>> index_;
   uint64_t expected_inserts_ = 0;
-  IndexOptions io_;                      // what the index was made with (new_cache: attach)
-  std::vector<RunPhase> phases_;         // the run phases: the command's, then --then's
-  std::unique_ptr<InsertSequence> seq_;  // the records inserted so far, across run phases
-  AttachedRun* attached_ = nullptr;      // one compute process of several (shm --attach, verbs)
-  std::atomic<bool> peer_lost_{false};   // the group lost a peer: the phase ends
+  IndexOptions io_;                          // what the index was made with (new_cache: attach)
+  std::vector<RunPhase> phases_;             // the run phases: the command's, then --then's
+  std::unique_ptr<InsertSequence> seq_;      // the records inserted so far, across run phases
+  std::unique_ptr<HistoryJournal> journal_;  // --verify --attach on shm: this process's part
+  // --on-peer-loss continue: the group's verdicts, for lock waiters (Client::holder_dead).
+  class GroupLiveness final : public Liveness {
+   public:
+    explicit GroupLiveness(const RunGroup& g) : g_(g) {}
+    bool fenced_dead(uint32_t client) const override {
+      return g_.is_dead(g_.rank_of_client(client));
+    }
+
+   private:
+    const RunGroup& g_;
+  };
+  std::unique_ptr<GroupLiveness> liveness_;
+  AttachedRun* attached_ = nullptr;     // one compute process of several (shm --attach, verbs)
+  std::atomic<bool> peer_lost_{false};  // the group lost a peer: the phase ends
   static constexpr double kLostGraceSeconds = 5;  // then workers still busy are not waited for
   uint64_t ops_ = 0;                              // this process's share of --ops
   ClockOffset clock_start_, clock_end_;           // this host's clock against the group's reference

@@ -3,6 +3,8 @@
 // within the run's check budget.
 #include "bench/driver/verify.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 
 #include "dmrt/check/history_io.h"
@@ -32,11 +34,29 @@ int verify_history(History&& history, const Options& options) {
   return report_check(check_history(history, opts));
 }
 
+namespace {
+
+// A part that a process killed mid-run never saved: its journal stands for it.
+std::vector<std::string> with_journals(std::vector<std::string> files) {
+  for (std::string& f : files) {
+    struct stat st {};
+    const std::string journal = f + ".journal";
+    if (::stat(f.c_str(), &st) != 0 && ::stat(journal.c_str(), &st) == 0) {
+      std::printf("verify: %s is missing; its process's journal %s stands for it\n", f.c_str(),
+                  journal.c_str());
+      f = journal;
+    }
+  }
+  return files;
+}
+
+}  // namespace
+
 int check_history_files(const std::vector<std::string>& files, const Options& options) {
   History h;
   try {
     std::vector<ClockWidening> widened;
-    h = load_history_union(files, {}, &widened);
+    h = load_history_union(with_journals(files), {}, &widened);
     if (!widened.empty()) std::printf("%s\n", clock_widening_line(widened).c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "verify: %s\n", e.what());

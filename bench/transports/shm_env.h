@@ -2,10 +2,13 @@
 // execution mode, far-memory model and coherence, and what each phase reports of them.
 #pragma once
 
+#include <signal.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -38,8 +41,37 @@ class ShmGroupWords final : public GroupWords {
   uint64_t node_heartbeat(NodeId m) override {
     return local::load_word(pool_->region(m).base + layout::kHeartbeatOffset);
   }
+  // The process in node n's claim word (shm::NodeClaim), killed with SIGKILL if it still runs
+  // and still maps this pool (a pid reused since by another program is left alone), and waited
+  // for until it is gone or a zombie (1 s at most). A pool on a device or file may be shared
+  // with other hosts, whose processes no signal from here reaches: no fence there.
+  bool fence(NodeId n) override {
+    if (pool_->polling_waits()) return false;
+    const uint64_t claim = local::load_word(pool_->region(n).base + layout::kClaimOffset);
+    const auto pid = static_cast<pid_t>(claim & 0xffffffff);
+    if (claim >> 32 != 0) return false;                 // a claim made on a host-spanning pool
+    if (pid == 0 || !maps_this_pool(pid)) return true;  // no process runs the node any more
+    ::kill(pid, SIGKILL);
+    for (int i = 0; i < 1000; ++i) {
+      if (!maps_this_pool(pid)) return true;  // exited (a zombie maps nothing)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }
 
  private:
+  bool maps_this_pool(pid_t pid) const {
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    const std::string object = "/dev/shm" + shm::shm_object_name(pool_->name(), 0);
+    for (std::string line; std::getline(maps, line);) {
+      const size_t at = line.find(object);
+      if (at == std::string::npos) continue;
+      const std::string_view rest = std::string_view(line).substr(at + object.size());
+      if (rest.empty() || rest == " (deleted)") return true;
+    }
+    return false;
+  }
+
   std::byte* w(unsigned i) const { return g_ + 8ull * i; }
   std::shared_ptr<shm::Pool> pool_;
   std::byte* g_;

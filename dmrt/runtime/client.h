@@ -9,6 +9,7 @@
 #include "dmrt/runtime/allocator.h"
 #include "dmrt/runtime/error.h"
 #include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/liveness.h"
 #include "dmrt/runtime/messaging.h"
 #include "dmrt/runtime/stats.h"
 #include "dmrt/runtime/transport.h"
@@ -287,6 +288,11 @@ class Client {
   Counters& counters() { return counters_; }
   EndpointType& endpoint() { return ep_; }
 
+  // Who tells this client that a lock holder's process died (dmrt/runtime/liveness.h); none by
+  // default: then no holder is ever taken for dead, and a lock waits for its holder forever.
+  void set_liveness(const Liveness* l) { liveness_ = l; }
+  bool holder_dead(uint32_t client) const { return liveness_ && liveness_->fenced_dead(client); }
+
  private:
   static std::vector<NodeId> memory_nodes_of(const EndpointType& ep) {
     std::vector<NodeId> out;
@@ -317,6 +323,7 @@ class Client {
   ClientProgress progress_;
   RemoteAllocator allocator_;
   uint64_t next_request_ = 0;
+  const Liveness* liveness_ = nullptr;
 };
 
 }  // namespace dmrt

@@ -38,14 +38,22 @@ class MemoryWords final : public GroupWords {
     for (unsigned i = 0; i < n; ++i) out[i] = w_->w[first + i].load();
   }
   uint64_t node_heartbeat(NodeId m) override { return w_->node_beat[m].load(); }
+  bool fence(NodeId n) override {
+    fenced_.push_back(n);
+    return can_fence_;
+  }
+  bool can_fence_ = true;
+  std::vector<NodeId> fenced_;
 
  private:
   std::shared_ptr<Words> w_;
 };
 
-// Rank r of `members` compute nodes (node ids 1..members), memory node 0 watched.
+// Rank r of `members` compute nodes (node ids 1..members), memory node 0 watched. `words`, when
+// given, receives the member's GroupWords (to set what its fence does).
 std::unique_ptr<RunGroup> member(const std::shared_ptr<Words>& w, unsigned rank, unsigned members,
-                                 double peer_timeout = 30, double wait_seconds = 30) {
+                                 double peer_timeout = 30, double wait_seconds = 30,
+                                 MemoryWords** words = nullptr) {
   GroupSpec g;
   for (unsigned i = 0; i < members; ++i) g.compute.push_back(static_cast<NodeId>(i + 1));
   g.rank = rank;
@@ -53,7 +61,9 @@ std::unique_ptr<RunGroup> member(const std::shared_ptr<Words>& w, unsigned rank,
   g.peer_timeout = peer_timeout;
   g.wait_seconds = wait_seconds;
   g.label = "the test's group";
-  return std::make_unique<RunGroup>(std::make_unique<MemoryWords>(w), g, nullptr);
+  auto mw = std::make_unique<MemoryWords>(w);
+  if (words) *words = mw.get();
+  return std::make_unique<RunGroup>(std::move(mw), g, nullptr);
 }
 
 // Polls `f` until true or `limit` passes.
@@ -91,8 +101,11 @@ TEST(RunGroup, CreatorThenOthersThenBarriersAndUniqueClientIds) {
     });
   for (auto& x : t) x.join();
   std::sort(first.begin(), first.end());
-  for (unsigned r = 0; r < kMembers; ++r) EXPECT_EQ(first[r], 10 * r);
-  EXPECT_EQ(w->w[3].load(), 3u * kMembers);  // three barriers' arrivals
+  for (unsigned r = 0; r < kMembers; ++r) {
+    EXPECT_EQ(first[r], 10 * r);
+    EXPECT_EQ(g[r]->rank_of_client(10 * r + 9), r);  // a client id names its process
+    EXPECT_EQ(w->w[8 + r].load(), RunGroup::kFinished);
+  }
   for (auto& x : g) EXPECT_EQ(x->lost(), "");
   g[0]->await_all_done();  // every member finished: returns at once
 }
@@ -186,6 +199,62 @@ TEST(RunGroup, AMemoryNodeWhoseHeartbeatStopsIsLost) {
   auto c = member(w3, 0, 1, 0.3);
   std::this_thread::sleep_for(700ms);
   EXPECT_EQ(c->lost(), "");
+}
+
+// Each member's word counts the barriers it passed: a barrier is passed when every word says so.
+TEST(RunGroup, BarrierCountsAreInTheHeartbeatWords) {
+  auto w = std::make_shared<Words>();
+  auto a = member(w, 0, 2), b = member(w, 1, 2);
+  std::thread tb([&] { b->barrier("start the run"); });
+  a->barrier("start the run");
+  tb.join();
+  for (unsigned r = 0; r < 2; ++r) EXPECT_EQ(w->w[8 + r].load() >> 56, 1u);
+}
+
+// --on-peer-loss continue: a compute process whose heartbeat stops is fenced and declared dead,
+// the others pass their barriers without it and are not lost; a lock waiter can ask about its
+// client ids.
+TEST(RunGroup, AFencedDeadPeerIsLeftBehindWhenSurvivable) {
+  auto w = std::make_shared<Words>();
+  MemoryWords* aw = nullptr;
+  auto a = member(w, 0, 3, 0.6, 30, &aw), b = member(w, 1, 3, 0.6);
+  for (auto* g : {a.get(), b.get()}) {
+    g->take_client_ids(10);
+    g->survive_compute_loss();
+  }
+  w->w[8 + 2].store(5);  // rank 2 beat once, then died
+  ASSERT_TRUE(within(3000ms, [&] { return a->is_dead(2) && b->is_dead(2); }));
+  EXPECT_EQ(a->lost(), "");
+  EXPECT_EQ(b->lost(), "");
+  EXPECT_EQ(w->w[8 + 2].load(), RunGroup::kDead);
+  EXPECT_EQ(a->dead(), (std::vector<unsigned>{2}));
+  EXPECT_EQ(a->rank_of_client(25), 2u);
+  std::thread tb([&] { b->barrier("end the run"); });
+  a->barrier("end the run");  // passes: rank 2 is dead
+  tb.join();
+  a->finish();
+  b->finish();
+  a->await_all_done();  // dead counts as done
+}
+
+// Where the fence fails (another host's process), or the creator stops: lost, as without it.
+TEST(RunGroup, AnUnfencedOrCreatorPeerIsStillLost) {
+  auto w = std::make_shared<Words>();
+  MemoryWords* aw = nullptr;
+  auto a = member(w, 0, 3, 0.6, 30, &aw);
+  aw->can_fence_ = false;
+  a->survive_compute_loss();
+  w->w[8 + 1].store(5);
+  ASSERT_TRUE(within(3000ms, [&] { return !a->lost().empty(); }));
+  EXPECT_NE(a->lost().find("compute node 2 (rank 1) is lost"), std::string::npos) << a->lost();
+  EXPECT_FALSE(a->is_dead(1));
+
+  auto w2 = std::make_shared<Words>();
+  auto c = member(w2, 1, 2, 0.6);
+  c->survive_compute_loss();
+  w2->w[8 + 0].store(5);  // the creator stops
+  ASSERT_TRUE(within(3000ms, [&] { return !c->lost().empty(); }));
+  EXPECT_NE(c->lost().find("compute node 1 (rank 0) is lost"), std::string::npos) << c->lost();
 }
 
 TEST(RunGroup, NodePathsExpand) {

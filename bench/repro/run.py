@@ -235,6 +235,16 @@ def fmt(v):
     return f"{v:.3g}" if abs(v) < 100 else f"{v:,.0f}"
 
 
+def lower_is_better(spec, panel):
+    """Latency (and a spec that says `better = "lower"`): the best of repeated runs is the least."""
+    metric = panel.get("metric", spec["metric"])
+    return "latency" in metric or spec.get("better") == "lower"
+
+
+def better(spec, panel, a, b):
+    return a < b if lower_is_better(spec, panel) else a > b
+
+
 def point_row(spec, panel, series, x, d, cmd):
     """One point of the figure from its JSON line `d`, made by command `cmd`."""
     row = {
@@ -319,13 +329,16 @@ def run_spec(spec, a):
                 prev = next((r for r in rows if (r["panel"], r["series"], r["x"]) == point), None)
                 if prev is None:
                     rows.append(row)
-                elif (row["value"] or 0) > (prev["value"] or 0):  # best of the repeats
+                elif better(spec, panel, row["value"] or 0, prev["value"] or 0):  # best repeat
                     rows[rows.index(prev)] = row
     order = {(p["name"], s["name"], x): i for i, (p, s, x, _) in enumerate(jobs)}
     rows.sort(key=lambda r: order[(r["panel"], r["series"], r["x"])])
     if repeat > 1:  # the spread of the repeats beside the best (plot whiskers, CSV, tables)
         for r in rows:
-            v = sorted(values[(r["panel"], r["series"], r["x"])])
+            panel = next(p for p in spec["panels"] if p["name"] == r["panel"])
+            # worst first: the smallest throughput, the largest latency
+            v = sorted(values[(r["panel"], r["series"], r["x"])],
+                       reverse=lower_is_better(spec, panel))
             r["value_median"] = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
             r["value_worst"] = v[0]
             r["runs"] = len(v)

@@ -477,7 +477,7 @@ class Bench {
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
     bool ok = false;
     const std::string_view kb = key_bytes_of(w, key);
-    const size_t j = jot(w, OpKind::kInsert, key, value_hash(w.value));
+    const size_t j = jot(w, OpKind::kInsert, key, 0, &w.value);
     timed(w, OpKind::kInsert, key, [&] {
       return ok = bytes_ ? w.handle->insert(kb, w.value) : w.handle->insert(key, w.value);
     });
@@ -488,17 +488,17 @@ class Bench {
   void do_search(Worker& w, uint32_t, Key key) {
     bool ok = false;
     const std::string_view kb = key_bytes_of(w, key);
-    const size_t j = jot(w, OpKind::kSearch, key, 0);
+    const size_t j = jot(w, OpKind::kSearch, key);
     timed(w, OpKind::kSearch, key,
           [&] { return ok = bytes_ ? w.handle->search(kb, w.out) : w.handle->search(key, w.out); });
     if (opt_.verify) w.history.search(key, ok, w.out, w.t0, w.t1);
-    jot_done(j, ok, ok ? value_hash(w.out) : 0, w.t1);
+    jot_done(j, ok, ok && journal_ ? value_hash(w.out) : 0, w.t1);
   }
   void do_update(Worker& w, uint32_t id, Key key) {
     make_value(w.value, opt_.value_size, key, value_stamp(id, ++w.stamp));
     bool ok = false;
     const std::string_view kb = key_bytes_of(w, key);
-    const size_t j = jot(w, OpKind::kUpdate, key, value_hash(w.value));
+    const size_t j = jot(w, OpKind::kUpdate, key, 0, &w.value);
     timed(w, OpKind::kUpdate, key, [&] {
       return ok = bytes_ ? w.handle->update(kb, w.value) : w.handle->update(key, w.value);
     });
@@ -514,8 +514,8 @@ class Bench {
     const std::string_view kb = key_bytes_of(w, key);
     // Journaled as the two calls the history records, both invoked before either runs: an
     // interval that contains the real one.
-    const size_t js = jot(w, OpKind::kSearch, key, 0);
-    const size_t ju = jot(w, OpKind::kUpdate, key, value_hash(w.value));
+    const size_t js = jot(w, OpKind::kSearch, key);
+    const size_t ju = jot(w, OpKind::kUpdate, key, 0, &w.value);
     timed(w, OpKind::kRmw, key, [&] {
       found = bytes_ ? w.handle->search(kb, w.out) : w.handle->search(key, w.out);
       if (opt_.verify) mid = w.client->now_ns();
@@ -526,13 +526,13 @@ class Bench {
       w.history.search(key, found, w.out, w.t0, mid);
       w.history.update(key, w.value, updated, mid, w.t1);
     }
-    jot_done(js, found, found ? value_hash(w.out) : 0, mid);
+    jot_done(js, found, found && journal_ ? value_hash(w.out) : 0, mid);
     jot_done(ju, updated, 0, w.t1);
   }
   void do_remove(Worker& w, uint32_t, Key key) {
     bool ok = false;
     const std::string_view kb = key_bytes_of(w, key);
-    const size_t j = jot(w, OpKind::kRemove, key, 0);
+    const size_t j = jot(w, OpKind::kRemove, key);
     timed(w, OpKind::kRemove, key,
           [&] { return ok = bytes_ ? w.handle->remove(kb) : w.handle->remove(key); });
     if (opt_.verify) w.history.remove(key, ok, w.t0, w.t1);
@@ -563,14 +563,15 @@ class Bench {
   }
   // --verify in a run of several shm processes: each operation is journaled (invoked before it
   // runs, returned after; dmrt/check/journal.h), so that a process killed mid-run still leaves
-  // its part of the history, with at most its in-flight operations pending. `arg`: the hash of
-  // the value written, or a scan's count.
-  size_t jot(Worker& w, OpKind kind, Key key, uint64_t arg) {
+  // its part of the history, with at most its in-flight operations pending. `count`: a scan's;
+  // `value`: the value written. Nothing to do, not even a hash, without a journal.
+  size_t jot(Worker& w, OpKind kind, Key key, uint64_t count = 0,
+             const std::string* value = nullptr) {
     if (!journal_) return HistoryJournal::kFull;
     Operation op;
     op.kind = kind;
     op.key = key;
-    op.arg = arg;
+    op.arg = kind == OpKind::kScan ? count : value ? value_hash(*value) : 0;
     op.ok = kind == OpKind::kScan;
     op.client = w.history.client();
     op.invoke_ns = w.client->now_ns();

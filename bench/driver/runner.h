@@ -364,13 +364,14 @@ class Bench {
     return std::hash<std::string>{}(s) | 1;  // never 0, which no creator has written
   }
 
-  // The journal of --verify in a run of several processes on shm: next to the part's history
+  // The journal of --verify with --on-peer-loss continue (shm only): next to the part's history
   // file, sized for every operation this process may run (sparse: only what is written takes
-  // room). On verbs a part's times move onto another host's clock, which a journal of a dead
-  // process could not: there a crash loses the part.
+  // room). Only there can the run go on without a process, and the check need its journal; a
+  // pool shared across hosts (a file on a shared file system, which may not map shared) cannot
+  // fence a dead peer, so its runs end at a loss and keep no journal either.
   void open_journal() {
     if (!opt_.verify || !attached_ || attached_->members() < 2 || opt_.transport != "shm" ||
-        opt_.history.empty())
+        opt_.on_peer_loss != "continue" || opt_.history.empty())
       return;
     uint64_t ops = opt_.keys + 4096, rows = 0;
     for (const RunPhase& p : phases_) {

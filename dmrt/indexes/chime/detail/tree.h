@@ -308,6 +308,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         if (t_->opts_.speculative_read && speculate(loc.leaf, k, home, fp, out)) return true;
         GlobalAddress a = loc.leaf;
         bool restart = false;
+        unsigned hops = 0;  // sibling moves since this locate (kMaxHops)
         for (;;) {
           read_neighborhood(a, home);
           GlobalAddress sib = img_.sibling();
@@ -315,6 +316,10 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
             if (!in_fences(k)) {
               if (loc.from_cache || !beyond_high(k)) {  // a stale cached parent
                 if (loc.from_cache) t_->core_.cache().invalidate(loc.parent);
+                restart = true;
+                break;
+              }
+              if (++hops > kMaxHops) {  // not a recent split: a stale start (see kMaxHops)
                 restart = true;
                 break;
               }
@@ -341,6 +346,10 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
             continue;
           }
           if (!g.fences() && sib != loc.next) {  // half split: the key may have moved right
+            if (++hops > kMaxHops) {             // not a recent split: a stale start (see kMaxHops)
+              restart = true;
+              break;
+            }
             t_->sibling_moves_.fetch_add(1, std::memory_order_relaxed);
             a = sib;
             continue;
@@ -352,6 +361,12 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     }
 
     enum class Op { kInsert, kUpdate, kRemove };
+    // Sibling moves one locate may take before it locates again. A leaf split after its parent
+    // was read is one or two moves away; more means the walk started far from the key: from a
+    // root that was still a single leaf when the operation began (the start of a load, when every
+    // client locates the first leaf). Walking on from there is one round trip per leaf of the
+    // whole tree, which at 60 M keys grew faster than the walk (an insert that never ended).
+    static constexpr unsigned kMaxHops = 8;
     const Geometry& g() const { return t_->geo_; }
     GlobalAddress lock_addr(GlobalAddress a) const { return a + g().lock_offset(); }
 
@@ -809,6 +824,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       for (;;) {
         typename Core::Located loc = t_->core_.locate(*c_, k);
         GlobalAddress a = loc.leaf;
+        unsigned hops = 0;  // sibling moves since this locate (kMaxHops)
         for (;;) {
           bool leaf_read = false;
           uint64_t word = lock_leaf(a, leaf_read, &block);
@@ -828,6 +844,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
           if (g().fences() ? beyond_high(k)
                            : i < 0 && sib != loc.next && belongs_right(a, word, k)) {
             unlock(a, word);
+            if (++hops > kMaxHops) break;  // not a recent split: a stale start; re-locate
             t_->sibling_moves_.fetch_add(1, std::memory_order_relaxed);
             a = sib;
             continue;

@@ -255,10 +255,12 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         typename btree::BTreeCore<T, K>::Located loc = t_->core_.locate(*c_, k);
         GlobalAddress a = loc.leaf;
         bool cached = loc.from_cache;
+        unsigned hops = 0;  // sibling moves since this locate (kMaxHops)
         for (;;) {
           const int i = read_for_search(a, k);
           if (i == Leaf::kOutside) {
-            if (k < img_.lo()) break;  // not reachable with B-link invariants; restart
+            if (k < img_.lo()) break;      // not reachable with B-link invariants; restart
+            if (++hops > kMaxHops) break;  // not a recent split: a stale start; restart
             // The leaf split after the parent was read: move right.
             if (cached) t_->core_.cache().invalidate(loc.parent);
             cached = false;
@@ -273,6 +275,12 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       }
     }
     enum class Op { kInsert, kUpdate, kRemove };
+    // Sibling moves one locate may take before it locates again. A leaf split after its parent
+    // was read is one or two moves away; more means the walk started far from the key: from a
+    // root that was still a single leaf when the operation began (the start of a load, when every
+    // client locates the first leaf). Walking on from there costs a round trip, and a lock, per
+    // leaf of the whole tree.
+    static constexpr unsigned kMaxHops = 8;
 
     // One READ of the whole leaf for a search of k, repeated until the objects its answer rests
     // on are sealed with one node version (LeafImage::search): k's entry, or kAbsent / kOutside.
@@ -389,6 +397,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
         typename btree::BTreeCore<T, K>::Located loc = t_->core_.locate(*c_, k);
         GlobalAddress a = loc.leaf;
         bool restart = false;
+        unsigned hops = 0;  // sibling moves since this locate (kMaxHops)
         for (;;) {
           lock_and_read(a);
           if (k < img_.lo()) {
@@ -398,6 +407,10 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
           }
           if (!img_.covers(k)) {
             unlock(a);
+            if (++hops > kMaxHops) {  // not a recent split: a stale start; re-locate
+              restart = true;
+              break;
+            }
             if (loc.from_cache) t_->core_.cache().invalidate(loc.parent);
             loc.from_cache = false;
             a = img_.sibling();

@@ -9,8 +9,8 @@
 # Also: killing the creator (node 1) still ends the run, naming it, since it concludes the run;
 # --on-peer-loss continue off shm is refused.
 #
-# The index is RACE: its reads and updates (YCSB A has no inserts) take no lock, so nothing the
-# dead process held can block the others; indexes with locks need lock takeover (not built yet).
+# RACE: its reads and updates (YCSB A has no inserts) take no lock. Sherman: its writers lock
+# leaves; a survivor takes over a lock the killed process held once it is declared dead.
 #   cluster_survive.sh DMRT_NODE DMRT_BENCH
 set -u
 NODE=${1:?usage: cluster_survive.sh DMRT_NODE DMRT_BENCH}
@@ -28,9 +28,11 @@ failures=0 cases=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 PEER_TIMEOUT=2
 
-# experiment NAME VICTIM ACTION: ACTION is kill, stop-long or stop-short.
+# experiment NAME VICTIM ACTION [INDEX [FLAGS...]]: ACTION is kill, stop-long or stop-short.
 experiment() {
-  local name=$1 victim=$2 action=$3 pool="dmrt-sv-$$-$1" d="$WORK/$1"
+  local name=$1 victim=$2 action=$3 index=${4:-race} pool="dmrt-sv-$$-$1" d="$WORK/$1"
+  local extra=("${@:5}")
+  [ ${#extra[@]} -gt 0 ] || extra=(--ops 1500000 --fibers 4)
   cases=$((cases + 1))
   mkdir -p "$d"
   "$NODE" --transport shm --pool "$pool" --create --memory-mb 256 --compute-nodes 3 \
@@ -39,8 +41,8 @@ experiment() {
   PIDS+=("$npid")
   local bpids=() k
   for k in 1 2 3; do
-    "$BENCH" --transport shm --attach "$pool" --shm-interleave --node $k --index race \
-      --workload a --keys 5000 --ops 1500000 --threads 1 --fibers 4 --quiet --progress off \
+    "$BENCH" --transport shm --attach "$pool" --shm-interleave --node $k --index "$index" \
+      --workload a --keys 5000 --threads 1 --quiet --progress off "${extra[@]}" \
       --peer-timeout-seconds $PEER_TIMEOUT --on-peer-loss continue --verify \
       --history "$d/h{node}" --json "$d/r{node}.json" --merged-json "$d/merged.json" \
       >"$d/out$k" 2>&1 &
@@ -121,6 +123,25 @@ EOF
 }
 
 experiment killed 3 kill
+# Sherman: its writers lock leaves, so the victim often dies holding one, which a survivor then
+# takes over (locks_taken_over). 50 us round trips hold each lock that long; up to three tries
+# for one in which a lock was taken over.
+took=0
+for try in 1 2 3; do
+  experiment "sherman$try" 3 kill sherman --ops 90000 --fibers 8 --shm-latency-ns 50000
+  took=$(python3 -c '
+import json, sys
+n = 0
+for f in sys.argv[1:]:
+    for l in open(f):
+        d = json.loads(l)
+        if d["phase"] == "run": n += d["index_stats"].get("locks_taken_over", 0)
+print(int(n))' "$WORK/sherman$try/r1.json" "$WORK/sherman$try/r2.json")
+  [ "$took" -gt 0 ] && break
+done
+cases=$((cases + 1))
+echo "cluster_survive: sherman: $took leaf or node locks taken over from the killed process"
+[ "$took" -gt 0 ] || fail "sherman: in 3 tries no survivor took over a lock of the killed process"
 experiment stopped 3 stop-long
 experiment paused 3 stop-short
 experiment creator 1 kill

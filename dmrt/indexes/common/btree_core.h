@@ -68,6 +68,7 @@ constexpr CoreFlushes core_flushes(const FlushPoints<Point>& skipped) {
 // single shared word would move between the threads' caches on each).
 struct CoreStats {
   StripedCounter cache_hits, cache_misses, internal_splits, root_grows, internal_reads, retries;
+  StripedCounter takeovers;  // internal-node locks taken from a dead holder
 };
 
 // K: the key policy (btree_keys.h): IntKeys (today's integer keys) or ByteKeys.
@@ -415,21 +416,31 @@ class BTreeCore {
   InternalNode lock_and_read(Client<T>& c, GlobalAddress a, unsigned level) {
     bool handed = llt_ && llt_->acquire(c, a);
     std::vector<uint64_t> w(image_bytes(level) / 8);
+    HolderWatch watch;
+    uint64_t expect = 0;  // free; or the word a dead holder left, to take over
     for (;;) {
       uint64_t old = 0;
       Batch b;
-      if (!handed) b.cas(a, 0, uint64_t{c.id()} + 1, &old);
+      if (!handed) b.cas(a, expect, uint64_t{c.id()} + 1, &old);
       b.read(a + 8, w.data(), static_cast<uint32_t>(w.size() * 8)).hint(flushes_.node_read);
       c.run(b);
-      if (handed || old == 0) {
+      if (handed || old == expect) {
+        if (expect != 0) stats_.takeovers.fetch_add(1, std::memory_order_relaxed);
+        // Taken from a dead holder: a node it rewrote whole stands; one it left half written
+        // fails its checksum, as a corrupt one does.
         auto n = InternalNode::decode(a, w.data(), fanout_, w.size(), keys_);
         if (!n) {
           unlock(c, a);
-          throw Error("internal node " + a.to_string() + " is corrupt under its lock");
+          throw Error("internal node " + a.to_string() + " is corrupt under its lock" +
+                      (expect ? " (taken from client " + std::to_string(expect - 1) +
+                                    ", whose process died holding it)"
+                              : std::string()));
         }
         return *n;
       }
-      c.pause();
+      // A holder whose process was declared dead and fenced never lets go: take it over.
+      expect = old != 0 && watch.dead(c, old, static_cast<uint32_t>(old - 1)) ? old : 0;
+      if (expect == 0) c.pause();
     }
   }
   void unlock(Client<T>& c, GlobalAddress a) {

@@ -88,6 +88,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
                  {"handovers", static_cast<double>(llt_.handovers())},
                  {"read_retries", static_cast<double>(read_retries_.load() + cs.retries.load())},
                  {"lock_retries", static_cast<double>(lock_retries_.load())},
+                 {"locks_taken_over", static_cast<double>(takeovers_.load() + cs.takeovers.load())},
                  {"line_versions", geo_.versions() ? 1.0 : 0.0}};
     if (opts_.rdwc) rdwc_.add_stats(s);
     return s;
@@ -182,7 +183,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
   btree::BTreeCore<T, K> core_;
   std::vector<GlobalAddress> lock_tables_;  // by node: its on-chip lock table (on_chip_locks)
   rdwc::Combiner rdwc_;                     // this compute node's (one Tree per compute node)
-  std::atomic<uint64_t> leaves_{0}, splits_{0}, read_retries_{0}, lock_retries_{0};
+  std::atomic<uint64_t> leaves_{0}, splits_{0}, read_retries_{0}, lock_retries_{0}, takeovers_{0};
 
  public:
   // One client's view: all verbs go through this client. Not shared between fibers.
@@ -319,24 +320,42 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       bool handed = local && t_->llt_.acquire(*c_, lock);
       if (handed) held_ = a;  // the remote lock is already ours
       try {
+        HolderWatch watch;
+        uint64_t expect = 0;  // free; or the word a dead holder left, to take over
         for (;;) {
           uint64_t old = 0;
           Batch b;  // the lock word may be in device memory: one node, one batch all the same
-          if (!handed) b.cas(lock, 0, uint64_t{c_->id()} + 1, &old);
+          if (!handed) b.cas(lock, expect, uint64_t{c_->id()} + 1, &old);
           img_.read_into(b, a);
           c_->run(b);
           img_.finish_read();
-          if (handed || old == 0) {
+          if (handed || old == expect) {
             held_ = a;
+            if (expect != 0) took_over(a, expect);
             return;
           }
           t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
-          c_->pause();
+          // A holder whose process was declared dead and fenced never lets go: take it over.
+          expect = old != 0 && watch.dead(*c_, old, static_cast<uint32_t>(old - 1)) ? old : 0;
+          if (expect == 0) c_->pause();
         }
       } catch (...) {
         if (!held_ && local) t_->llt_.release(lock, false);  // local slot only: no remote lock
         throw;
       }
+    }
+    // The lock of leaf `a` was taken from a dead holder (client `word` - 1); the image was read
+    // under it. Whatever the holder wrote whole stands: an entry or a whole image written before
+    // the unlock it never sent, or a split's right leaf (reachable only once the left image that
+    // points at it is written, else leaked). A write it left half done shows as objects sealed
+    // with different versions: nothing says which half is right, so the leaf is reported, not
+    // guessed at.
+    void took_over(GlobalAddress a, uint64_t word) {
+      t_->takeovers_.fetch_add(1, std::memory_order_relaxed);
+      if (img_.consistent()) return;
+      release_after_error();
+      throw Error("sherman: leaf " + a.to_string() + " was left half written by client " +
+                  std::to_string(word - 1) + ", whose process died holding its lock");
     }
     // On an error path (pool exhausted, transport failure) under the leaf lock: release it, so
     // that the other clients see the error instead of waiting for this lock forever.

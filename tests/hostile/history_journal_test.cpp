@@ -16,19 +16,13 @@
 #include "dmrt/check/history_io.h"
 #include "dmrt/check/journal.h"
 #include "dmrt/check/linearizability.h"
+#include "tests/hostile/temp_file.h"
 
 namespace dmrt::history_journal_test {
 namespace {
 
 std::string tmp(const std::string& name) {
-  static struct Made {
-    std::vector<std::string> paths;
-    ~Made() {
-      for (const std::string& p : paths) std::remove(p.c_str());
-    }
-  } made;
-  made.paths.push_back(::testing::TempDir() + "dmrt_journal_" + name);
-  return made.paths.back();
+  return testing::temp_file("journal_" + name);
 }
 
 Operation op(OpKind kind, uint32_t client, Key key, uint64_t arg, uint64_t t0) {

@@ -12,20 +12,13 @@
 #include <vector>
 
 #include "dmrt/check/history_io.h"
+#include "tests/hostile/temp_file.h"
 
 namespace dmrt::history_parts_test {
 namespace {
 
-// A file in the test's temporary folder, removed when the program ends.
 std::string tmp(const std::string& name) {
-  static struct Made {
-    std::vector<std::string> paths;
-    ~Made() {
-      for (const std::string& p : paths) std::remove(p.c_str());
-    }
-  } made;
-  made.paths.push_back(::testing::TempDir() + "dmrt_parts_" + name);
-  return made.paths.back();
+  return testing::temp_file("parts_" + name);
 }
 
 // A two-process run on compute nodes 1 and 2: node 1 inserts key 7, node 2 reads it back. Node

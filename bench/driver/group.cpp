@@ -116,6 +116,9 @@ uint32_t RunGroup::take_client_ids(uint32_t n) {
 
 void RunGroup::publish(bool count_beat) {
   std::lock_guard<std::mutex> g(publish_mu_);
+  // A beat that read finished_ just before finish() ran must not overwrite kFinished: the
+  // creator would wait for this process until --attach-wait-seconds.
+  if (finished_) return;
   if (count_beat) ++beats_;
   const uint64_t word = barriers_ << kBarrierShift | (beats_ & kBeatMask);
   uint64_t prev = w_->cas(kHeartbeats + spec_.rank, published_, word);

@@ -34,6 +34,8 @@ from_tables() { g reset -q --hard "$t"; }  # each case starts from the tables' c
 expect 0 "a table at its own commit is fresh"
 echo 2 >"$W/r/dmrt/policies/shm/d.h"; echo 2 >"$W/r/dmrt/runtime/e.h"; g commit -qam "other code"
 expect 0 "a change to code the table does not measure leaves it fresh"
+echo notes >"$W/r/dmrt/indexes/race/README.md"; g add -A; g commit -qm "index readme"
+expect 0 "a README in the index's folder leaves it fresh"
 echo 3 >"$W/r/dmrt/indexes/race/a.h"
 expect 1 "an uncommitted edit of the index makes it stale"
 for f in dmrt/indexes/race/a.h dmrt/indexes/common/b.h dmrt/policies/sim/c.h bench/workload/f.h; do

@@ -239,7 +239,8 @@ constexpr auto workload() {
                       "More run phases on the index as the previous one left it, no new load: "
                       "';' between phases, each KEY=VALUE[,KEY=VALUE] of workload, distribution, "
                       "zipf-theta, ops, seconds, cache-mb (a new cache size starts a cold cache), "
-                      "e.g. 'workload=b;workload=a' or 'cache-mb=50;cache-mb=100'")));
+                      "keys (grows the index to that many records first), e.g. "
+                      "'workload=b;workload=a', 'cache-mb=50;cache-mb=100' or 'keys=40000000'")));
 }
 
 // Cluster and processes.

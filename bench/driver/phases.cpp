@@ -66,6 +66,8 @@ std::string apply(std::string_view item, Options& o, bool& dist_set, bool& cache
   } else if (key == "seconds") {
     if (!parse_number(value, d)) return bad;
     o.seconds = d;
+  } else if (key == "keys") {
+    if (!parse_count(value, o.keys)) return bad;
   } else if (key == "cache-mb") {
     if (!parse_number(value, d)) return bad;
     o.cache_mb = d;
@@ -123,6 +125,10 @@ std::string plan_run_phases(const Options& first, const Mix& mix, bool dist_give
     if (std::string err = check_fields(p.opt, keys); !err.empty()) return where + err;
     p.mix = *m;
     p.new_cache = cache_set && p.opt.cache_mb != out.back().opt.cache_mb;
+    if (p.opt.keys < out.back().opt.keys)
+      return where + "keys=" + std::to_string(p.opt.keys) + " is fewer than the " +
+             std::to_string(out.back().opt.keys) + " loaded: a step may only grow the index";
+    p.grow = p.opt.keys - out.back().opt.keys;
     p.opt.then.clear();
     out.push_back(std::move(p));
   }
@@ -141,6 +147,7 @@ std::string scanning_workload(const Options& first, const Mix& mix) {
 uint64_t expected_inserts(const std::vector<RunPhase>& phases) {
   uint64_t n = 0;
   for (const RunPhase& p : phases) {
+    n += p.grow;
     const double ops = static_cast<double>(p.opt.seconds > 0 ? p.opt.keys : p.opt.ops);
     n += static_cast<uint64_t>(ops * p.mix.insert * 2.0);
   }

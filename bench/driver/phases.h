@@ -2,7 +2,9 @@
 //
 // A paper-size experiment loads tens of millions of keys, and the load is most of its time. One
 // load can serve every workload of a figure (CHIME Fig. 12) or every cache size (Fig. 18b): the
-// index stays as the previous phase left it, and each phase is one more JSON line.
+// index stays as the previous phase left it, and each phase is one more JSON line. A step may
+// also grow the index (keys=N): a "grow" phase inserts the records up to N first, so that one
+// load serves every size of a figure against items (CHIME Fig. 14).
 #pragma once
 
 #include <string>
@@ -19,12 +21,13 @@ struct RunPhase {
   Options opt;
   Mix mix;
   bool new_cache = false;  // its cache size differs from the previous phase's: re-attach
+  uint64_t grow = 0;       // records a grow phase inserts before it runs (keys=N: N - previous)
 };
 
-// The keys a --then step may set: the run phase's own parameters. Everything else shapes the
-// index or the load, which one load cannot serve twice.
+// The keys a --then step may set: the run phase's own parameters, and keys, which only grows.
+// Everything else shapes the index or the load, which one load cannot serve twice.
 inline constexpr const char* kThenKeys =
-    "workload, distribution, zipf-theta, ops, seconds, cache-mb";
+    "workload, distribution, zipf-theta, ops, seconds, cache-mb, keys";
 
 // The run phases of a command whose first run phase is (first, mix): that one, then one per
 // ';'-separated step of first.then, each a ','-separated list of KEY=VALUE. `dist_given`: the
@@ -36,8 +39,8 @@ std::string plan_run_phases(const Options& first, const Mix& mix, bool dist_give
 // The first run phase's workload that scans ("" when none does), --then's phases included.
 std::string scanning_workload(const Options& first, const Mix& mix);
 
-// How many inserts the phases may make together: twice what each --ops phase inserts; a
-// --seconds phase, open-ended, counts as --keys operations.
+// How many inserts the phases may make together: each grow phase's records, and twice what each
+// --ops phase inserts; a --seconds phase, open-ended, counts as --keys operations.
 uint64_t expected_inserts(const std::vector<RunPhase>& phases);
 
 }  // namespace dmrt::bench

@@ -195,6 +195,11 @@ class Bench {
     ops_ = trun_ ? my_trace_lines() : my_share(opt_.ops);
     if (!trun_) seq_ = std::make_unique<InsertSequence>(opt_.keys);
     open_journal();
+    if (maker_.bulk_loads(io) &&
+        std::any_of(phases_.begin(), phases_.end(), [](const RunPhase& p) { return p.grow > 0; }))
+      throw ConfigError("--then keys=: index " + std::string(maker_.name()) +
+                        " bulk loads its keys, and a bulk-loaded index does not grow by inserts "
+                        "as a load would build it; run each size as its own process");
     if (attached_ && !attached_->creator()) {
       // Another process creates and loads the index: wait for it, then join it.
       attached_->group->await_ready(fingerprint());
@@ -221,7 +226,16 @@ class Bench {
       if (attached_) attached_->group->ready(fingerprint());
     }
     for (size_t i = 0; i < phases_.size(); ++i) {
-      if (i > 0) next_run_phase(phases_[i]);
+      if (i > 0) {
+        next_run_phase(phases_[i]);
+        if (phases_[i].grow > 0) {
+          const PhaseResult g = grow_phase(phases_[i]);
+          emit(g);
+          if (interrupted()) return end_interrupted(g);
+        }
+        // After the grow: the run phase, not the grow's inserts, starts from the cold cache.
+        if (phases_[i].new_cache && maker_.caches()) new_cache();  // no cache: means nothing
+      }
       if (attached_) attached_->group->barrier("start the run");
       const PhaseResult r = run_phase();
       emit(r);
@@ -641,7 +655,8 @@ class Bench {
   }
 
   // --- phases -----------------------------------------------------------------------------------
-  // The next --then phase: its run parameters, on the index as the last phase left it.
+  // The next --then phase: its run parameters, on the index as the last phase left it (its grow
+  // and its new cache follow, in run()). Its keys count the records a grow phase will add.
   void next_run_phase(const RunPhase& p) {
     opt_.workload = p.opt.workload;
     opt_.distribution = p.opt.distribution;
@@ -649,9 +664,9 @@ class Bench {
     opt_.ops = p.opt.ops;
     opt_.seconds = p.opt.seconds;
     opt_.cache_mb = p.opt.cache_mb;
+    opt_.keys = p.opt.keys;
     mix_ = p.mix;
     ops_ = my_share(opt_.ops);
-    if (p.new_cache && maker_.caches()) new_cache();  // no cache: --cache-mb means nothing
   }
 
   // Joins the index anew with a cold cache of --cache-mb: the handles and the index object that
@@ -819,6 +834,30 @@ class Bench {
           env_.between_ops(*w.client);
         }
         p.add(last - first);
+      }
+    });
+  }
+
+  // A --then step's keys=N: the next p.grow records of the insert sequence (after any the earlier
+  // phases inserted), inserted as the load phase inserts its records. The index is then what a
+  // load of that many records leaves, save for sizing: expected_keys already counted them all.
+  PhaseResult grow_phase(const RunPhase& p) {
+    InsertSequence& seq = *seq_;
+    std::atomic<uint64_t> claimed{0};
+    constexpr uint64_t kChunk = 32;
+    return phase("grow", p.grow, 0, [&](Worker& w, const WorkerId& id, Progress& pr) {
+      for (;;) {
+        if (stopping()) break;
+        const uint64_t first = claimed.fetch_add(kChunk, std::memory_order_relaxed);
+        if (first >= p.grow) break;
+        const uint64_t n = std::min(kChunk, p.grow - first);
+        for (uint64_t i = 0; i < n && !stopping(); ++i) {
+          const uint64_t rec = seq.next();
+          do_insert(w, id_base_ + id.index, rec);
+          seq.acknowledge(rec);
+          env_.between_ops(*w.client);
+        }
+        pr.add(n);
       }
     });
   }

@@ -134,7 +134,7 @@ nlohmann::json run_parameters_json(const Options& opt) {
 nlohmann::json phase_json(const Options& opt, const RunInfo& info, const PhaseResult& r) {
   nlohmann::json j = run_parameters_json(opt);
   j["phase"] = r.phase;
-  if (r.phase == "load") j["distribution"] = "sequential";
+  if (r.phase == "load" || r.phase == "grow") j["distribution"] = "sequential";
   j["ops"] = r.all.count;
   if (!r.interrupted.empty()) {
     j["interrupted"] = true;
@@ -180,9 +180,9 @@ nlohmann::json phase_json(const Options& opt, const RunInfo& info, const PhaseRe
 void print_phase(const Options& opt, const RunInfo& info, const PhaseResult& r) {
   const double mops = r.seconds > 0 ? static_cast<double>(r.all.count) / r.seconds / 1e6 : 0.0;
   std::string out;
-  out += fmt::format("== {} | {} | workload {} | {} phase | {} ==\n", opt.index, opt.transport,
-                     opt.workload, r.phase,
-                     r.phase == "load" ? "sequential records" : opt.distribution);
+  out += fmt::format(
+      "== {} | {} | workload {} | {} phase | {} ==\n", opt.index, opt.transport, opt.workload,
+      r.phase, r.phase == "load" || r.phase == "grow" ? "sequential records" : opt.distribution);
   if (!r.interrupted.empty())
     out += fmt::format("interrupted by {}: the counts are those done before it\n", r.interrupted);
   out += fmt::format(

@@ -33,7 +33,7 @@ struct KindResult {
 };
 
 struct PhaseResult {
-  std::string phase;  // "load" | "run"
+  std::string phase;  // "load" | "run" | "grow" (--then keys=N)
   double seconds = 0;
   std::array<KindResult, kOpKinds> kinds{};
   KindResult all;  // merge of kinds

@@ -71,6 +71,10 @@ def at_scale(spec, scale):
     out["jobs"] = sc.get("jobs", 1)  # each run takes gigabytes: one at a time unless told
     out["resources"] = True  # each run's peak RSS and time in the table
     out["load_once"] = sc.get("load_once", False)
+    # grow: the x values are key counts that one process per series grows through (--then
+    # keys=N), but not for the series in grow_skip (a bulk-loading index: a load per size).
+    out["grow"] = sc.get("grow", False)
+    out["grow_skip"] = sc.get("grow_skip", [])
     return out
 
 
@@ -164,12 +168,16 @@ def run_one(args, raw_dir, fresh, repetition=0):
 
 def phase_line(path, phase, nth=0):
     """The nth line of `phase` in a run's JSON (a load-once run has one run line per point), with
-    its CPU and wall time made its own: a process's resources are counted from its start."""
+    its CPU and wall time made its own: a process's resources are counted from its start. Its
+    _load_s is the wall time of the load and of every grow phase before it."""
     prev, seen, load_s = None, 0, None
     for line in path.read_text().splitlines():
         d = json.loads(line)
-        if d.get("phase") == "load":
-            load_s = dig(d, "resources.elapsed_s")
+        if d.get("phase") in ("load", "grow"):
+            end = dig(d, "resources.elapsed_s")
+            start = dig(prev, "resources.elapsed_s") if prev else 0.0
+            if end is not None and start is not None:
+                load_s = (load_s or 0.0) + end - start
         if d.get("phase") == phase and seen == nth:
             res = d.get("resources")
             if prev and res and prev.get("resources"):
@@ -191,16 +199,23 @@ def load_once_groups(spec, jobs, bench, quick):
     """Load once per series and index shape (spec `load_once`, at the paper's size): the points
     whose flags differ only in RUN_PHASE_FLAGS share one dmrt-bench process, the first point's
     flags on its command line and each further point a --then step, in the spec's panel and x
-    order. A LOAD point (workload = load) is that process's load line. Returns
-    [(command, [(job index, phase, nth line)])]."""
+    order. A LOAD point (workload = load) is that process's load line. With the spec's `grow`,
+    keys is one of those flags too, for the series not in `grow_skip`: the process grows the index
+    through the points' sizes. Returns [(command, [(job index, phase, nth line)])]."""
+    def step_flags(series):
+        grows = spec.get("grow") and series["name"] not in spec.get("grow_skip", [])
+        return RUN_PHASE_FLAGS + (("keys",) if grows else ())
+
     groups = {}
     for i, (panel, series, x, _) in enumerate(jobs):
         flags = point_flags(spec, series, panel, x, quick)
         shape = tuple(sorted((k, flag_text(v)) for k, v in flags.items()
-                             if k not in RUN_PHASE_FLAGS))
-        groups.setdefault((series["name"], shape), []).append((i, flags))
+                             if k not in step_flags(series)))
+        groups.setdefault((series["name"], shape), []).append((i, flags, step_flags(series)))
     out = []
-    for members in groups.values():
+    for grouped in groups.values():
+        members = [(i, f) for i, f, _ in grouped]
+        run_flags = grouped[0][2]
         runs = [(i, f) for i, f in members if f.get("workload") != "load"]
         if not runs:  # only a LOAD point: the load alone
             i, f = members[0]
@@ -209,10 +224,10 @@ def load_once_groups(spec, jobs, bench, quick):
         first = dict(runs[0][1])
         steps, prev = [], runs[0][1]
         for _, f in runs[1:]:
-            for k in RUN_PHASE_FLAGS:
+            for k in run_flags:
                 if (k in prev) != (k in f):
                     sys.exit(f"{spec['id']}: load_once points differ in whether they give --{k}")
-            steps.append(",".join(f"{k}={flag_text(f[k])}" for k in RUN_PHASE_FLAGS if k in f))
+            steps.append(",".join(f"{k}={flag_text(f[k])}" for k in run_flags if k in f))
             prev = f
         if steps:
             first["then"] = ";".join(steps)
@@ -606,8 +621,10 @@ def markdown(spec, rows, comps, png, cdf=None):
         once = spec.get("load_once")
         lines.append("What each point took: its process's peak RSS so far, the wall time of the "
                      "load that built its index" + (" (one load per series, shared by its "
-                     "points: dmrt-bench --then)" if once else "") + ", and its own phase's CPU "
-                     "and wall time.\n")
+                     "points: dmrt-bench --then)" if once else "") +
+                     ("; a grown point's counts the grow phases that took it to its size "
+                      "(--then keys=N)" if spec.get("grow") else "") +
+                     ", and its own phase's CPU and wall time.\n")
         lines.append("| panel | series | at | peak RSS (GiB) | load wall (s) | CPU (s) | wall (s) |")
         lines.append("|---|---|---|---|---|---|---|")
         for r in rows:

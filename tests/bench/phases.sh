@@ -2,8 +2,8 @@
 # dmrt-bench --then: several run phases on one loaded index. Each phase is one JSON line with its
 # own workload, distribution and cache size; the first is the same run as without --then (sim is
 # deterministic, so its line must match exactly); inserts go on from where the previous phase
-# stopped; a new cache size joins the index anew with a cold cache, and every phase's operations
-# together are linearizable; misuse is refused by name.
+# stopped; a new cache size joins the index anew with a cold cache; keys=N grows the index by a
+# grow phase; every phase's operations together are linearizable; misuse is refused by name.
 #
 # Usage: tests/bench/phases.sh PATH/TO/dmrt-bench
 set -u
@@ -80,7 +80,35 @@ check
   fail "hstore: $(tail -3 "$WORK/hs.out")"
 grep -q "^linearizable: yes" "$WORK/hs.out" || fail "hstore not checked: $(cat "$WORK/hs.out")"
 
-# 5. Misuse, refused with exit 2 and the reason.
+# 5. keys=N grows the index: a grow line of N - M inserts before each grown run phase, the run
+#    phase then at N keys; after an inserting phase the grow takes the records after its inserts
+#    (a repeated record would fail its insert), and every operation stays linearizable.
+check
+"$BENCH" --transport sim --index smart --compute-nodes 2 --keys 1000 --ops 1000 --workload d \
+  --cache-mb 64 --then "keys=2500,workload=c;keys=4000,ops=2000" --verify --quiet \
+  --json "$WORK/grow.json" >"$WORK/grow.out" 2>&1 || fail "grow: $(tail -3 "$WORK/grow.out")"
+grep -q "^linearizable: yes" "$WORK/grow.out" || fail "grow not checked: $(cat "$WORK/grow.out")"
+got=$(python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+for d in lines:
+    print(d["phase"], d["workload"], d["keys"], d["ops"], d["failed_ops"])
+caches = [d["index_stats"]["cache_bytes"] for d in lines if d["phase"] == "run"]
+print("cache grows" if caches[0] < caches[1] < caches[2] else "cache %s" % caches)
+' "$WORK/grow.json")
+want="load d 1000 1000 0
+run d 1000 1000 0
+grow c 2500 1500 0
+run c 2500 1000 0
+grow c 4000 1500 0
+run c 4000 2000 0
+cache grows"
+[ "$got" = "$want" ] || fail "grow lines:
+$got
+want:
+$want"
+
+# 6. Misuse, refused with exit 2 and the reason.
 refused() {  # WANT ARGS...: exit 2 and stderr containing WANT
   local want=$1
   shift
@@ -90,7 +118,9 @@ refused() {  # WANT ARGS...: exit 2 and stderr containing WANT
   [ $rc -eq 2 ] || fail "'$*' exited $rc, not 2"
   grep -qF -- "$want" "$WORK/r.out" || fail "'$*': no '$want' in: $(cat "$WORK/r.out")"
 }
-refused "a step sets only workload" --index sherman --then "keys=5"
+refused "a step sets only workload" --index sherman --then "value-size=16"
+refused "keys=500 is fewer than the 1000 loaded" --index sherman --then "keys=500"
+refused "bulk loads its keys" --index rolex --then "keys=2000"
 refused "--then step 3 ('workload=x'): unknown workload x" --index sherman --then "workload=b;workload=x"
 refused "workload load is the load phase" --index sherman --then "workload=load"
 refused "--workload load has none" --index sherman --workload load --then "workload=c"

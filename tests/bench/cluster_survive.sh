@@ -9,7 +9,8 @@
 # Also: killing the creator (node 1) still ends the run, naming it, since it concludes the run;
 # --on-peer-loss continue off shm is refused.
 #
-# RACE: its reads and updates (YCSB A has no inserts) take no lock. Sherman: its writers lock
+# RACE: its reads and updates (YCSB A has no inserts) take no lock. HStore: its clients post
+# requests to the memory node's services and hold no lock between them. Sherman: its writers lock
 # leaves; a survivor takes over a lock the killed process held once it is declared dead.
 #   cluster_survive.sh DMRT_NODE DMRT_BENCH
 set -u
@@ -35,8 +36,10 @@ experiment() {
   [ ${#extra[@]} -gt 0 ] || extra=(--ops 1500000 --fibers 4)
   cases=$((cases + 1))
   mkdir -p "$d"
+  local services=()  # HStore's hash table and skiplist run on the memory node
+  [ "$index" = hstore ] && services=(--service hstore-hts --service hstore-sls)
   "$NODE" --transport shm --pool "$pool" --create --memory-mb 256 --compute-nodes 3 \
-    >"$d/node.out" 2>&1 &
+    "${services[@]}" >"$d/node.out" 2>&1 &
   local npid=$!
   PIDS+=("$npid")
   local bpids=() k
@@ -123,6 +126,7 @@ EOF
 }
 
 experiment killed 3 kill
+experiment hstore 3 kill hstore --ops 90000 --fibers 8 --shm-latency-ns 50000
 # Sherman: its writers lock leaves, so the victim often dies holding one, which a survivor then
 # takes over (locks_taken_over). 50 us round trips hold each lock that long; up to three tries
 # for one in which a lock was taken over.

@@ -66,6 +66,11 @@ std::unique_ptr<RunGroup> member(const std::shared_ptr<Words>& w, unsigned rank,
   return std::make_unique<RunGroup>(std::move(mw), g, nullptr);
 }
 
+// The most a verdict that the heartbeat threads reach in about a second may take on a loaded
+// machine: CI's 2 cores run other tests beside these threads (a wait returns once it holds; the
+// bounds themselves are checked with slack by tests/bench/cluster_kill.sh).
+constexpr auto kSlow = std::chrono::milliseconds(15000);
+
 // Polls `f` until true or `limit` passes.
 template <class F>
 bool within(std::chrono::milliseconds limit, F f) {
@@ -154,7 +159,7 @@ TEST(RunGroup, AStoppedHeartbeatIsNamedByEverySurvivor) {
   std::atomic<int> called{0};
   a->on_lost([&](const std::string&) { ++called; });
   w->w[8 + 2].store(5);  // rank 2 beat once, then died (no process beats it again)
-  ASSERT_TRUE(within(3000ms, [&] { return !a->lost().empty() && !b->lost().empty(); }));
+  ASSERT_TRUE(within(kSlow, [&] { return !a->lost().empty() && !b->lost().empty(); }));
   for (auto* g : {a.get(), b.get()})
     EXPECT_NE(g->lost().find("compute node 3 (rank 2) is lost"), std::string::npos) << g->lost();
   EXPECT_EQ(called.load(), 1);
@@ -167,7 +172,7 @@ TEST(RunGroup, APeerThatLeftOnAnErrorIsNamedAtOnce) {
   auto w = std::make_shared<Words>();
   auto a = member(w, 0, 2);
   member(w, 1, 2).reset();  // rank 1 started and unwound without finish()
-  ASSERT_TRUE(within(2000ms, [&] { return !a->lost().empty(); }));
+  ASSERT_TRUE(within(kSlow, [&] { return !a->lost().empty(); }));
   EXPECT_NE(a->lost().find("compute node 2 (rank 1) left the run on an error"), std::string::npos)
       << a->lost();
 }
@@ -186,13 +191,13 @@ TEST(RunGroup, AMemoryNodeWhoseHeartbeatStopsIsLost) {
   auto w = std::make_shared<Words>();
   w->node_beat[0] = 9;  // dmrt-node beat, then froze
   auto a = member(w, 0, 1, 0.5);
-  ASSERT_TRUE(within(3000ms, [&] { return !a->lost().empty(); }));
+  ASSERT_TRUE(within(kSlow, [&] { return !a->lost().empty(); }));
   EXPECT_NE(a->lost().find("memory node 0 is lost"), std::string::npos) << a->lost();
 
   auto w2 = std::make_shared<Words>();
   auto b = member(w2, 0, 1, 30);
   w2->node_beat[0] = layout::kHeartbeatStopped;  // a dmrt-node that stopped cleanly
-  ASSERT_TRUE(within(2000ms, [&] { return !b->lost().empty(); }));
+  ASSERT_TRUE(within(kSlow, [&] { return !b->lost().empty(); }));
   EXPECT_NE(b->lost().find("memory node 0 stopped serving"), std::string::npos) << b->lost();
 
   auto w3 = std::make_shared<Words>();  // never beat: served in-process, not watched
@@ -223,7 +228,7 @@ TEST(RunGroup, AFencedDeadPeerIsLeftBehindWhenSurvivable) {
     g->survive_compute_loss();
   }
   w->w[8 + 2].store(5);  // rank 2 beat once, then died
-  ASSERT_TRUE(within(3000ms, [&] { return a->is_dead(2) && b->is_dead(2); }));
+  ASSERT_TRUE(within(kSlow, [&] { return a->is_dead(2) && b->is_dead(2); }));
   EXPECT_EQ(a->lost(), "");
   EXPECT_EQ(b->lost(), "");
   EXPECT_EQ(w->w[8 + 2].load(), RunGroup::kDead);
@@ -245,7 +250,7 @@ TEST(RunGroup, AnUnfencedOrCreatorPeerIsStillLost) {
   aw->can_fence_ = false;
   a->survive_compute_loss();
   w->w[8 + 1].store(5);
-  ASSERT_TRUE(within(3000ms, [&] { return !a->lost().empty(); }));
+  ASSERT_TRUE(within(kSlow, [&] { return !a->lost().empty(); }));
   EXPECT_NE(a->lost().find("compute node 2 (rank 1) is lost"), std::string::npos) << a->lost();
   EXPECT_FALSE(a->is_dead(1));
 
@@ -253,7 +258,7 @@ TEST(RunGroup, AnUnfencedOrCreatorPeerIsStillLost) {
   auto c = member(w2, 1, 2, 0.6);
   c->survive_compute_loss();
   w2->w[8 + 0].store(5);  // the creator stops
-  ASSERT_TRUE(within(3000ms, [&] { return !c->lost().empty(); }));
+  ASSERT_TRUE(within(kSlow, [&] { return !c->lost().empty(); }));
   EXPECT_NE(c->lost().find("compute node 1 (rank 0) is lost"), std::string::npos) << c->lost();
 }
 

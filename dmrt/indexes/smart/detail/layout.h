@@ -147,8 +147,10 @@ struct KeyBytes {
 // bit 0 is the leaf's lock (in-place updates and deletes take it, §4.2), bit 1 says the key is
 // present (a delete clears it: the leaf stays in its slot, so slots never become empty again),
 // bits 16-31 the key's length when key_size > 8 (0 for integer keys: 8-byte leaves are
-// unchanged). The checksum covers the present bit, the length, key and value: a read that
-// overlaps a write sees it fail and re-reads.
+// unchanged), bits 32-63 the holder of the lock or of the obsolete mark (client id + 1; 0 when
+// neither is set), so that a waiter can ask whether the holder's process died (issue 39). The
+// checksum covers the present bit, the length, key and value: a read that overlaps a write sees
+// it fail and re-reads.
 struct LeafGeometry {
   uint32_t key_size, value_size;
   uint32_t key_words() const { return (key_size + 7) / 8; }
@@ -162,8 +164,19 @@ inline constexpr uint64_t kLocked = 1, kPresent = 2;
 // rcu (options.h): the leaf was (or is being) replaced by a new leaf in its slot; never cleared
 // once the replacement is published. Not under the checksum: it is set by a CAS on the status.
 inline constexpr uint64_t kObsolete = 4;
+inline constexpr unsigned kOwnerShift = 32;
+inline constexpr uint64_t kOwnerMask = ~uint64_t{0} << kOwnerShift;
 inline constexpr unsigned kLenShift = 16;
 inline constexpr uint64_t kLenMask = uint64_t{0xffff} << kLenShift;
+
+// The holder bits a client sets with the lock or obsolete bit, and the client id a status names
+// (-1: none). Ids are below 2^32 - 1 (dmrt/runtime/client.h).
+inline uint64_t leaf_owner_bits(uint32_t client) {
+  return uint64_t{client + 1} << kOwnerShift;
+}
+inline int64_t leaf_owner(uint64_t status) {
+  return static_cast<int64_t>(status >> kOwnerShift) - 1;
+}
 
 // The key length a leaf's status word records (key_size > 8), or 8.
 inline uint32_t leaf_key_len(uint64_t status, uint32_t key_size) {

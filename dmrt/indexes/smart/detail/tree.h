@@ -22,6 +22,7 @@
 #include "dmrt/runtime/key_bytes.h"
 #include "dmrt/runtime/kv.h"
 #include "dmrt/runtime/layout.h"
+#include "dmrt/runtime/liveness.h"
 
 namespace dmrt::smart {
 
@@ -81,6 +82,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
                  {"stale_cache_entries", static_cast<double>(stale_.load())},
                  {"leaf_retries", static_cast<double>(leaf_retries_.load())},
                  {"lock_retries", static_cast<double>(lock_retries_.load())},
+                 {"locks_taken_over", static_cast<double>(takeovers_.load())},
                  {"rcu_updates", static_cast<double>(rcu_updates_.load())},
                  {"cache_hits", static_cast<double>(cache_.hits())},
                  {"cache_misses", static_cast<double>(cache_.misses())},
@@ -127,7 +129,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
   NodeCache cache_;
   rdwc::Combiner rcomb_, wcomb_;
   mutable std::atomic<uint64_t> nodes_{0}, leaf_splits_{0}, prefix_splits_{0}, type_switches_{0},
-      cas_failures_{0}, stale_{0}, leaf_retries_{0}, lock_retries_{0}, rcu_updates_{0};
+      cas_failures_{0}, stale_{0}, leaf_retries_{0}, lock_retries_{0}, rcu_updates_{0},
+      takeovers_{0};
 
  public:
   // One client's view. Not shared between fibers.
@@ -314,14 +317,29 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     }
 
     // Reads a leaf until its checksum holds (a read overlapping an in-place write fails it).
+    // A leaf whose checksum fails is being written: read again. One that a dead process left
+    // half written under its lock never heals: an error naming it.
     void read_leaf(GlobalAddress a) {
+      HolderWatch watch;
       for (;;) {
         c_->read(a, leaf_.data(), g_.bytes(),
                  hint(FlushPoint::kLeafInvalidate, FlushHint::kInvalidate));
         if (leaf_checksum(leaf_.data(), g_.words()) == leaf_[1]) return;
         t_->leaf_retries_.fetch_add(1, std::memory_order_relaxed);
+        if (dead_holder(watch, leaf_[0])) throw torn(a, leaf_[0]);
         c_->pause();
       }
+    }
+    // The status names a holder (lock or obsolete mark) whose process was declared dead and
+    // fenced, once the same status has stood for the watch's lease.
+    bool dead_holder(HolderWatch& watch, uint64_t st) {
+      const int64_t owner = leaf_owner(st);
+      return (st & (kLocked | kObsolete)) && owner >= 0 &&
+             watch.dead(*c_, st, static_cast<uint32_t>(owner));
+    }
+    Error torn(GlobalAddress a, uint64_t st) const {
+      return Error("smart: leaf " + a.to_string() + " was left half written by client " +
+                   std::to_string(leaf_owner(st)) + ", whose process died holding its lock");
     }
     const uint8_t* leaf_key() const { return reinterpret_cast<const uint8_t*>(&leaf_[2]); }
     // The key of leaf_ holds kb: the same padded bytes and (key_size > 8) the same length.
@@ -351,6 +369,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         if (cur.e.leaf()) {
           read_leaf(cur.e.addr());
           if (leaf_[0] & kObsolete) {  // rcu: replaced (or being replaced): ask the slot again
+            if (dead_holder(obsolete_watch_, leaf_[0])) revive(cur);
             c_->pause();
             stale(kb, cur);
             continue;
@@ -501,18 +520,33 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     int leaf_op(const Cursor& cur, std::string_view v, Op op) {
       const GlobalAddress a = cur.e.addr();
       if (op == Op::kUpdate && t_->opts_.rcu) return rcu_update(cur, v);
+      const uint64_t mine = leaf_owner_bits(c_->id());
+      HolderWatch watch;
       for (;;) {
         uint64_t st = leaf_[0];
         bool present = st & kPresent;
         if (st & kObsolete) return -1;
         if (op == Op::kInsert ? present : !present) return 0;
         if (st & kLocked) {
-          t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
-          c_->pause();
-          read_leaf(a);
-          continue;
-        }
-        if (c_->cas(a, st, st | kLocked) != st) {
+          // A holder whose process was declared dead and fenced never lets go: take its lock by
+          // a CAS from exactly the status it left (one waiter wins), then act on the leaf as it
+          // stands, which is whole or an error (take_over).
+          if (dead_holder(watch, st) && c_->cas(a, st, (st & ~kOwnerMask) | mine) == st) {
+            take_over(a, st);
+            st = leaf_[0];
+            present = st & kPresent;
+            if (op == Op::kInsert ? present : !present) {
+              uint64_t back = st & ~(kLocked | kOwnerMask);
+              c_->release(a, &back, 8);
+              return 0;
+            }
+          } else {
+            t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
+            c_->pause();
+            read_leaf(a);
+            continue;
+          }
+        } else if (c_->cas(a, st, st | kLocked | mine) != st) {
           t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
           read_leaf(a);
           continue;
@@ -527,6 +561,29 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       }
     }
 
+    // The lock of leaf `a` was just taken from a dead holder, whose status was `st`. Its write
+    // back (data words, then the status, LockWord::kFirst) either never began, or ended before
+    // the status: the leaf is whole and is what the holder left; else it is an error naming it.
+    void take_over(GlobalAddress a, uint64_t st) {
+      t_->takeovers_.fetch_add(1, std::memory_order_relaxed);
+      c_->read(a, leaf_.data(), g_.bytes(),
+               hint(FlushPoint::kLeafInvalidate, FlushHint::kInvalidate));
+      if (leaf_checksum(leaf_.data(), g_.words()) != leaf_[1]) throw torn(a, st);
+    }
+    // SMART-RCU: the leaf cur names is marked obsolete by a process that died before its slot
+    // CAS (or after it). It is fenced, so the slot as read now is final: if it still names this
+    // leaf the replacement was never published, and the leaf is made current again by a CAS
+    // from exactly the status the dead process left.
+    void revive(const Cursor& cur) {
+      if (!cur.slot) return;
+      const uint64_t st = leaf_[0];
+      const Slot now{c_->template read_value<uint64_t>(
+          cur.slot, hint(FlushPoint::kNodeInvalidate, FlushHint::kInvalidate))};
+      if (now.w != cur.e.w) return;  // published: the slot names the new leaf
+      if (c_->cas(cur.e.addr(), st, st & ~(kObsolete | kOwnerMask)) == st)
+        t_->takeovers_.fetch_add(1, std::memory_order_relaxed);
+    }
+
     // SMART-RCU's update: CAS the old leaf's status from clean to obsolete (the lock: no other
     // writer takes a leaf that is locked or obsolete), write the new leaf, CAS the slot from the
     // old leaf to it. A slot that changed meanwhile (a split put a node there, which names the
@@ -534,17 +591,28 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     // leaf whose slot still names it, so no read returns the old value after the swap.
     int rcu_update(const Cursor& cur, std::string_view v) {
       const GlobalAddress a = cur.e.addr();
+      HolderWatch watch;
       for (;;) {
         const uint64_t st = leaf_[0];
         if (st & kObsolete) return -1;
         if (!(st & kPresent)) return 0;
         if (st & kLocked) {
+          // An in-place writer (insert, remove) that died holding the lock: take the lock over,
+          // check the leaf, let go, and update out of place as usual.
+          if (dead_holder(watch, st) &&
+              c_->cas(a, st, (st & ~kOwnerMask) | leaf_owner_bits(c_->id())) == st) {
+            take_over(a, st);
+            uint64_t back = leaf_[0] & ~(kLocked | kOwnerMask);
+            c_->release(a, &back, 8);
+            leaf_[0] = back;
+            continue;
+          }
           t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
           c_->pause();
           read_leaf(a);
           continue;
         }
-        if (c_->cas(a, st, st | kObsolete) != st) {
+        if (c_->cas(a, st, st | kObsolete | leaf_owner_bits(c_->id())) != st) {
           t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
           read_leaf(a);
           continue;
@@ -570,7 +638,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           t_->rcu_updates_.fetch_add(1, std::memory_order_relaxed);
           return 1;
         }
-        uint64_t back = st;  // not replaced: the old leaf is current again
+        uint64_t back = st;  // not replaced: the old leaf is current again (no holder)
         c_->release(a, &back, 8);
         spare_leaves_.push_back(na);
         t_->cas_failures_.fetch_add(1, std::memory_order_relaxed);
@@ -986,13 +1054,16 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         uint64_t* l = &buf[j * w];
         GlobalAddress at = run[j].addr();
         bool replaced_by_node = false;
+        HolderWatch watch;
         for (;;) {
           while (leaf_checksum(l, w) != l[1]) {
             t_->leaf_retries_.fetch_add(1, std::memory_order_relaxed);
+            if (dead_holder(watch, l[0])) throw torn(at, l[0]);
             c_->pause();
             c_->read(at, l, g_.bytes(), hint(FlushPoint::kLeafInvalidate, FlushHint::kInvalidate));
           }
           if (!(l[0] & kObsolete)) break;
+          const bool dead = dead_holder(watch, l[0]);
           // rcu: replaced since the node was read: what does its slot name now?
           c_->pause();
           Slot s{c_->template read_value<uint64_t>(
@@ -1004,6 +1075,10 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
             replaced_by_node = true;
             break;
           }
+          // Still this leaf, marked by a process that died before publishing its replacement
+          // (it is fenced: the slot is final): current again (revive() in walk()).
+          if (dead && s.addr() == at && c_->cas(at, l[0], l[0] & ~(kObsolete | kOwnerMask)) == l[0])
+            t_->takeovers_.fetch_add(1, std::memory_order_relaxed);
           at = s.addr();
           c_->read(at, l, g_.bytes(), hint(FlushPoint::kLeafInvalidate, FlushHint::kInvalidate));
         }
@@ -1025,6 +1100,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
     std::array<uint64_t, kMaxSlots> gbuf_{};      // a cached node's slots, copied
     std::vector<uint64_t> imgs_;                  // node images of a split
     GlobalAddress pending_leaf_;
+    HolderWatch obsolete_watch_;  // walk()'s, on an obsolete leaf whose holder may have died
     bool leaf_written_ = false, leaf_published_ = false;
     std::vector<GlobalAddress> spare_leaves_, spare_nodes_;  // unpublished, reused by this handle
   };

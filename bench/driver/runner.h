@@ -1073,6 +1073,11 @@ class Bench {
     bool fenced_dead(uint32_t client) const override {
       return g_.is_dead(g_.rank_of_client(client));
     }
+    static_assert(RunGroup::kMaxMembers < 255, "a process tag is 1 + a rank, in 8 bits");
+    uint8_t process_tag(uint32_t client) const override {
+      return static_cast<uint8_t>(1 + g_.rank_of_client(client));
+    }
+    bool tag_dead(uint8_t tag) const override { return tag != 0 && g_.is_dead(tag - 1u); }
 
    private:
     const RunGroup& g_;

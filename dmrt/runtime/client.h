@@ -292,6 +292,10 @@ class Client {
   // default: then no holder is ever taken for dead, and a lock waits for its holder forever.
   void set_liveness(const Liveness* l) { liveness_ = l; }
   bool holder_dead(uint32_t client) const { return liveness_ && liveness_->fenced_dead(client); }
+  // This client's process tag for narrow lock words (Liveness::process_tag); 0 without a
+  // Liveness, and a tag of 0 is never taken for dead.
+  uint8_t process_tag() const { return liveness_ ? liveness_->process_tag(id()) : 0; }
+  bool tag_dead(uint8_t tag) const { return liveness_ && tag && liveness_->tag_dead(tag); }
 
  private:
   static std::vector<NodeId> memory_nodes_of(const EndpointType& ep) {

@@ -13,6 +13,11 @@ class Liveness {
  public:
   virtual ~Liveness() = default;
   virtual bool fenced_dead(uint32_t client) const = 0;
+  // For lock words with no room for a client id (ROLEX's table entries): a tag of 1 to 255 that
+  // names the process holding client `client`, and whether the process a tag names is dead as
+  // fenced_dead says.
+  virtual uint8_t process_tag(uint32_t client) const = 0;
+  virtual bool tag_dead(uint8_t tag) const = 0;
 };
 
 // A lock waiter's view of one lock word's holder. Free while the word changes; once one holder
@@ -33,6 +38,17 @@ class HolderWatch {
       return false;
     }
     return now - since_ >= kLeaseNs && c.holder_dead(holder);
+  }
+  // The same for a word that names its holder's process by tag (Liveness::process_tag).
+  template <class C>
+  bool dead_tag(C& c, uint64_t word, uint8_t tag) {
+    const uint64_t now = c.now_ns();
+    if (word != seen_) {
+      seen_ = word;
+      since_ = now;
+      return false;
+    }
+    return tag != 0 && now - since_ >= kLeaseNs && c.tag_dead(tag);
   }
 
  private:

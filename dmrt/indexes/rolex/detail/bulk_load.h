@@ -92,6 +92,8 @@ void bulk_load(Client<T>& c, NodeId node, const Options& o, std::span<const Key>
     total = std::max<uint64_t>(
         {uint64_t{1} << 14, 4 * need, 3 * o.expected_keys / o.leaf_slots + need});
   if (total < need) throw ConfigError("rolex: max_leaves is below the bulk-loaded leaves");
+  if (total > entry::kLeafMask + 1)  // a table entry's leaf number has 40 bits
+    throw ConfigError("rolex: max_leaves above 2^40");
   // Leaf region, group tables, CirQ, meta.
   uint64_t region_bytes = kLeafRegionHeader + total * geo.bytes();
   GlobalAddress region = c.alloc_on(node, region_bytes, 64);

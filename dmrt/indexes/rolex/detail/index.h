@@ -79,6 +79,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     s["table_refreshes"] = double(cache_.table_refreshes());
     s["read_retries"] = double(read_retries_.load());
     s["lock_retries"] = double(lock_retries_.load());
+    s["locks_taken_over"] = double(takeovers_.load());
     s["model_misses"] = double(model_misses_.load());
     s["full_slt_waits"] = double(full_slt_waits_.load());
     s["compute_retrainings"] = double(compute_retrains_.load());
@@ -213,7 +214,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
   // One local lock table per compute node (lock_sharing), for the same reason.
   btree::PerNodeLockTables llt_;
   std::atomic<uint64_t> read_retries_{0}, lock_retries_{0}, model_misses_{0}, full_slt_waits_{0},
-      compute_retrains_{0}, unlinked_leaves_{0}, upper_misses_{0}, locked_table_reads_{0};
+      compute_retrains_{0}, unlinked_leaves_{0}, upper_misses_{0}, locked_table_reads_{0},
+      takeovers_{0};
 
  public:
   // Per-client handle: one fiber's operations. All verbs are one-sided.
@@ -515,26 +517,46 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         bool handed = llt_ && llt_->acquire(*c_, lt_addr, &expect);
         uint64_t old = 0;
         bool got = handed;
+        HolderWatch watch;
+        uint64_t from = expect;  // the CAS's expected word: the free entry, or a dead holder's
         try {
           for (int spins = 0; !got; ++spins) {
             MultiBatch mb;
-            mb.cas(lt_addr, expect, expect | entry::kLock, &old);
+            mb.cas(lt_addr, from, expect | entry::kLock | entry::holder_bits(c_->process_tag()),
+                   &old);
             post_block(mb);
             if (x.opts_.combine_lock_and_read) post_reads(mb);
             mb.run(*c_);
-            if (old == expect) {
+            if (old == from) {
               got = true;
+              if (from != expect) took_over();
               break;
             }
-            if (entry::retired(old)) break;  // model replaced: reload
-            if (entry::locked(old)) {        // held: wait
+            from = expect;
+            if (entry::retired(old)) {  // model replaced: reload
+              if (watch.dead_tag(*c_, old, entry::holder(old)))
+                throw Error("rolex: group " + std::to_string(L.g) +
+                            "'s retraining was left "
+                            "half done by a process that died (tag " +
+                            std::to_string(entry::holder(old)) + ")");
+              break;
+            }
+            if (entry::locked(old)) {  // held: wait
               if (spins > 2000000)
                 throw TransportError("rolex: lock never released, entry " + std::to_string(old));
+              // A holder whose process was declared dead and fenced never lets go: take the
+              // lock by a CAS from exactly the word it left (one waiter wins).
+              if (watch.dead_tag(*c_, old, entry::holder(old))) {
+                expect = entry::unlocked(old);
+                from = old;
+                continue;
+              }
               x.lock_retries_.fetch_add(1, std::memory_order_relaxed);
               c_->pause();
               continue;
             }
             expect = old;  // chain head moved: retry with it
+            from = expect;
           }
         } catch (...) {
           if (llt_) llt_->release(lt_addr, false);  // the local slot only: no remote lock
@@ -628,13 +650,18 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     }
 
     GlobalAddress lt_addr(const Locked& L) const { return L.v->addr + kLtOffset + 8 * L.j; }
+    // The chain's lock was taken from a dead holder. The entry it left names the chain as it was
+    // (the holder writes the entry last, with its release). A value it rewrote whole in a leaf
+    // stands; a chain it left half changed (a torn leaf, a leaf whose successor the entry does
+    // not name yet) never validates in settle_chain, which then ends in an error: not repaired.
+    void took_over() { x_->takeovers_.fetch_add(1, std::memory_order_relaxed); }
     // Runs `b` (the chain's writes) with the release of its lock: the LT entry, unlocked with
     // value `lt`, is the batch's last WRITE (one doorbell, §3.4), unless the lock is handed to a
     // local waiter (lock sharing): then the entry is written (still locked) only if its value
     // changed, and the next local holder starts from `lt`. `share` = false on error paths.
     void release(const Locked& L, Batch& b, uint64_t lt, bool share = true) {
       const bool hand = share && llt_ && llt_->should_hand_over(L.lock);
-      uint64_t e = hand ? lt | entry::kLock : lt;
+      uint64_t e = hand ? lt | entry::kLock | entry::holder_bits(c_->process_tag()) : lt;
       if (!hand || lt != L.lt) b.release(L.lock, &e, 8);
       try {
         if (!b.empty()) c_->run(b);

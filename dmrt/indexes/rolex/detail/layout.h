@@ -21,15 +21,19 @@ inline constexpr uint64_t kMetaMagic = 0x31584554454c4f52ull;  // "ROLEXET1"
 inline constexpr uint32_t kSltSlots = 256;  // SLT[0] = slot_use, SLT[1..255] synonym entries
 
 // ---- LT / SLT entries ---------------------------------------------------------------------------
-// | lock:1 | retired:1 | valid:1 | unused:5 | next SLT slot:8 | leaf number:48 |
+// | lock:1 | retired:1 | valid:1 | unused:5 | next SLT slot:8 | holder:8 | leaf number:40 |
 // The lock bit of a trained leaf's LT entry guards its whole synonym chain. `retired` is set (with
 // lock) by the retraining service on every LT entry of a replaced model: the chain is then frozen
-// for good and writers re-read the model pointer.
+// for good and writers re-read the model pointer. `holder` is set with the lock bit and names the
+// holder's process (Client::process_tag; 0 when none is known), so that a waiter can ask whether
+// it died (issue 39); an unlocked entry has none.
 namespace entry {
 inline constexpr uint64_t kLock = uint64_t{1} << 63;
 inline constexpr uint64_t kRetired = uint64_t{1} << 62;
 inline constexpr uint64_t kValid = uint64_t{1} << 61;  // set in every written entry (0 = unwritten)
-inline constexpr uint64_t kLeafMask = (uint64_t{1} << 48) - 1;
+inline constexpr unsigned kHolderShift = 40;
+inline constexpr uint64_t kHolderMask = uint64_t{0xff} << kHolderShift;
+inline constexpr uint64_t kLeafMask = (uint64_t{1} << kHolderShift) - 1;  // 2^40 leaves at most
 inline uint64_t make(uint64_t leaf, uint32_t next) {
   return kValid | (uint64_t{next} << 48) | (leaf & kLeafMask);
 }
@@ -52,7 +56,13 @@ inline bool retired(uint64_t e) {
   return e & kRetired;
 }
 inline uint64_t unlocked(uint64_t e) {
-  return e & ~(kLock | kRetired);
+  return e & ~(kLock | kRetired | kHolderMask);
+}
+inline uint64_t holder_bits(uint8_t tag) {
+  return uint64_t{tag} << kHolderShift;
+}
+inline uint8_t holder(uint64_t e) {
+  return static_cast<uint8_t>((e & kHolderMask) >> kHolderShift);
 }
 }  // namespace entry
 

@@ -57,7 +57,7 @@ struct Remote {
     out.geo.slots = static_cast<uint32_t>(out.meta.leaf_slots);
     out.geo.value_size = static_cast<uint32_t>(out.meta.value_size);
     out.total_leaves = c.template read_value<uint64_t>(out.leaf_region() + 8, kInv);
-    return true;
+    return out.total_leaves <= entry::kLeafMask + 1;  // a table entry's leaf number: 40 bits
   }
 };
 

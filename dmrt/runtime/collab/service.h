@@ -55,7 +55,8 @@ namespace dmrt::collab {
 //   change and fencing, done by the peer on the dead node's region). Locks held by clients of a
 //   departed node are recovered: a waiter that sees a lock held for `liveness_check_every` attempts
 //   re-reads the membership and, if the holder's node is dead, steals the lock and rebuilds the
-//   table.
+//   table. So are those of a process the client's Liveness declared dead and fenced (issue 39),
+//   with no membership change: its node's region stays reachable on shm.
 // * Baseline (on_memory_node = true): the same tables and lock words, but all on the first memory
 //   node, with no ring and no copies: FP-B+-tree's placement.
 struct Options {
@@ -495,7 +496,12 @@ class Service {
     return id;
   }
 
+  // The holder a held lock word names is gone: its process was declared dead and fenced (the
+  // word's low 32 bits are its client id: Client::holder_dead, no verb), or its node left the
+  // membership. Either way its table is rebuilt from the memory node's data by whoever steals
+  // the lock.
   bool holder_dead(Client<T>& c, uint64_t w) {
+    if (c.holder_dead(static_cast<uint32_t>(w))) return true;
     if (on_mn_) return false;
     refresh(c);
     return !live(holder_node(w));

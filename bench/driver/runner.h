@@ -156,6 +156,7 @@ class Bench {
       io.key_space = keys_.max_key();
     else
       io.key_space = opt_.order() == KeyOrder::kOrdered ? io.expected_keys + 1 : 0;
+    io.lock_holders = opt_.on_peer_loss == "continue";
     io.clients = static_cast<unsigned>(workers_.size());
     io.compute_nodes = attached_ ? attached_->members() : static_cast<unsigned>(compute_.size());
     io.seed = opt_.seed;

@@ -31,6 +31,9 @@ struct IndexOptions {
   unsigned clients = 1;        // threads x fibers
   unsigned compute_nodes = 1;  // clients are homed round-robin over these
   uint64_t seed = 1;
+  // --on-peer-loss continue: lock words name their holder's process even where that costs
+  // (CHIME's vacancy bits, Options::lock_holders), so that a dead holder's locks can be taken.
+  bool lock_holders = false;
   const BulkLoad* bulk_load = nullptr;  // create() loads these (only when the adapter bulk loads)
 };
 

@@ -58,6 +58,8 @@ template <class Opts>
 Opts tree_options(Opts o, const IndexOptions& io) {
   o.value_size = static_cast<uint32_t>(io.value_size);
   if (io.cache_bytes) o.cache_bytes = io.cache_bytes;
+  if constexpr (requires { o.lock_holders; })
+    if (io.lock_holders) o.lock_holders = true;
   return o;
 }
 

@@ -10,8 +10,9 @@
 # --on-peer-loss continue off shm is refused.
 #
 # RACE: its reads and updates (YCSB A has no inserts) take no lock. HStore: its clients post
-# requests to the memory node's services and hold no lock between them. Sherman: its writers lock
-# leaves; a survivor takes over a lock the killed process held once it is declared dead.
+# requests to the memory node's services and hold no lock between them. Sherman, CHIME, DMTree,
+# ROLEX and SMART (and SMART-RCU): their writers lock; a survivor takes over a lock the killed
+# process held once it is declared dead.
 #   cluster_survive.sh DMRT_NODE DMRT_BENCH
 set -u
 NODE=${1:?usage: cluster_survive.sh DMRT_NODE DMRT_BENCH}
@@ -36,8 +37,9 @@ experiment() {
   [ ${#extra[@]} -gt 0 ] || extra=(--ops 1500000 --fibers 4)
   cases=$((cases + 1))
   mkdir -p "$d"
-  local services=()  # HStore's hash table and skiplist run on the memory node
+  local services=()  # the memory-node services: HStore's hash table and skiplist, ROLEX's
   [ "$index" = hstore ] && services=(--service hstore-hts --service hstore-sls)
+  [ "$index" = rolex ] && services=(--service rolex)
   "$NODE" --transport shm --pool "$pool" --create --memory-mb 256 --compute-nodes 3 \
     "${services[@]}" >"$d/node.out" 2>&1 &
   local npid=$!
@@ -127,25 +129,37 @@ EOF
 
 experiment killed 3 kill
 experiment hstore 3 kill hstore --ops 90000 --fibers 8 --shm-latency-ns 50000
-# Sherman: its writers lock leaves, so the victim often dies holding one, which a survivor then
-# takes over (locks_taken_over). 50 us round trips hold each lock that long; up to three tries
-# for one in which a lock was taken over.
-took=0
-for try in 1 2 3; do
-  experiment "sherman$try" 3 kill sherman --ops 90000 --fibers 8 --shm-latency-ns 50000
-  took=$(python3 -c '
+# The indexes whose writers lock: the victim often dies holding a lock, which a survivor then
+# takes over (locks_taken_over; DMTree: recovered_locks, its tables rebuilt from the memory
+# node's data). 50 us round trips hold each lock that long; up to three tries for one in which a
+# lock was taken over.
+until_taken() {  # NAME INDEX [FLAGS...]
+  local name=$1 index=$2 took=0 try
+  shift 2
+  for try in 1 2 3; do
+    experiment "$name$try" 3 kill "$index" --ops 90000 --fibers 8 --shm-latency-ns 50000 "$@"
+    took=$(python3 -c '
 import json, sys
 n = 0
 for f in sys.argv[1:]:
     for l in open(f):
         d = json.loads(l)
-        if d["phase"] == "run": n += d["index_stats"].get("locks_taken_over", 0)
-print(int(n))' "$WORK/sherman$try/r1.json" "$WORK/sherman$try/r2.json")
-  [ "$took" -gt 0 ] && break
-done
-cases=$((cases + 1))
-echo "cluster_survive: sherman: $took leaf or node locks taken over from the killed process"
-[ "$took" -gt 0 ] || fail "sherman: in 3 tries no survivor took over a lock of the killed process"
+        if d["phase"] == "run":
+            s = d["index_stats"]
+            n += s.get("locks_taken_over", 0) + s.get("recovered_locks", 0)
+print(int(n))' "$WORK/$name$try/r1.json" "$WORK/$name$try/r2.json" 2>/dev/null || echo 0)
+    [ "$took" -gt 0 ] && break
+  done
+  cases=$((cases + 1))
+  echo "cluster_survive: $name: $took locks taken over from the killed process"
+  [ "$took" -gt 0 ] || fail "$name: in 3 tries no survivor took over a lock of the killed process"
+}
+until_taken sherman sherman
+until_taken chime chime
+until_taken dmtree dmtree
+until_taken rolex rolex
+until_taken smart smart
+until_taken smart-rcu smart --smart-rcu on
 experiment stopped 3 stop-long
 experiment paused 3 stop-short
 experiment creator 1 kill

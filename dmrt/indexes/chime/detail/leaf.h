@@ -32,7 +32,8 @@ using sealed::Meta;
 //   (key[kw]: one word for integer keys; a btree::ByteKeys slot for key_size > 8: the bytes
 //   zero-padded to key_size, then a 2-byte length, rounded up to words)
 //   lock word = lock:1 (bit 63) | argmax:A | vacancy:V     (A = ceil(log2 span), V = min(63-A,
-//   span))
+//   span)); with lock holders (Options::lock_holders) lock:1 | holder:8 (bits 55-62, the
+//   holder's Client::process_tag) | argmax:A | vacancy:V, V = min(55-A, span)
 // That is the local image, and the remote layout with sync = checksum: each entry and replica
 // is sealed (checksum + nv). With sync = versions the remote node is the paper's (§4.1, §4.5;
 // notes chime.md §2.1, §2.4): replica = ver 1, valid 1, sibling 8 (10 B); entry = ver 1,
@@ -90,8 +91,11 @@ class Geometry {
   // key_size 8: integer keys (one word); else byte keys of up to key_size bytes. `fences`
   // (sibling-based validation off, the paper's baseline of §4.2.3): every replica also carries
   // the leaf's two fence keys, slots of key_size + 1 bytes (a split's max+1 separator).
+  static constexpr unsigned kHolderShift = 55;
+  static constexpr uint64_t kHolderMask = uint64_t{0xff} << kHolderShift;
+
   Geometry(uint32_t span, uint32_t h, uint32_t value_size, bool versions = false,
-           uint32_t key_size = kIntegerKeyBytes, bool fences = false)
+           uint32_t key_size = kIntegerKeyBytes, bool fences = false, bool holders = false)
       : span_(span),
         h_(h),
         vw_(btree::value_words(value_size)),
@@ -106,7 +110,8 @@ class Geometry {
              : key_size == kIntegerKeyBytes ? 8
                                             : key_size + 3),
         rw_(2 + 2 * fkw_),
-        versions_(versions) {
+        versions_(versions),
+        holders_(holders) {
     if (key_size == 0 || key_size > kMaxKeyBytes)
       throw ConfigError("chime: key_size must be in [1, " + std::to_string(kMaxKeyBytes) + "]");
     if (span < 2 || span > 1024) throw ConfigError("chime: span must be in [2, 1024]");
@@ -119,7 +124,15 @@ class Geometry {
           "sync=checksum");
     groups_ = (span + h - 1) / h;
     abits_ = static_cast<uint32_t>(std::bit_width(span - 1));
-    vbits_ = std::min<uint32_t>(63 - abits_, span);
+    vbits_ = std::min<uint32_t>((holders ? kHolderShift : 63) - abits_, span);
+  }
+  // Lock holders (Options::lock_holders): the bits a lock word names its holder with, and the
+  // holder a word names (0: none, or no holders in this layout).
+  bool holders() const { return holders_; }
+  uint64_t holder_bits(uint8_t tag) const { return holders_ ? uint64_t{tag} << kHolderShift : 0; }
+  uint64_t holder_mask() const { return holders_ ? kHolderMask : 0; }
+  uint8_t holder(uint64_t lw) const {
+    return holders_ ? static_cast<uint8_t>((lw & kHolderMask) >> kHolderShift) : 0;
   }
   uint32_t span() const { return span_; }
   uint32_t h() const { return h_; }
@@ -240,6 +253,7 @@ class Geometry {
   uint32_t span_, h_, vw_, value_size_, key_size_, kw_, kb_, fkw_, fkb_, rw_, groups_, abits_,
       vbits_;
   bool versions_;
+  bool holders_;
 };
 
 template <class Fn>

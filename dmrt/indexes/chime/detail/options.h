@@ -87,6 +87,11 @@ struct Options {
   // round trip); an insert or update writes a new block in the lock's round trip and installs its
   // pointer with the entry write (updates are out of place). off: values inline (value_size).
   bool indirect = false;
+  // The leaf lock word names its holder's process (8 bits taken from the vacancy bitmap: 49
+  // buckets instead of 57 at span 64), so that a waiter can take over a lock whose holder's
+  // process died (issue 39; dmrt-bench turns it on with --on-peer-loss continue). off: the
+  // paper's word, and such a lock waits for ever.
+  bool lock_holders = false;
   Sync sync = Sync::kAuto;                  // leaf versions or checksums (see Sync)
   unsigned root_slot = root_slots::kChime;  // layout::root_slot on the first memory node
   // Test-only faults that prove the checkers can fail; compiled out without
@@ -149,6 +154,9 @@ constexpr auto Options::fields() {
       option_switch("indirect", &Options::indirect,
                     "Variable-length items: entries hold a pointer to an out-of-leaf KV block "
                     "(CHIME-Indirect; one more round trip per search; off: values inline)"),
+      option_switch("lock_holders", &Options::lock_holders,
+                    "The leaf lock word names its holder's process (8 fewer vacancy-bitmap "
+                    "bits), so that a dead holder's lock can be taken over"),
       option_choice("sync", &Options::sync,
                     "Leaf synchronization: the paper's cache-line versions (needs a line-atomic "
                     "transport: sim, verbs), per-object checksums (any transport), or auto "

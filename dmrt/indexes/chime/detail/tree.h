@@ -106,6 +106,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
                  {"sibling_moves", static_cast<double>(sibling_moves_.load())},
                  {"read_retries", static_cast<double>(read_retries_.load() + cs.retries.load())},
                  {"lock_retries", static_cast<double>(lock_retries_.load())},
+                 {"locks_taken_over", static_cast<double>(takeovers_.load() + cs.takeovers.load())},
                  {"scan_windows", static_cast<double>(scan_windows_.load())},
                  {"scan_partial_leaves", static_cast<double>(scan_partial_leaves_.load())},
                  {"line_versions", geo_.versions() ? 1.0 : 0.0},
@@ -125,8 +126,8 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
   BasicTree(Client<T>& c, const Options& o)
       : opts_(validate(c, o)),
         geo_(o.span, o.neighborhood, o.indirect ? 8 : o.value_size,  // indirect: a pointer word
-             o.resolved_sync(c.line_atomic()) == Sync::kVersions, o.key_size,
-             !o.sibling_validation),
+             o.resolved_sync(c.line_atomic()) == Sync::kVersions, o.key_size, !o.sibling_validation,
+             o.lock_holders),
         keys_(leaf_keys(o)),
         hot_(o.speculative_read ? o.hotspot_bytes : 0),
         core_(layout::root_slot(first_memory_node(c), o.root_slot), o.internal_span, o.cache_bytes,
@@ -171,7 +172,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
   rdwc::Combiner rdwc_;  // this compute node's (one Tree per compute node)
   // Striped: a hot key's speculative hits on every thread would otherwise bounce one line.
   btree::StripedCounter leaves_, splits_, spec_hits_, spec_misses_, sibling_moves_, read_retries_,
-      lock_retries_, scan_windows_, scan_partial_leaves_;
+      lock_retries_, scan_windows_, scan_partial_leaves_, takeovers_;
 
  public:
   class Handle {
@@ -681,16 +682,55 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     // The lock word is fetched last in the same READ: a writer still holding it may be midway
     // through a hop range, so the image is retried rather than trusted to level 3 alone.
     void read_whole_consistent(GlobalAddress a) {
+      HolderWatch watch;
       for (;;) {
         img_.forget();
         fetch(a, {{0, g().node_words() + 1}});
-        bool locked = img_.w[g().lock_word()] & Geometry::kLock;
+        const uint64_t lw = img_.w[g().lock_word()];
+        bool locked = lw & Geometry::kLock;
         if (!locked && img_.consistent(nullptr) &&
             (injected(t_->opts_.faults.skip_bitmap_check) || img_.all_bitmaps_match()))
           return;
         t_->read_retries_.fetch_add(1, std::memory_order_relaxed);
+        // Locked by a process that died: no writer may come by to take the lock over, so this
+        // reader does, and lets go of the leaf as take_over leaves it.
+        if (locked && watch.dead_tag(*c_, lw, g().holder(lw)) && take_lock_from(a, lw)) {
+          const uint64_t word = take_over(a, lw);
+          unlock(a, word);
+          continue;
+        }
         c_->pause();
       }
+    }
+    // The masked CAS that takes the lock of leaf `a` from a dead holder: from exactly the word it
+    // left (one waiter wins), to the same word naming this client's process.
+    bool take_lock_from(GlobalAddress a, uint64_t lw) {
+      uint64_t old = 0;
+      Batch b;
+      b.masked_cas(lock_addr(a), lw, ~uint64_t{0}, g().holder_bits(c_->process_tag()),
+                   g().holder_mask(), &old);
+      c_->run(b);
+      return old == lw;
+    }
+    // Under a lock just taken from a dead holder (`lw`: the word it left): the whole leaf, read
+    // into the image, and its unlocked lock word. What the holder wrote whole stands: entries
+    // (its write back sends them before the lock word), a split's left leaf (its right leaf is
+    // reachable by the sibling pointer). The lock word it never released may no longer describe
+    // the entries, so vacancy and argmax are computed from them. A leaf it left half written
+    // (objects with different versions, a hop bitmap that misses a key) is an error naming it.
+    uint64_t take_over(GlobalAddress a, uint64_t lw) {
+      t_->takeovers_.fetch_add(1, std::memory_order_relaxed);
+      held_ = a;
+      held_word_ = lw & ~(Geometry::kLock | g().holder_mask());
+      img_.forget();
+      fetch(a, {{0, g().node_words() + 1}});
+      if (!img_.consistent(nullptr) || !img_.all_bitmaps_match()) {
+        held_ = GlobalAddress{};  // the leaf stays locked: nothing may trust it
+        throw Error("chime: leaf " + a.to_string() + " was left half written by process tag " +
+                    std::to_string(g().holder(lw)) + ", which died holding its lock");
+      }
+      held_word_ = img_.exact_lock_word();
+      return held_word_;
     }
 
     // Masked CAS on the lock bit only: the old word (vacancy bitmap, argmax) comes back free.
@@ -703,10 +743,13 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     // `extra` (indirect items: the KV block's WRITE) goes with the first attempt, then is emptied.
     uint64_t lock_leaf(GlobalAddress a, bool& leaf_read, Batch* extra = nullptr) {
       const bool with_leaf = !t_->opts_.hopscotch_leaf;
+      const uint64_t mine = Geometry::kLock | g().holder_bits(c_->process_tag());
+      const uint64_t mask = Geometry::kLock | g().holder_mask();
+      HolderWatch watch;
       for (;;) {
         uint64_t old = 0;
         Batch b;
-        b.masked_cas(lock_addr(a), 0, Geometry::kLock, Geometry::kLock, Geometry::kLock, &old);
+        b.masked_cas(lock_addr(a), 0, Geometry::kLock, mine, mask, &old);
         if (with_leaf) {
           img_.forget();
           img_.read_into(b, a, {0, g().node_words() + 1});
@@ -727,15 +770,20 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
               std::fill(img_.have_r.begin(), img_.have_r.end(), 0);
               img_.have_r[0] = 1;
             }
-            if (!t_->opts_.vacancy_piggyback)
-              held_word_ = old = img_.w[g().lock_word()] & ~Geometry::kLock;
+            if (!t_->opts_.vacancy_piggyback) held_word_ = old = img_.w[g().lock_word()] & ~mask;
           } else if (!t_->opts_.vacancy_piggyback) {
-            held_word_ = old = c_->template read_value<uint64_t>(lock_addr(a)) & ~Geometry::kLock;
+            held_word_ = old = c_->template read_value<uint64_t>(lock_addr(a)) & ~mask;
           }
           leaf_read = with_leaf;
           return old;
         }
         t_->lock_retries_.fetch_add(1, std::memory_order_relaxed);
+        // A holder whose process was declared dead and fenced never lets go: take it over. The
+        // extra batch (an indirect item's block) was posted with the first attempt already.
+        if (watch.dead_tag(*c_, old, g().holder(old)) && take_lock_from(a, old)) {
+          leaf_read = true;
+          return take_over(a, old);
+        }
         c_->pause();
       }
     }
@@ -753,7 +801,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     }
     void unlock(GlobalAddress a, uint64_t word) {
       held_ = GlobalAddress{};
-      uint64_t w = word & ~Geometry::kLock;
+      uint64_t w = word & ~(Geometry::kLock | g().holder_mask());
       c_->release(lock_addr(a), &w, 8);
     }
     // Writes entry ranges and the new lock word (unlock) in one batch: one round trip.
@@ -761,7 +809,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       held_ = GlobalAddress{};  // from here on the release is under way
       Batch b;
       for (auto s : segs) img_.write_into(b, a, s, false);
-      img_.w[g().lock_word()] = word & ~Geometry::kLock;
+      img_.w[g().lock_word()] = word & ~(Geometry::kLock | g().holder_mask());
       b.release(lock_addr(a), &img_.w[g().lock_word()], 8);
       c_->run(b);
     }

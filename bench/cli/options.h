@@ -46,6 +46,7 @@ struct Options {
   std::string workload = "c";
   uint64_t keys = 1'000'000;
   uint64_t ops = 1'000'000;  // run phase length when seconds == 0
+  uint64_t warmup_ops = 0;   // operations of each run phase's mix run first, not measured
   double seconds = 0;        // run phase length in seconds (transport clock) when > 0
   unsigned threads = 1;
   unsigned fibers = 1;
@@ -164,6 +165,11 @@ constexpr auto common() {
       option_number("keys", &O::keys, "Records inserted by the load phase", 1, uint64_t{1} << 40)
           .report(),
       option_number("ops", &O::ops, "Run-phase operations, all clients together", 1, kAll),
+      option_number("warmup_ops", &O::warmup_ops,
+                    "Operations of each run phase's workload run first and not measured (their "
+                    "own JSON line, phase warmup): a cache joined cold fills before the phase "
+                    "counts",
+                    uint64_t{0}, kAll),
       option_number("seconds", &O::seconds,
                     "Run phase length in seconds of the transport clock, instead of --ops (at "
                     "most 1e7)",
@@ -239,7 +245,7 @@ constexpr auto workload() {
                       "More run phases on the index as the previous one left it, no new load: "
                       "';' between phases, each KEY=VALUE[,KEY=VALUE] of workload, distribution, "
                       "zipf-theta, ops, seconds, cache-mb (a new cache size starts a cold cache), "
-                      "keys (grows the index to that many records first), e.g. "
+                      "keys (grows the index to that many records first), warmup-ops, e.g. "
                       "'workload=b;workload=a', 'cache-mb=50;cache-mb=100' or 'keys=40000000'")));
 }
 

@@ -149,6 +149,11 @@ std::string resolve_cluster(CommandLine& c, ClusterConfig& config) {
   if (!opt.then.empty() && (!opt.attach.empty() || opt.node >= 0))
     return "--then runs in one process: a run of several compute processes (--attach, --node) "
            "has one run phase";
+  if (opt.warmup_ops > 0 && (!opt.attach.empty() || opt.node >= 0))
+    return "--warmup-ops runs in one process: several compute processes (--attach, --node) "
+           "would each warm up alone, between the barriers that start the run together";
+  if (opt.warmup_ops > 0 && !opt.trace_run.empty())
+    return "--warmup-ops has no meaning with a trace file: the run file is the run phase";
   for (const CLI::Option* o : c.shm_only)
     if (o->count() > 0 && opt.transport != "shm")
       return o->get_name() + " is a flag of --transport shm";

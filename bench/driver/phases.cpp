@@ -68,6 +68,8 @@ std::string apply(std::string_view item, Options& o, bool& dist_set, bool& cache
     o.seconds = d;
   } else if (key == "keys") {
     if (!parse_count(value, o.keys)) return bad;
+  } else if (key == "warmup-ops") {
+    if (!parse_count(value, o.warmup_ops)) return bad;
   } else if (key == "cache-mb") {
     if (!parse_number(value, d)) return bad;
     o.cache_mb = d;
@@ -148,7 +150,8 @@ uint64_t expected_inserts(const std::vector<RunPhase>& phases) {
   uint64_t n = 0;
   for (const RunPhase& p : phases) {
     n += p.grow;
-    const double ops = static_cast<double>(p.opt.seconds > 0 ? p.opt.keys : p.opt.ops);
+    const double ops = static_cast<double>(p.opt.seconds > 0 ? p.opt.keys : p.opt.ops) +
+                       static_cast<double>(p.opt.warmup_ops);
     n += static_cast<uint64_t>(ops * p.mix.insert * 2.0);
   }
   return n;

@@ -27,7 +27,7 @@ struct RunPhase {
 // The keys a --then step may set: the run phase's own parameters, and keys, which only grows.
 // Everything else shapes the index or the load, which one load cannot serve twice.
 inline constexpr const char* kThenKeys =
-    "workload, distribution, zipf-theta, ops, seconds, cache-mb, keys";
+    "workload, distribution, zipf-theta, ops, seconds, cache-mb, keys, warmup-ops";
 
 // The run phases of a command whose first run phase is (first, mix): that one, then one per
 // ';'-separated step of first.then, each a ','-separated list of KEY=VALUE. `dist_given`: the

@@ -237,6 +237,14 @@ class Bench {
         // After the grow: the run phase, not the grow's inserts, starts from the cold cache.
         if (phases_[i].new_cache && maker_.caches()) new_cache();  // no cache: means nothing
       }
+      if (opt_.warmup_ops > 0) {  // not measured: its own line, then the phase proper
+        const uint64_t ops = ops_;
+        ops_ = my_share(opt_.warmup_ops);
+        const PhaseResult w = run_phase("warmup");
+        ops_ = ops;
+        emit(w);
+        if (interrupted()) return end_interrupted(w);
+      }
       if (attached_) attached_->group->barrier("start the run");
       const PhaseResult r = run_phase();
       emit(r);
@@ -666,6 +674,7 @@ class Bench {
     opt_.seconds = p.opt.seconds;
     opt_.cache_mb = p.opt.cache_mb;
     opt_.keys = p.opt.keys;
+    opt_.warmup_ops = p.opt.warmup_ops;
     mix_ = p.mix;
     ops_ = my_share(opt_.ops);
   }
@@ -863,7 +872,8 @@ class Bench {
     });
   }
 
-  PhaseResult run_phase() {
+  // `name`: "run", or "warmup" (--warmup-ops: the same mix, ops_ operations, not the phase's).
+  PhaseResult run_phase(const char* name = "run") {
     if (trun_)  // one part of the run file per client of the experiment
       return phase("run", ops_, 0, [&](Worker& w, const WorkerId& id, Progress& p) {
         replay(w, id_base_ + id.index, *trun_, trace_part(id.index), p);
@@ -878,13 +888,14 @@ class Bench {
 
     std::atomic<uint64_t> claimed{0};
     std::atomic<uint64_t> shared_deadline{0};
-    const bool timed_run = opt_.seconds > 0;
+    const bool warmup = std::string_view(name) != "run";
+    const bool timed_run = opt_.seconds > 0 && !warmup;  // a warm-up counts operations
     const uint64_t span_ns = static_cast<uint64_t>(opt_.seconds * 1e9);
     constexpr uint64_t kChunk = 16;
 
     std::atomic<bool> history_full{false};
-    PhaseResult r =
-        phase("run", ops_, opt_.seconds, [&](Worker& w, const WorkerId& id, Progress& p) {
+    PhaseResult r = phase(
+        name, ops_, timed_run ? opt_.seconds : 0, [&](Worker& w, const WorkerId& id, Progress& p) {
           if (!w.chooser) w.chooser.emplace(spec);
           // One deadline for the phase, set by the first client to start (transport clock).
           uint64_t deadline = 0;

@@ -3,7 +3,8 @@
 # own workload, distribution and cache size; the first is the same run as without --then (sim is
 # deterministic, so its line must match exactly); inserts go on from where the previous phase
 # stopped; a new cache size joins the index anew with a cold cache; keys=N grows the index by a
-# grow phase; every phase's operations together are linearizable; misuse is refused by name.
+# grow phase; --warmup-ops runs unmeasured operations first; every phase's operations together
+# are linearizable; misuse is refused by name.
 #
 # Usage: tests/bench/phases.sh PATH/TO/dmrt-bench
 set -u
@@ -108,7 +109,32 @@ $got
 want:
 $want"
 
-# 6. Misuse, refused with exit 2 and the reason.
+# 6. --warmup-ops: before each run phase a warmup line of that many operations of the phase's
+#    mix (a step may change it), not counted in the phase; every operation checked.
+check
+"$BENCH" --transport sim --index chime --compute-nodes 2 --keys 3000 --ops 2000 --workload a \
+  --warmup-ops 1000 --then "cache-mb=0.05;workload=d,warmup-ops=500" --verify --quiet \
+  --json "$WORK/warm.json" >"$WORK/warm.out" 2>&1 || fail "warmup: $(tail -3 "$WORK/warm.out")"
+grep -q "^linearizable: yes" "$WORK/warm.out" || fail "warmup not checked: $(cat "$WORK/warm.out")"
+got=$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    print(d["phase"], d["workload"], d["ops"], d["failed_ops"])
+' "$WORK/warm.json")
+want="load a 3000 0
+warmup a 1000 0
+run a 2000 0
+warmup a 1000 0
+run a 2000 0
+warmup d 500 0
+run d 2000 0"
+[ "$got" = "$want" ] || fail "warmup lines:
+$got
+want:
+$want"
+
+# 7. Misuse, refused with exit 2 and the reason.
 refused() {  # WANT ARGS...: exit 2 and stderr containing WANT
   local want=$1
   shift
@@ -128,6 +154,10 @@ refused "zipf_theta must be in" --index sherman --then "zipf-theta=2"
 refused "is not a value of ops" --index sherman --then "ops=-5"
 refused "--then step 2 (''): empty" --index sherman --then ";workload=a"
 refused "does not support scans (workload e)" --index race --then "workload=b;workload=e"
+check
+"$BENCH" --transport shm --index sherman --warmup-ops 10 --attach p --node 1 >"$WORK/r.out" 2>&1
+[ $? -eq 2 ] && grep -qF -- "--warmup-ops runs in one process" "$WORK/r.out" ||
+  fail "--warmup-ops with --attach: $(cat "$WORK/r.out")"
 check
 printf 'INSERT 1\nINSERT 2\n' >"$WORK/load.trace"
 "$BENCH" --transport sim --index sherman --trace-load "$WORK/load.trace" --then "workload=a" \

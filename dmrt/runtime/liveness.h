@@ -31,27 +31,27 @@ class HolderWatch {
   // `word`: the lock word as the failed acquire saw it; `holder`: the client id it names.
   template <class C>
   bool dead(C& c, uint64_t word, uint32_t holder) {
-    const uint64_t now = c.now_ns();
-    if (word != seen_) {
-      seen_ = word;
-      since_ = now;
-      return false;
-    }
-    return now - since_ >= kLeaseNs && c.holder_dead(holder);
+    return stood(c, word) && c.holder_dead(holder);
   }
   // The same for a word that names its holder's process by tag (Liveness::process_tag).
   template <class C>
   bool dead_tag(C& c, uint64_t word, uint8_t tag) {
+    return tag != 0 && stood(c, word) && c.tag_dead(tag);
+  }
+
+ private:
+  // Whether `word` has stood unchanged for the lease (the clock restarts when it changes).
+  template <class C>
+  bool stood(C& c, uint64_t word) {
     const uint64_t now = c.now_ns();
     if (word != seen_) {
       seen_ = word;
       since_ = now;
       return false;
     }
-    return tag != 0 && now - since_ >= kLeaseNs && c.tag_dead(tag);
+    return now - since_ >= kLeaseNs;
   }
 
- private:
   uint64_t seen_ = 0;
   uint64_t since_ = 0;
 };

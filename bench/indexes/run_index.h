@@ -160,9 +160,8 @@ class ErasedMaker final : public IndexMaker<T> {
   bool scan() const override { return kSupportsScan<A>; }
   bool byte_keys() const override { return BytesKvHandle<typename A::Handle>; }
   bool caches() const override {
-    if constexpr (requires { typename A::Options; }) return requires(typename A::Options o) {
-        o.cache_bytes;
-      };
+    if constexpr (requires { typename A::Opts; })  // the index's own options (DmAdapter)
+      return requires(typename A::Opts o) { o.cache_bytes; };
     else
       return false;
   }

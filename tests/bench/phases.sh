@@ -17,7 +17,8 @@ fail() { echo "FAIL: $*"; status=1; }
 check() { cases=$((cases + 1)); }
 
 # 1. Five phases on Sherman (it has a cache) on sim, checked: workloads, distributions, cache
-#    sizes per line, and the whole history linearizable.
+#    sizes per line (the index joined anew with each: its options, and what it holds fits),
+#    and the whole history linearizable.
 check
 "$BENCH" --transport sim --index sherman --compute-nodes 2 --keys 3000 --ops 3000 --workload c \
   --cache-mb 2 --then "workload=b;workload=a,cache-mb=0.05;workload=d;workload=e,cache-mb=1" \
@@ -28,14 +29,18 @@ got=$(python3 -c '
 import json, sys
 for l in open(sys.argv[1]):
     d = json.loads(l)
-    print(d["phase"], d["workload"], d["distribution"], d["cache_mb"], d["failed_ops"], d["ops"])
+    # The cache the index was joined with, and whether what it holds fits in it (2 nodes).
+    cap = d["index_options"]["cache_bytes"]
+    fits = d["index_stats"]["cache_bytes"] <= 2 * cap
+    print(d["phase"], d["workload"], d["distribution"], d["cache_mb"], cap, fits,
+          d["failed_ops"], d["ops"])
 ' "$WORK/five.json")
-want="load c sequential 2.0 0 3000
-run c zipfian 2.0 0 3000
-run b zipfian 2.0 0 3000
-run a zipfian 0.05 0 3000
-run d latest 0.05 0 3000
-run e zipfian 1.0 0 3000"
+want="load c sequential 2.0 2097152 True 0 3000
+run c zipfian 2.0 2097152 True 0 3000
+run b zipfian 2.0 2097152 True 0 3000
+run a zipfian 0.05 52428 True 0 3000
+run d latest 0.05 52428 True 0 3000
+run e zipfian 1.0 1048576 True 0 3000"
 [ "$got" = "$want" ] || fail "five phases' lines:
 $got
 want:

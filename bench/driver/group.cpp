@@ -149,6 +149,7 @@ void RunGroup::barrier(const std::string& before_what) {
   std::vector<uint64_t> words(members);
   wait(std::chrono::milliseconds(10), [&](std::string& why) {
     w_->load_range(kHeartbeats, members, words.data());
+    note_declared_dead(words);
     unsigned there = 0;
     for (uint64_t v : words)
       there += v == kDead || v == kFinished || (v >> 63 == 0 && v >> kBarrierShift >= round);
@@ -191,6 +192,12 @@ void RunGroup::note_dead(unsigned r, const std::string& how) {
   say(node_name(r) + " is dead: " + how + "; the run goes on without it");
 }
 
+void RunGroup::note_declared_dead(const std::vector<uint64_t>& words) {
+  for (unsigned r = 0; r < words.size(); ++r)
+    if (r != spec_.rank && words[r] == kDead)
+      note_dead(r, "declared dead by a peer after its heartbeat stopped; fenced");
+}
+
 bool RunGroup::declare_dead(unsigned r, uint64_t stale) {
   if (!w_->fence(spec_.compute[r])) return false;
   // Fenced: it writes nothing more. Its word may have moved since it was read (a last beat).
@@ -214,6 +221,7 @@ void RunGroup::await_all_done() {
   try {
     for (;;) {
       w_->load_range(kHeartbeats, spec_.members(), beats.data());
+      note_declared_dead(beats);
       if (std::all_of(beats.begin(), beats.end(),
                       [](uint64_t v) { return v == kFinished || v == kLeft || v == kDead; }) ||
           !lost().empty() || Clock::now() > give_up)
@@ -301,14 +309,12 @@ void RunGroup::check_peers(Clock::time_point now) {
   };
   std::vector<uint64_t> beats(spec_.members());
   w_->load_range(kHeartbeats, spec_.members(), beats.data());
+  note_declared_dead(beats);
   for (unsigned r = 0; r < spec_.members(); ++r) {
     if (r == spec_.rank) continue;
     const uint64_t v = beats[r];
     if (v == kLeft) return set_lost(node_name(r) + " left the run on an error (see its output)");
-    if (v == kDead) {  // a peer declared it
-      note_dead(r, "declared dead by a peer after its heartbeat stopped; fenced");
-      continue;
-    }
+    if (v == kDead) continue;        // a peer declared it (noted above)
     if (v == 0 || v == kFinished) {  // not started yet (the barrier bounds that), or done
       members_seen_[r] = {v, now};
       continue;

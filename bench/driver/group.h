@@ -150,6 +150,10 @@ class RunGroup {
   // Member r's heartbeat stopped: fence it and declare it dead; false when it cannot be fenced.
   bool declare_dead(unsigned r, uint64_t stale);
   void note_dead(unsigned r, const std::string& how);
+  // Every member whose word (`words`: the heartbeat words as just read) says a peer declared it
+  // dead: noted here too. Whatever passes on such a word (a barrier, the end of the run) must
+  // find the rank in dead(), not wait for this process's own heartbeat check to see it.
+  void note_declared_dead(const std::vector<uint64_t>& words);
   void set_lost(const std::string& why, uint64_t code = 0);
   std::string lost_message(uint64_t code) const;
   std::string node_name(unsigned rank) const;

@@ -161,7 +161,9 @@ class ErasedMaker final : public IndexMaker<T> {
   bool byte_keys() const override { return BytesKvHandle<typename A::Handle>; }
   bool caches() const override {
     if constexpr (requires { typename A::Opts; })  // the index's own options (DmAdapter)
-      return requires(typename A::Opts o) { o.cache_bytes; };
+      return requires(typename A::Opts o) {
+        o.cache_bytes;
+      };
     else
       return false;
   }

@@ -242,6 +242,21 @@ TEST(RunGroup, AFencedDeadPeerIsLeftBehindWhenSurvivable) {
   a->await_all_done();  // dead counts as done
 }
 
+// A peer declared rank 2 dead after this process finished (its own heartbeat checks have
+// stopped): the end of the run, which passes on that word, names it all the same, so that the
+// creator merges the parts of the living only.
+TEST(RunGroup, APeerDeclaredDeadAfterFinishIsNamed) {
+  auto w = std::make_shared<Words>();
+  auto a = member(w, 0, 3), b = member(w, 1, 3);
+  for (auto* g : {a.get(), b.get()}) g->survive_compute_loss();
+  a->finish();
+  b->finish();
+  w->w[8 + 2].store(RunGroup::kDead);  // as a third process's declare_dead() leaves it
+  a->await_all_done();
+  EXPECT_EQ(a->dead(), (std::vector<unsigned>{2}));
+  EXPECT_EQ(a->lost(), "");
+}
+
 // Where the fence fails (another host's process), or the creator stops: lost, as without it.
 TEST(RunGroup, AnUnfencedOrCreatorPeerIsStillLost) {
   auto w = std::make_shared<Words>();

@@ -14,14 +14,129 @@ RunGroup::RunGroup(std::unique_ptr<GroupWords> words, GroupSpec spec, Say say)
     throw ConfigError("an experiment runs at most " + std::to_string(kMaxMembers) +
                       " compute processes (" + std::to_string(spec_.members()) + " given)");
   const auto now = Clock::now();
-  members_seen_.assign(spec_.members(), Seen{0, now});
+  members_seen_.assign(kMaxMembers, Seen{0, now});
   // A memory node is watched once its heartbeat has started: dmrt-node beats, a node served
   // inside this process (no process of its own to lose) never does.
   memory_seen_.assign(spec_.memory.size(), Seen{0, now});
-  dead_.assign(spec_.members(), false);
-  published_ = w_->load(kHeartbeats + spec_.rank);  // 0 in a fresh group
-  publish(false);
+  dead_.assign(kMaxMembers, false);
+  slot_of_.assign(kMaxMembers, {-1, -1});
+  for (unsigned r = 0; r < spec_.members(); ++r) slot_of_[r] = {static_cast<int>(r), 0};
+  slot_ = spec_.rank;
+  const std::vector<uint64_t> slots = read_slots();  // all 0 in a fresh group
+  unsigned inc = 0;
+  const unsigned last = current_slot(slots, spec_.rank, &inc);
+  const uint64_t now_there = last < slots.size() ? slots[last] : 0;
+  if (w_->load(kRunRound) == kRunDone)
+    throw ConfigError(spec_.label +
+                      " holds a run that has ended: start a fresh dmrt-node for the "
+                      "next one");
+  if (now_there == kFinished)
+    throw ConfigError(node_name(spec_.rank) + " has finished its part of the run already");
+  if (now_there == kDead) {
+    replace(last, inc);
+  } else if (last != spec_.rank) {
+    throw ConfigError(node_name(spec_.rank) +
+                      " is run by a live replacement already (incarnation " + std::to_string(inc) +
+                      "): each compute process needs its own --node");
+  } else {
+    published_ = now_there;
+    publish(false);
+  }
   thread_ = std::thread([this] { beat(); });
+}
+
+std::vector<uint64_t> RunGroup::read_slots() {
+  const uint64_t extra = std::min<uint64_t>(w_->load(kReplacements), kMaxMembers - spec_.members());
+  std::vector<uint64_t> words(spec_.members() + extra);
+  w_->load_range(kHeartbeats, static_cast<unsigned>(words.size()), words.data());
+  return words;
+}
+
+unsigned RunGroup::current_slot(const std::vector<uint64_t>& words, unsigned r,
+                                unsigned* incarnation) {
+  unsigned s = r, k = 0;
+  // A chain is at most kMaxMembers long: a longer one (a corrupt word) ends where it loops.
+  while (s < words.size() && replaced(words[s]) && k < kMaxMembers) {
+    const unsigned next = static_cast<unsigned>(words[s] & 0xffff);
+    if (next < spec_.members() || next >= kMaxMembers) break;  // not a replacement's slot
+    s = next;
+    ++k;
+    std::lock_guard<std::mutex> g(mu_);
+    slot_of_[s] = {static_cast<int>(r), static_cast<int>(k)};
+  }
+  if (incarnation) *incarnation = k;
+  return s;
+}
+
+void RunGroup::replace(unsigned dead_slot, unsigned inc) {
+  const std::string who = node_name(spec_.rank);
+  if (!spec_.no_replacement.empty())
+    throw ConfigError(who + " was declared dead; a replacement " + spec_.no_replacement);
+  const uint64_t run = w_->load(kRunRound);
+  if (run == 0)
+    throw ConfigError(who + " was declared dead before the run phase began: a replacement " +
+                      "joins a run phase under way only");
+  if (run == kRunDone)
+    throw ConfigError(who + " was declared dead, and the run it left has ended: nothing to " +
+                      "rejoin (start a fresh dmrt-node for the next run)");
+  const uint64_t taken = w_->faa(kReplacements, 1);
+  if (spec_.members() + taken >= kMaxMembers)
+    throw ConfigError("a run has at most " + std::to_string(kMaxMembers) +
+                      " processes, replacements included: no slot is left for " + who);
+  const unsigned mine = static_cast<unsigned>(spec_.members() + taken);
+  {
+    std::lock_guard<std::mutex> g(publish_mu_);
+    barriers_ = run;  // it starts past the run phase's start barrier, as the others did
+    published_ = barriers_ << kBarrierShift | (beats_ & kBeatMask);
+    w_->store(kHeartbeats + mine, published_);
+  }
+  // The join point: one replacement per dead incarnation wins.
+  if (w_->cas(kHeartbeats + dead_slot, kDead, kReplaced | mine) != kDead) {
+    w_->store(kHeartbeats + mine, kDead);
+    throw ConfigError("another process replaced " + who + " first");
+  }
+  // The creator stores kRunDone after the final barrier, then reads the words again: either it
+  // sees this link and waits for this process, or this process sees kRunDone and unlinks.
+  if (w_->load(kRunRound) == kRunDone) {
+    w_->cas(kHeartbeats + dead_slot, kReplaced | mine, kDead);
+    w_->store(kHeartbeats + mine, kDead);
+    throw ConfigError(who + ": the run ended as this replacement joined it");
+  }
+  slot_ = mine;
+  incarnation_ = inc + 1;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    slot_of_[mine] = {static_cast<int>(spec_.rank), static_cast<int>(incarnation_)};
+  }
+  say("replaces " + who + ", declared dead, as its incarnation " + std::to_string(incarnation_) +
+      ": joins the run phase under way");
+}
+
+void RunGroup::run_started() {
+  std::lock_guard<std::mutex> g(publish_mu_);
+  w_->store(kRunRound, barriers_);
+}
+
+void RunGroup::run_ended() {
+  w_->store(kRunRound, kRunDone);
+}
+
+std::vector<RunGroup::Incarnation> RunGroup::incarnations() {
+  const std::vector<uint64_t> words = read_slots();
+  std::vector<Incarnation> out;
+  for (unsigned r = 0; r < spec_.members(); ++r) {
+    unsigned s = r, k = 0;
+    for (;;) {
+      const uint64_t v = s < words.size() ? words[s] : 0;
+      const bool more = replaced(v) && (v & 0xffff) >= spec_.members() &&
+                        (v & 0xffff) < kMaxMembers && k < kMaxMembers;
+      out.push_back({r, k, s, v == kDead || more});
+      if (!more) break;
+      s = static_cast<unsigned>(v & 0xffff);
+      ++k;
+    }
+  }
+  return out;
 }
 
 RunGroup::~RunGroup() {
@@ -32,7 +147,7 @@ RunGroup::~RunGroup() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   try {
-    w_->store(kHeartbeats + spec_.rank, finished_ ? kFinished : kLeft);
+    w_->store(kHeartbeats + slot_, finished_ ? kFinished : kLeft);
   } catch (...) {  // the memory node is gone: nobody is left to tell
   }
 }
@@ -40,6 +155,17 @@ RunGroup::~RunGroup() {
 std::string RunGroup::node_name(unsigned rank) const {
   return "compute node " + std::to_string(spec_.compute[rank]) + " (rank " + std::to_string(rank) +
          ")";
+}
+
+std::string RunGroup::slot_name(unsigned slot) const {
+  std::pair<int, int> ri;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    ri = slot < slot_of_.size() ? slot_of_[slot] : std::pair<int, int>{-1, -1};
+  }
+  if (ri.first < 0) return "the replacement in slot " + std::to_string(slot);
+  return node_name(static_cast<unsigned>(ri.first)) +
+         (ri.second > 0 ? " (incarnation " + std::to_string(ri.second) + ")" : "");
 }
 
 void RunGroup::begin_create() {
@@ -111,7 +237,7 @@ void RunGroup::await_ready(uint64_t fingerprint) {
 
 uint32_t RunGroup::take_client_ids(uint32_t n) {
   ids_per_member_ = n;
-  return spec_.rank * n;
+  return slot_ * n;
 }
 
 void RunGroup::publish(bool count_beat) {
@@ -121,16 +247,16 @@ void RunGroup::publish(bool count_beat) {
   if (finished_) return;
   if (count_beat) ++beats_;
   const uint64_t word = barriers_ << kBarrierShift | (beats_ & kBeatMask);
-  uint64_t prev = w_->cas(kHeartbeats + spec_.rank, published_, word);
-  if (prev == kDead) {  // a peer took this process for dead, and the run went on without it
+  uint64_t prev = w_->cas(kHeartbeats + slot_, published_, word);
+  if (prev == kDead || replaced(prev)) {  // a peer took this process for dead, and went on
     std::fprintf(stderr,
                  "dmrt-bench: a peer declared this process (%s) dead after its heartbeat "
                  "stopped for %.1f s (--peer-timeout-seconds); it must not go on\n",
-                 node_name(spec_.rank).c_str(), spec_.peer_timeout);
+                 slot_name(slot_).c_str(), spec_.peer_timeout);
     std::fflush(stderr);
     std::_Exit(3);
   }
-  if (prev != published_) w_->store(kHeartbeats + spec_.rank, word);  // not ours: a stale run's
+  if (prev != published_) w_->store(kHeartbeats + slot_, word);  // not ours: a stale run's
   published_ = word;
 }
 
@@ -146,13 +272,15 @@ void RunGroup::barrier(const std::string& before_what) {
   publish(false);
   // Every member is there once its word says it passed as many barriers, or it is done or dead.
   // At most 10 ms late: the phases that follow start within that of each other.
-  std::vector<uint64_t> words(members);
   wait(std::chrono::milliseconds(10), [&](std::string& why) {
-    w_->load_range(kHeartbeats, members, words.data());
+    const std::vector<uint64_t> words = read_slots();
     note_declared_dead(words);
     unsigned there = 0;
-    for (uint64_t v : words)
+    for (unsigned r = 0; r < members; ++r) {
+      const unsigned s = current_slot(words, r);
+      const uint64_t v = s < words.size() ? words[s] : 0;
       there += v == kDead || v == kFinished || (v >> 63 == 0 && v >> kBarrierShift >= round);
+    }
     if (there == members) return true;
     if (w_->load(kState) == kFailed)
       throw ConfigError("the process that creates the index in " + spec_.label +
@@ -166,7 +294,7 @@ void RunGroup::barrier(const std::string& before_what) {
 void RunGroup::finish() {
   std::lock_guard<std::mutex> g(publish_mu_);
   finished_ = true;
-  w_->store(kHeartbeats + spec_.rank, kFinished);
+  w_->store(kHeartbeats + slot_, kFinished);
   published_ = kFinished;
 }
 
@@ -178,37 +306,42 @@ std::vector<unsigned> RunGroup::dead() const {
   return out;
 }
 
-bool RunGroup::is_dead(unsigned rank) const {
+bool RunGroup::is_dead(unsigned slot) const {
   std::lock_guard<std::mutex> g(mu_);
-  return rank < dead_.size() && dead_[rank];
+  return slot < dead_.size() && dead_[slot];
 }
 
-void RunGroup::note_dead(unsigned r, const std::string& how) {
+void RunGroup::note_dead(unsigned s, const std::string& how) {
   {
     std::lock_guard<std::mutex> g(mu_);
-    if (dead_[r]) return;
-    dead_[r] = true;
+    if (dead_[s]) return;
+    dead_[s] = true;
   }
-  say(node_name(r) + " is dead: " + how + "; the run goes on without it");
+  say(slot_name(s) + " is dead: " + how + "; the run goes on without it");
 }
 
 void RunGroup::note_declared_dead(const std::vector<uint64_t>& words) {
-  for (unsigned r = 0; r < words.size(); ++r)
-    if (r != spec_.rank && words[r] == kDead)
-      note_dead(r, "declared dead by a peer after its heartbeat stopped; fenced");
+  for (unsigned s = 0; s < words.size(); ++s)
+    if (s != slot_ && (words[s] == kDead || replaced(words[s])))
+      note_dead(s, "declared dead by a peer after its heartbeat stopped; fenced");
 }
 
-bool RunGroup::declare_dead(unsigned r, uint64_t stale) {
-  if (!w_->fence(spec_.compute[r])) return false;
+bool RunGroup::declare_dead(unsigned s, uint64_t stale) {
+  int rank;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    rank = slot_of_[s].first;
+  }
+  if (rank < 0 || !w_->fence(spec_.compute[static_cast<unsigned>(rank)])) return false;
   // Fenced: it writes nothing more. Its word may have moved since it was read (a last beat).
   uint64_t seen = stale;
   for (;;) {
-    const uint64_t prev = w_->cas(kHeartbeats + r, seen, kDead);
-    if (prev == seen || prev == kDead) break;
+    const uint64_t prev = w_->cas(kHeartbeats + s, seen, kDead);
+    if (prev == seen || prev == kDead || replaced(prev)) break;
     if (prev == kFinished || prev == kLeft) return false;  // it ended on its own after all
     seen = prev;
   }
-  note_dead(r, "its heartbeat stopped for " + std::to_string(static_cast<int>(spec_.peer_timeout)) +
+  note_dead(s, "its heartbeat stopped for " + std::to_string(static_cast<int>(spec_.peer_timeout)) +
                    " s (--peer-timeout-seconds); fenced");
   return true;
 }
@@ -217,15 +350,18 @@ void RunGroup::await_all_done() {
   if (!finished_) finish();
   const auto give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                           std::chrono::duration<double>(spec_.wait_seconds));
-  std::vector<uint64_t> beats(spec_.members());
   try {
     for (;;) {
-      w_->load_range(kHeartbeats, spec_.members(), beats.data());
-      note_declared_dead(beats);
-      if (std::all_of(beats.begin(), beats.end(),
-                      [](uint64_t v) { return v == kFinished || v == kLeft || v == kDead; }) ||
-          !lost().empty() || Clock::now() > give_up)
-        return;
+      // Each rank's last incarnation: a replacement that joined before run_ended() runs on.
+      const std::vector<uint64_t> words = read_slots();
+      note_declared_dead(words);
+      bool all = true;
+      for (unsigned r = 0; r < spec_.members() && all; ++r) {
+        const unsigned s = current_slot(words, r);
+        const uint64_t v = s < words.size() ? words[s] : 0;
+        all = v == kFinished || v == kLeft || v == kDead;
+      }
+      if (all || !lost().empty() || Clock::now() > give_up) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   } catch (const std::exception&) {  // the memory node is gone already
@@ -307,21 +443,21 @@ void RunGroup::check_peers(Clock::time_point now) {
     }
     return now - s.since > timeout;
   };
-  std::vector<uint64_t> beats(spec_.members());
-  w_->load_range(kHeartbeats, spec_.members(), beats.data());
+  const std::vector<uint64_t> beats = read_slots();
   note_declared_dead(beats);
   for (unsigned r = 0; r < spec_.members(); ++r) {
-    if (r == spec_.rank) continue;
-    const uint64_t v = beats[r];
-    if (v == kLeft) return set_lost(node_name(r) + " left the run on an error (see its output)");
+    const unsigned s = current_slot(beats, r);  // its last incarnation
+    if (s == slot_ || s >= beats.size()) continue;
+    const uint64_t v = beats[s];
+    if (v == kLeft) return set_lost(slot_name(s) + " left the run on an error (see its output)");
     if (v == kDead) continue;        // a peer declared it (noted above)
     if (v == 0 || v == kFinished) {  // not started yet (the barrier bounds that), or done
-      members_seen_[r] = {v, now};
+      members_seen_[s] = {v, now};
       continue;
     }
-    if (!stale(members_seen_[r], v)) continue;
+    if (!stale(members_seen_[s], v)) continue;
     // Survivable: not the creator, which concludes the run, and only once it is fenced.
-    if (survive_ && r != 0 && declare_dead(r, v)) continue;
+    if (survive_ && r != 0 && declare_dead(s, v)) continue;
     return set_lost(lost_message(r + 1), r + 1);
   }
   for (size_t i = 0; i < spec_.memory.size(); ++i) {

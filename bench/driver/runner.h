@@ -117,7 +117,12 @@ class Bench {
         throw ConfigError("index " + std::string(maker.name()) +
                           " is a local peer in one process's memory: processes cannot share it "
                           "(--attach)");
-      compute_ = {attached_->node()};  // every client of this process lives there
+      compute_ = {attached_->node()};      // every client of this process lives there
+      if (attached_->incarnation() > 0) {  // a replacement: files of its own ("{node}" is N.k)
+        opt_.json = expand_node(opt_.json_template, attached_->node(), attached_->incarnation());
+        opt_.history =
+            expand_node(opt_.history_template, attached_->node(), attached_->incarnation());
+      }
     }
     if (!opt.cpus.empty()) cpus_ = placement::parse_cpu_list(opt.cpus);
     if (std::string err = plan_run_phases(opt, mix, opt.distribution_given, phases_); !err.empty())
@@ -185,7 +190,8 @@ class Bench {
           std::_Exit(1);
         }).detach();
       });
-      g.barrier("start the load");
+      // A replacement joins the run phase under way: the barriers before it are behind it.
+      if (!attached_->incarnation()) g.barrier("start the load");
     }
     setup_ = std::make_unique<Client<T>>(env_.endpoint(compute_[0], id_base_ + clients));
     setup_->set_liveness(liveness_.get());
@@ -245,7 +251,10 @@ class Bench {
         emit(w);
         if (interrupted()) return end_interrupted(w);
       }
-      if (attached_) attached_->group->barrier("start the run");
+      if (attached_ && !attached_->incarnation()) {
+        attached_->group->barrier("start the run");
+        attached_->group->run_started();
+      }
       const PhaseResult r = run_phase();
       emit(r);
       // No final barrier: the others see this process leave, and name it.
@@ -255,6 +264,7 @@ class Bench {
       // Every phase ends together: no process stops a memory node or reads the index's final
       // state while another still runs.
       attached_->group->barrier("end the run");
+      if (attached_->creator()) attached_->group->run_ended();  // no replacement joins after
       on_setup_client([&] { clock_end_ = env_.clock_offset(*setup_); });
       clock_end_local_ns_ = setup_clock_ns();
     }
@@ -284,18 +294,24 @@ class Bench {
     if (interrupted()) return rc;
     attached_->group->await_all_done();
     // Processes declared dead (--on-peer-loss continue) left no report: the others' are merged,
-    // and the merged lines say how many processes ran.
-    const std::vector<unsigned> dead = attached_->group->dead();
-    for (unsigned r : dead)
-      std::printf("conclude: compute node %u (rank %u) died mid-run; its report is not merged%s\n",
-                  static_cast<unsigned>(attached_->group->spec().compute[r]), r,
-                  opt_.verify ? ", its journal stands for its history" : "");
+    // a replacement's beside them, and the merged lines say how many processes ran.
+    const std::vector<RunGroup::Incarnation> all = attached_->group->incarnations();
+    const std::vector<NodeId>& nodes = attached_->group->spec().compute;
+    bool partial = false;
+    for (const auto& p : all) {
+      if (!p.dead) continue;
+      partial = true;
+      std::printf(
+          "conclude: compute node %u (rank %u%s) died mid-run; its report is not "
+          "merged%s\n",
+          static_cast<unsigned>(nodes[p.rank]), p.rank,
+          p.number ? (", incarnation " + std::to_string(p.number)).c_str() : "",
+          opt_.verify ? ", its journal stands for its history" : "");
+    }
     if (!opt_.merged_json.empty()) {
       std::vector<std::string> parts;
-      const std::vector<std::string> all = parts_of(opt_.json_template);
-      for (unsigned r = 0; r < all.size(); ++r)
-        if (!attached_->group->is_dead(r)) parts.push_back(all[r]);
-      const bool partial = !dead.empty();
+      for (const auto& p : all)
+        if (!p.dead) parts.push_back(expand_node(opt_.json_template, nodes[p.rank], p.number));
       // The cluster's table on stdout (unless --quiet), then its JSON.
       if (!opt_.quiet) {
         std::printf("\n== the cluster: %zu compute processes, merged ==\n", parts.size());
@@ -307,7 +323,9 @@ class Bench {
                   parts.size(), opt_.merged_json.c_str(), static_cast<unsigned>(attached_->node()));
     }
     if (opt_.verify && rc == 0 && opt_.history_template.find("{node}") != std::string::npos) {
-      const std::vector<std::string> files = parts_of(opt_.history_template);
+      std::vector<std::string> files;  // every incarnation's: a dead one's journal stands for it
+      for (const auto& p : all)
+        files.push_back(expand_node(opt_.history_template, nodes[p.rank], p.number));
       std::printf("verify: the union of %zu histories, checked by node %u\n", files.size(),
                   static_cast<unsigned>(attached_->node()));
       return check_history_files(files, opt_);
@@ -405,8 +423,8 @@ class Bench {
     }
     std::vector<uint32_t> nodes;
     for (NodeId n : attached_->group->spec().compute) nodes.push_back(n);
-    journal_ =
-        HistoryJournal::create(opt_.history + ".journal", ops, rows, attached_->rank(), nodes);
+    journal_ = HistoryJournal::create(opt_.history + ".journal", ops, rows, attached_->rank(),
+                                      nodes, attached_->incarnation());
   }
 
   // --verify with --attach: this process saw only its own clients' operations; the check is of
@@ -421,6 +439,7 @@ class Bench {
     if (!shared) to_reference_clock(h, c);  // sets h.clock_bound_ns
     // Which part it is, so that dmrt-check refuses a set with parts missing.
     h.part_rank = attached_->rank();
+    h.part_incarnation = attached_->incarnation();
     for (NodeId n : attached_->group->spec().compute) h.part_nodes.push_back(n);
     try {
       save_history(h, opt_.history);
@@ -656,12 +675,6 @@ class Bench {
     const uint64_t n = attached_->members(), r = attached_->rank();
     return total / n + (r < total % n ? 1 : 0);
   }
-  // A part's path for each compute node: `tmpl` with {node} replaced by the node's id.
-  std::vector<std::string> parts_of(const std::string& tmpl) const {
-    std::vector<std::string> out;
-    for (NodeId n : attached_->group->spec().compute) out.push_back(expand_node(tmpl, n));
-    return out;
-  }
 
   // --- phases -----------------------------------------------------------------------------------
   // The next --then phase: its run parameters, on the index as the last phase left it (its grow
@@ -752,6 +765,7 @@ class Bench {
       r.process = {
           {"node", attached_->node()},
           {"rank", attached_->rank()},
+          {"incarnation", attached_->incarnation()},
           {"members", attached_->members()},
           {"compute_nodes", attached_->group->spec().compute},
           {"pid", static_cast<long>(::getpid())},
@@ -1083,11 +1097,11 @@ class Bench {
    public:
     explicit GroupLiveness(const RunGroup& g) : g_(g) {}
     bool fenced_dead(uint32_t client) const override {
-      return g_.is_dead(g_.rank_of_client(client));
+      return g_.is_dead(g_.slot_of_client(client));
     }
-    static_assert(RunGroup::kMaxMembers < 255, "a process tag is 1 + a rank, in 8 bits");
+    static_assert(RunGroup::kMaxMembers < 255, "a process tag is 1 + a slot, in 8 bits");
     uint8_t process_tag(uint32_t client) const override {
-      return static_cast<uint8_t>(1 + g_.rank_of_client(client));
+      return static_cast<uint8_t>(1 + g_.slot_of_client(client));
     }
     bool tag_dead(uint8_t tag) const override { return tag != 0 && g_.is_dead(tag - 1u); }
 

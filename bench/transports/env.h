@@ -42,6 +42,14 @@ inline double process_cpu_seconds() {
   return s(u.ru_utime) + s(u.ru_stime);
 }
 
+// Why a process run with `opt` may not replace a dead one mid-run (GroupSpec::no_replacement): a
+// replacement joins the one run phase under way, with its rank's whole share.
+inline std::string replacement_refusal(const Options& opt) {
+  if (!opt.then.empty()) return "cannot join a run of several phases (--then)";
+  if (opt.warmup_ops > 0) return "cannot join a run with --warmup-ops";
+  return "";
+}
+
 // One compute process of a multi-process experiment (shm --attach, or verbs with a cluster file):
 // its node and the group it runs in (bench/driver/group.h). The first compute node creates and
 // loads the index; every process takes its client ids from the group, and all of them start each
@@ -51,6 +59,7 @@ struct AttachedRun {
   std::unique_ptr<RunGroup> group;
   NodeId node() const { return group->spec().node(); }
   unsigned rank() const { return group->spec().rank; }
+  unsigned incarnation() const { return group->incarnation(); }  // > 0: a replacement
   unsigned members() const { return group->spec().members(); }
   bool creator() const { return group->creator(); }
   void say(const std::string& what) const { group->say(what); }

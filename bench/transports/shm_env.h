@@ -144,6 +144,7 @@ struct Env<ShmTransport> {
     g.memory = pool->config().memory_nodes();
     g.wait_seconds = opt.attach_wait_seconds;
     g.peer_timeout = opt.peer_timeout_seconds;
+    g.no_replacement = replacement_refusal(opt);
     g.label = "pool '" + opt.attach + "'";
     a->group = std::make_unique<RunGroup>(
         std::make_unique<ShmGroupWords>(pool, pool->config().memory_nodes().front()), std::move(g),

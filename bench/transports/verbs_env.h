@@ -87,6 +87,7 @@ struct Env<VerbsTransport> {
       g.memory = config.memory_nodes();
       g.wait_seconds = opt.attach_wait_seconds;
       g.peer_timeout = opt.peer_timeout_seconds;
+      g.no_replacement = replacement_refusal(opt);
       g.label = "memory node " + std::to_string(config.memory_nodes().front());
       attached = std::make_unique<AttachedRun>();
       attached->group = std::make_unique<RunGroup>(

@@ -84,6 +84,9 @@ struct History {
   // refused instead of reporting the violations the missing operations would explain.
   uint32_t part_rank = 0;
   std::vector<uint32_t> part_nodes;
+  // Which process of that rank (0: the first; k: the k-th that replaced a dead one mid-run): a
+  // rank's part is every incarnation's, 0 to the last.
+  uint32_t part_incarnation = 0;
 
   size_t size() const { return ops.size(); }
   // Moves a recorder's records in (scan row indices are rebased).

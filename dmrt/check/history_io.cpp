@@ -125,14 +125,20 @@ std::string parse_part(std::string_view rest, History& h) {
     return "malformed part line";
   if (of == 0 || of > kMaxParts || rank >= of)
     return "part " + std::string(f[0]) + " of " + std::string(f[2]) + " is not a part";
-  if (f.size() != 4 + of)
+  uint64_t incarnation = 0;
+  if (f.size() == 6 + of && f[4 + of] == "incarnation") {
+    if (!parse_num(f[5 + of], incarnation) || incarnation >= kMaxParts)
+      return "bad incarnation '" + std::string(f[5 + of]) + "'";
+  } else if (f.size() != 4 + of) {
     return "the part line lists " + std::to_string(f.size() - 4) + " nodes for " +
            std::to_string(of) + " parts";
+  }
   std::vector<uint32_t> nodes(of);
   for (uint64_t i = 0; i < of; ++i)
     if (!parse_num(f[4 + i], nodes[i])) return "bad node '" + std::string(f[4 + i]) + "'";
   h.part_rank = static_cast<uint32_t>(rank);
   h.part_nodes = std::move(nodes);
+  h.part_incarnation = static_cast<uint32_t>(incarnation);
   return "";
 }
 
@@ -140,9 +146,9 @@ std::string parse_part(std::string_view rest, History& h) {
 // is a part), else a sentence naming them. Throws for parts of different runs or a part twice.
 std::string missing_parts(const std::vector<std::string>& files,
                           const std::vector<std::vector<uint32_t>>& nodes_of,
-                          const std::vector<uint32_t>& rank_of) {
+                          const std::vector<std::pair<uint32_t, uint32_t>>& part_of) {
   const std::vector<uint32_t>* run = nullptr;
-  std::map<uint32_t, const std::string*> have;  // rank -> its file
+  std::map<std::pair<uint32_t, uint32_t>, const std::string*> have;  // (rank, incarnation) -> file
   for (size_t i = 0; i < files.size(); ++i) {
     if (nodes_of[i].empty()) continue;
     if (run && *run != nodes_of[i])
@@ -150,21 +156,42 @@ std::string missing_parts(const std::vector<std::string>& files,
                                " is a part of another run than the files before it "
                                "(its part line lists other compute nodes)");
     run = &nodes_of[i];
-    auto [it, fresh] = have.try_emplace(rank_of[i], &files[i]);
+    auto [it, fresh] = have.try_emplace(part_of[i], &files[i]);
+    const auto [rank, inc] = part_of[i];
     if (!fresh)
-      throw HistoryFormatError("part " + std::to_string(rank_of[i]) + " (node " +
-                               std::to_string((*run)[rank_of[i]]) + ") is both " + *it->second +
-                               " and " + files[i]);
+      throw HistoryFormatError("part " + std::to_string(rank) +
+                               (inc ? " incarnation " + std::to_string(inc) : std::string()) +
+                               " (node " + std::to_string((*run)[rank]) + ") is both " +
+                               *it->second + " and " + files[i]);
   }
-  if (!run || have.size() == run->size()) return "";
+  if (!run) return "";
+  // Every rank, and each rank's incarnations from 0 to its last (a replacement's part without
+  // the part or journal of the process it replaced lacks that one's operations).
   std::string given, missing;
+  size_t ranks = 0, lacking = 0;
   for (uint32_t r = 0; r < run->size(); ++r) {
-    std::string& list = have.count(r) ? given : missing;
-    list += (list.empty() ? "" : ", ") + std::to_string((*run)[r]);
+    auto last = have.lower_bound({r + 1, 0});
+    const uint32_t incs = last == have.begin() || std::prev(last)->first.first != r
+                              ? 0
+                              : std::prev(last)->first.second + 1;
+    const std::string node = std::to_string((*run)[r]);
+    ranks += incs > 0;
+    if (incs == 0) {
+      missing += (missing.empty() ? "" : ", ") + node;
+      ++lacking;
+    }
+    for (uint32_t k = 0; k < incs; ++k) {
+      const std::string name = k ? node + " incarnation " + std::to_string(k) : node;
+      const bool there = have.count({r, k});
+      std::string& list = there ? given : missing;
+      list += (list.empty() ? "" : ", ") + name;
+      lacking += !there;
+    }
   }
-  return "the parts of " + std::to_string(have.size()) + " of the run's " +
-         std::to_string(run->size()) + " compute processes (nodes " + given + "; missing: node" +
-         (run->size() - have.size() > 1 ? "s " : " ") + missing + ")";
+  if (missing.empty()) return "";
+  return "the parts of " + std::to_string(ranks) + " of the run's " + std::to_string(run->size()) +
+         " compute processes (nodes " + given + "; missing: node" + (lacking > 1 ? "s " : " ") +
+         missing + ")";
 }
 
 }  // namespace
@@ -175,6 +202,7 @@ void save_history(const History& h, std::ostream& out) {
   if (!h.part_nodes.empty()) {
     out << kPart << " " << h.part_rank << " of " << h.part_nodes.size() << " nodes";
     for (uint32_t n : h.part_nodes) out << " " << n;
+    if (h.part_incarnation) out << " incarnation " << h.part_incarnation;
     out << "\n";
   }
   out << "# kind client key arg out ok invoke_ns response_ns [row_key:row_value ...]\n";
@@ -337,13 +365,13 @@ History load_history_union(const std::vector<std::string>& files, const HistoryL
   History h;
   std::map<uint32_t, const std::string*> client_file;  // each client's operations in one file
   std::vector<std::vector<uint32_t>> nodes_of;
-  std::vector<uint32_t> rank_of;
+  std::vector<std::pair<uint32_t, uint32_t>> part_of;  // (rank, incarnation) of each file
   for (const std::string& file : files) {
     // A journal: the part of a process that died mid-run (dmrt/check/journal.h).
     History part =
         is_history_journal(file) ? load_history_journal(file) : load_history(file, limits);
     nodes_of.push_back(std::move(part.part_nodes));
-    rank_of.push_back(part.part_rank);
+    part_of.emplace_back(part.part_rank, part.part_incarnation);
     part.part_nodes.clear();
     std::set<uint32_t> seen;
     for (const Operation& op : part.ops) {
@@ -358,7 +386,7 @@ History load_history_union(const std::vector<std::string>& files, const HistoryL
     if (widened && part.clock_bound_ns) widened->push_back({file, part.clock_bound_ns});
     append_history(h, std::move(part));
   }
-  std::string missing = missing_parts(files, nodes_of, rank_of);
+  std::string missing = missing_parts(files, nodes_of, part_of);
   if (partial)
     *partial = std::move(missing);
   else if (!missing.empty())

@@ -31,6 +31,7 @@ struct Header {
   uint64_t next_op, next_row;  // claimed so far (atomic_ref); past the capacity: it filled up
   uint32_t rank, members;
   uint32_t nodes[kMaxNodes];
+  uint32_t incarnation;  // History::part_incarnation (0 in journals from before it was kept)
 };
 static_assert(sizeof(Header) <= kHeaderBytes);
 
@@ -62,7 +63,8 @@ ScanRow* rows_of(void* base) {
 
 std::unique_ptr<HistoryJournal> HistoryJournal::create(const std::string& path, uint64_t ops,
                                                        uint64_t rows, uint32_t rank,
-                                                       const std::vector<uint32_t>& nodes) {
+                                                       const std::vector<uint32_t>& nodes,
+                                                       uint32_t incarnation) {
   if (nodes.size() > kMaxNodes || rank >= std::max<size_t>(nodes.size(), 1))
     throw std::runtime_error("journal " + path + ": rank " + std::to_string(rank) + " of " +
                              std::to_string(nodes.size()) + " nodes");
@@ -82,6 +84,7 @@ std::unique_ptr<HistoryJournal> HistoryJournal::create(const std::string& path, 
   h.ops = ops;
   h.rows = rows;
   h.rank = rank;
+  h.incarnation = incarnation;
   h.members = static_cast<uint32_t>(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) h.nodes[i] = nodes[i];
   at(h.magic).store(kMagic, std::memory_order_release);  // last: a reader sees a whole header
@@ -163,7 +166,7 @@ History load_history_journal(const std::string& path) {
   const auto& h = *static_cast<const Header*>(base);
   if (h.magic != kMagic) throw HistoryFormatError(path + ": not a history journal (no magic)");
   if (h.ops > (size - kHeaderBytes) / 64 || journal_bytes(h.ops, h.rows) != size ||
-      h.members > kMaxNodes || (h.members > 0 && h.rank >= h.members))
+      h.members > kMaxNodes || (h.members > 0 && h.rank >= h.members) || h.incarnation >= 65536)
     throw HistoryFormatError(path + ": a history journal whose header does not match its size");
   if (h.next_op > h.ops || h.next_row > h.rows)
     throw HistoryTruncated(path + ": the journal filled up (" + std::to_string(h.ops) +
@@ -174,6 +177,7 @@ History load_history_journal(const std::string& path) {
       reinterpret_cast<const ScanRow*>(static_cast<const char*>(base) + kHeaderBytes + 64 * h.ops);
   History out;
   out.part_rank = h.rank;
+  out.part_incarnation = h.incarnation;
   out.part_nodes.assign(h.nodes, h.nodes + h.members);
   for (uint64_t i = 0; i < h.next_op; ++i) {
     const uint64_t state = slots[i].state;

@@ -29,11 +29,13 @@ namespace dmrt {
 class HistoryJournal {
  public:
   // Creates (or replaces) `path`, sparse, for up to `ops` operations and `rows` scan rows, as the
-  // part `rank` of a run whose compute nodes by rank are `nodes` (History::part_rank,
-  // part_nodes). Throws std::runtime_error naming the path on any I/O error.
+  // part `rank` of a run whose compute nodes by rank are `nodes`, by that rank's process
+  // `incarnation` (History::part_rank, part_nodes, part_incarnation). Throws std::runtime_error
+  // naming the path on any I/O error.
   static std::unique_ptr<HistoryJournal> create(const std::string& path, uint64_t ops,
                                                 uint64_t rows, uint32_t rank,
-                                                const std::vector<uint32_t>& nodes);
+                                                const std::vector<uint32_t>& nodes,
+                                                uint32_t incarnation = 0);
   ~HistoryJournal();
   HistoryJournal(const HistoryJournal&) = delete;
   HistoryJournal& operator=(const HistoryJournal&) = delete;

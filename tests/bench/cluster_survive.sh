@@ -164,6 +164,90 @@ experiment stopped 3 stop-long
 experiment paused 3 stop-short
 experiment creator 1 kill
 
+# rejoin NAME INDEX [FLAGS...]: node 3 is killed early in a 6 s run; once a survivor has declared
+# it dead, a replacement is started with the same command. It joins the run phase under way as
+# node 3's incarnation 1 (its own client ids, lock tag and files: h3.1, r3.1.json), runs node 3's
+# share, and the creator waits for it: all of node 3's incarnations are checked with the others
+# (h3's journal, h3.1), and the merge counts 3 processes. A second replacement while the first
+# runs, and one after the run ended, are refused by name.
+rejoin() {
+  local name=$1 index=$2 pool="dmrt-sv-$$-$1" d="$WORK/$1"
+  local extra=("${@:3}")
+  cases=$((cases + 1))
+  mkdir -p "$d"
+  local services=()
+  [ "$index" = hstore ] && services=(--service hstore-hts --service hstore-sls)
+  "$NODE" --transport shm --pool "$pool" --create --memory-mb 256 --compute-nodes 3 \
+    "${services[@]}" >"$d/node.out" 2>&1 &
+  local npid=$!
+  PIDS+=("$npid")
+  local cmd=("$BENCH" --transport shm --attach "$pool" --shm-interleave --index "$index"
+    --workload a --keys 5000 --threads 1 --fibers 4 --seconds 6 --shm-latency-ns 20000 --quiet
+    --progress off --peer-timeout-seconds $PEER_TIMEOUT --on-peer-loss continue --verify
+    --history "$d/h{node}" --json "$d/r{node}.json" --merged-json "$d/merged.json" "${extra[@]}")
+  local pids=() k
+  for k in 1 2 3; do
+    "${cmd[@]}" --node $k >"$d/out$k" 2>&1 &
+    pids+=($!)
+    PIDS+=($!)
+  done
+  for _ in $(seq 1 600); do
+    [ -s "$d/r1.json" ] && break
+    sleep 0.1
+  done
+  sleep 0.3
+  kill -9 "${pids[2]}"
+  wait "${pids[2]}" 2>/dev/null  # reaped: its claim on node 3 is free to take
+  for _ in $(seq 1 200); do
+    grep -q "compute node 3 (rank 2) is dead" "$d/out1" "$d/out2" && break
+    sleep 0.05
+  done
+  "${cmd[@]}" --node 3 >"$d/out3r" 2>&1 &
+  local rpid=$!
+  PIDS+=("$rpid")
+  for _ in $(seq 1 200); do
+    grep -q "replaces compute node 3" "$d/out3r" && break
+    sleep 0.05
+  done
+  if "${cmd[@]}" --node 3 >"$d/out3x" 2>&1; then
+    fail "$name: a second replacement of node 3 ran beside the first"
+  fi
+  grep -q "already run by process\|live replacement" "$d/out3x" ||
+    fail "$name: a second replacement was not refused by name: $(tail -2 "$d/out3x")"
+  local p rc
+  for p in "${pids[0]}" "${pids[1]}" "$rpid"; do
+    for _ in $(seq 1 600); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$p" 2>/dev/null && { fail "$name: pid $p still running after 60 s"; kill -9 "$p"; }
+    wait "$p"
+    rc=$?
+    if [ "$rc" != 0 ]; then
+      fail "$name: pid $p exited $rc"
+      tail -n 8 "$d/out1" "$d/out2" "$d/out3r" | sed 's/^/    /'
+    fi
+  done
+  if "${cmd[@]}" --node 3 >"$d/out3late" 2>&1 || ! grep -q "has ended\|has finished" "$d/out3late"; then
+    fail "$name: a replacement after the run ended was not refused: $(tail -2 "$d/out3late")"
+  fi
+  kill -TERM "$npid" 2>/dev/null
+  wait "$npid" 2>/dev/null
+  rm -f /dev/shm/dmrt."$pool".*
+  grep -q "replaces compute node 3 (rank 2), declared dead, as its incarnation 1" "$d/out3r" ||
+    fail "$name: the replacement did not say what it replaced: $(head -3 "$d/out3r")"
+  grep -q "verify: the union of 4 histories" "$d/out1" ||
+    fail "$name: the creator did not check all four histories: $(grep verify "$d/out1")"
+  grep -q "^linearizable: yes" "$d/out1" || fail "$name: the union is not linearizable"
+  [ -s "$d/h3.1" ] && [ -s "$d/r3.1.json" ] && [ -s "$d/h3.journal" ] ||
+    fail "$name: incarnation files missing: $(ls "$d" | tr '\n' ' ')"
+  python3 - "$d/merged.json" <<'EOF' || fail "$name: merged report"
+import json, sys
+run = [json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["phase"] == "run"]
+assert run and run[0]["merged"]["processes"] == 3, run
+EOF
+  echo "cluster_survive: $name: node 3 killed and replaced mid-run; 4 histories linearizable"
+}
+rejoin rejoin-sherman sherman
+rejoin rejoin-hstore hstore
+
 cases=$((cases + 1))
 if "$BENCH" --transport sim --index race --keys 100 --ops 100 --on-peer-loss continue \
   >"$WORK/r.out" 2>&1 || ! grep -q "is for shm" "$WORK/r.out"; then

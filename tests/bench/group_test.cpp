@@ -108,7 +108,7 @@ TEST(RunGroup, CreatorThenOthersThenBarriersAndUniqueClientIds) {
   std::sort(first.begin(), first.end());
   for (unsigned r = 0; r < kMembers; ++r) {
     EXPECT_EQ(first[r], 10 * r);
-    EXPECT_EQ(g[r]->rank_of_client(10 * r + 9), r);  // a client id names its process
+    EXPECT_EQ(g[r]->slot_of_client(10 * r + 9), r);  // a client id names its process
     EXPECT_EQ(w->w[8 + r].load(), RunGroup::kFinished);
   }
   for (auto& x : g) EXPECT_EQ(x->lost(), "");
@@ -233,7 +233,7 @@ TEST(RunGroup, AFencedDeadPeerIsLeftBehindWhenSurvivable) {
   EXPECT_EQ(b->lost(), "");
   EXPECT_EQ(w->w[8 + 2].load(), RunGroup::kDead);
   EXPECT_EQ(a->dead(), (std::vector<unsigned>{2}));
-  EXPECT_EQ(a->rank_of_client(25), 2u);
+  EXPECT_EQ(a->slot_of_client(25), 2u);
   std::thread tb([&] { b->barrier("end the run"); });
   a->barrier("end the run");  // passes: rank 2 is dead
   tb.join();
@@ -255,6 +255,47 @@ TEST(RunGroup, APeerDeclaredDeadAfterFinishIsNamed) {
   a->await_all_done();
   EXPECT_EQ(a->dead(), (std::vector<unsigned>{2}));
   EXPECT_EQ(a->lost(), "");
+}
+
+// A replacement for a dead rank: refused before the run phase began; mid-run it takes the next
+// slot (its own client ids and process tag), links it from the dead slot, and counts at the
+// barriers for its rank; a second one, and any after the run ended, are refused.
+TEST(RunGroup, AReplacementTakesADeadRanksPlaceMidRun) {
+  auto w = std::make_shared<Words>();
+  auto a = member(w, 0, 3), b = member(w, 1, 3);
+  w->w[8 + 2].store(RunGroup::kDead);  // rank 2 died and was fenced
+  EXPECT_THROW(member(w, 2, 3), ConfigError);  // no run phase under way yet
+  std::thread tb([&] { b->barrier("start the run"); });
+  a->barrier("start the run");
+  tb.join();
+  a->run_started();
+  b->run_started();
+  auto c = member(w, 2, 3);
+  EXPECT_EQ(c->slot(), 3u);
+  EXPECT_EQ(c->incarnation(), 1u);
+  EXPECT_EQ(c->take_client_ids(10), 30u);
+  EXPECT_EQ(w->w[8 + 2].load(), RunGroup::kReplaced | 3);
+  EXPECT_THROW(member(w, 2, 3), ConfigError);  // rank 2 runs again
+  // The end barrier waits for the replacement, as for any member.
+  std::atomic<bool> passed{false};
+  std::thread ta([&] {
+    a->barrier("end the run");
+    passed = true;
+  });
+  std::thread tb2([&] { b->barrier("end the run"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(passed.load());
+  c->barrier("end the run");
+  ta.join();
+  tb2.join();
+  a->run_ended();
+  for (auto* g : {a.get(), b.get(), c.get()}) g->finish();
+  a->await_all_done();
+  const auto incs = a->incarnations();
+  ASSERT_EQ(incs.size(), 4u);
+  EXPECT_TRUE(incs[2].rank == 2 && incs[2].number == 0 && incs[2].slot == 2 && incs[2].dead);
+  EXPECT_TRUE(incs[3].rank == 2 && incs[3].number == 1 && incs[3].slot == 3 && !incs[3].dead);
+  EXPECT_THROW(member(w, 2, 3), ConfigError);  // the run has ended
 }
 
 // Where the fence fails (another host's process), or the creator stops: lost, as without it.

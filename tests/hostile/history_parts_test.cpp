@@ -96,10 +96,54 @@ TEST(HistoryParts, PartsOfOtherRunsOrTwiceAreRefused) {
   }
 }
 
+// A replacement of a dead process (incarnation 1 of rank 1) has a part of its own: with it, the
+// set is whole only with the dead incarnation's part (its journal, here its file) as well.
+TEST(HistoryParts, ReplacementsArePartsOfTheirRank) {
+  const auto files = save_parts("inc");
+  History repl;
+  HistoryRecorder r(9);
+  r.search(7, true, "seven", 50, 60);
+  repl.append(std::move(r));
+  repl.part_rank = 1;
+  repl.part_incarnation = 1;
+  repl.part_nodes = {1, 2};
+  save_history(repl, tmp("inc_r"));
+  {
+    std::ifstream in(tmp("inc_r"));
+    std::string first, second;
+    std::getline(in, first);
+    std::getline(in, second);
+    EXPECT_EQ(second, "# part 1 of 2 nodes 1 2 incarnation 1");
+  }
+  EXPECT_EQ(load_history(tmp("inc_r")).part_incarnation, 1u);
+  History h = load_history_union({files[0], files[1], tmp("inc_r")});
+  EXPECT_EQ(h.ops.size(), 3u);
+  try {
+    load_history_union({files[0], tmp("inc_r")});
+    FAIL() << "a replacement's part without the part of the process it replaced was accepted";
+  } catch (const HistoryIncomplete& e) {
+    EXPECT_NE(std::string(e.what()).find("missing: node 2)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nodes 1, 2 incarnation 1;"), std::string::npos)
+        << e.what();
+  }
+  History again = load_history(tmp("inc_r"));
+  for (Operation& op : again.ops) op.client = 11;
+  save_history(again, tmp("inc_r2"));
+  try {
+    load_history_union({files[0], files[1], tmp("inc_r"), tmp("inc_r2")});
+    FAIL() << "an incarnation given twice was accepted";
+  } catch (const HistoryFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("part 1 incarnation 1 (node 2) is both"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(HistoryParts, MalformedPartLinesAreRefused) {
   for (const char* line :
        {"# part 2 of 2 nodes 1 2", "# part 0 of 0 nodes", "# part x of 2",
-        "# part 0 of 3 nodes 1 2", "# part 0 of 99999999 nodes 1", "# part 0 of 2 nodes 1 -2"}) {
+        "# part 0 of 3 nodes 1 2", "# part 0 of 99999999 nodes 1", "# part 0 of 2 nodes 1 -2",
+        "# part 0 of 2 nodes 1 2 incarnation x", "# part 0 of 2 nodes 1 2 incarnation"}) {
     const std::string path = tmp("bad");
     {
       std::ofstream f(path, std::ios::trunc);

@@ -420,6 +420,10 @@ static std::string seconds_text(double s) {
 }
 
 std::string RunGroup::lost_message(uint64_t code) const {
+  if (code >= kMemoryStopped) {
+    return "memory node " + std::to_string(code - kMemoryStopped) +
+           " stopped serving (its dmrt-node exited)";
+  }
   if (code >= kMemoryLost) {
     const uint64_t m = code - kMemoryLost;
     return "memory node " + std::to_string(m) + " is lost: its heartbeat stopped " +
@@ -465,9 +469,7 @@ void RunGroup::check_peers(Clock::time_point now) {
     const uint64_t v = w_->node_heartbeat(m);
     if (v == 0) continue;
     if (v == kLeft || v == kFinished)
-      return set_lost(
-          "memory node " + std::to_string(m) + " stopped serving (its dmrt-node exited)",
-          kMemoryLost + m);
+      return set_lost(lost_message(kMemoryStopped + m), kMemoryStopped + m);
     if (stale(memory_seen_[i], v)) return set_lost(lost_message(kMemoryLost + m), kMemoryLost + m);
   }
 }

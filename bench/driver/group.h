@@ -162,7 +162,8 @@ class RunGroup {
   void on_lost(std::function<void(const std::string&)> f);
 
  private:
-  // kLost: the first peer lost, as a process saw it (1 + compute rank, or kMemoryLost + node), so
+  // kLost: the first peer lost, as a process saw it (1 + compute rank, kMemoryLost + node, or
+  // kMemoryStopped + node), so
   // that the others name it too, not the process that left on finding it. kReplacements: slots
   // taken by replacements (members onward). kRunRound: the round of the run phase's start
   // barrier once it began, kRunDone once the creator concluded.
@@ -172,6 +173,7 @@ class RunGroup {
   static constexpr uint64_t kBeatMask = (uint64_t{1} << kBarrierShift) - 1;
   static constexpr unsigned kMaxBarriers = 127;
   static constexpr uint64_t kMemoryLost = uint64_t{1} << 32;
+  static constexpr uint64_t kMemoryStopped = uint64_t{1} << 33;  // its dmrt-node exited cleanly
   static constexpr uint64_t kCreatingTag = 1, kReady = 2, kFailed = 3;
 
   // Every slot's word, as one read: the members', then the replacements'.

@@ -141,6 +141,7 @@ expect 2 "--threads: 1e400 is too large" -- $SMALL --threads 1e400
 expect 2 "--zipf-theta: nan is not a finite number: give a number from 0.01 to 0.9999" -- \
   $SMALL --zipf-theta nan
 expect 2 "--verify-seconds: inf is not a finite number" -- $SMALL --verify --verify-seconds inf
+expect 2 "--verify-seconds: nan is not a finite number" -- $SMALL --verify --verify-seconds nan
 expect 2 "--shm-gbps: nan is not a finite number" -- $SMALL --shm-gbps nan
 expect 2 "--seconds: -inf is not a finite number" -- $BASE --seconds=-inf
 expect 2 "--cache-mb: NaN is not a finite number" -- $SMALL --cache-mb NaN
@@ -159,6 +160,9 @@ if [ -n "$NODE" ]; then
   expect_of 105 "--memory-mb: 64.5 is not a whole number" "$NODE" --transport shm \
     --pool hostile-numbers --create --memory-mb 64.5
   expect_of 0 "--transport" "$NODE" --help
+  # dmrt-node reads its --config through the same capped reader (it grew without bound too).
+  expect_of 104 "--config: the file is larger than 4 MiB" "$NODE" --transport shm \
+    --pool hostile-numbers --config /dev/zero
 fi
 # Every numeric flag of the three tools, as their help lists them (a flag added later is probed
 # too): NaN, -5, 1e30, 2^64, and both ends of the range its refusal states and one step past

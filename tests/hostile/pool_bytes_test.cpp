@@ -372,34 +372,39 @@ int wait_exit(pid_t pid, int seconds) {
   return -1;
 }
 
+// Once with each signal the node stops on (the probe found it deaf to both), on the same pool.
 TEST_F(HostilePool, NodeProgramSurvivesABogusSequenceWordAndStops) {
   if (!std::getenv("DMRT_NODE")) GTEST_SKIP() << "set DMRT_NODE to the dmrt-node binary";
   const MailboxGeometry& g = pool_->config().mailbox;
   std::byte* inbox = header(0) + layout::mailbox_offset(g, 0);
-  std::string log = "/tmp/dmrt-hostile-node-" + std::to_string(getpid()) + ".log";
-  pid_t node = spawn_node(name_, log);
-  ASSERT_GT(node, 0);
-  // Wait until it serves (its heartbeat word moves), then poison the inbox's next slot.
-  for (int i = 0; i < 3000 && get(0, layout::kHeartbeatOffset) == 0; ++i) usleep(10000);
-  ASSERT_NE(get(0, layout::kHeartbeatOffset), 0u) << read_file(log);
-  const uint64_t head = local::load_word(inbox + MailboxRing::kHeadOffset);
-  local::store_word(inbox + MailboxRing::kSlotsOffset + (head & (g.slots - 1)) * g.slot_bytes,
-                    uint64_t{1} << 40);
-  usleep(300000);
-  // The inbox works again: a message pushed now is taken by the node.
-  const std::byte hi[2] = {std::byte{'h'}, std::byte{'i'}};
-  EXPECT_TRUE(MailboxRing(inbox, g).try_push({0, 1, 0, 1}, hi));
-  bool taken = false;
-  for (int i = 0; i < 500 && !taken; ++i) {
-    taken = local::load_word(inbox + MailboxRing::kHeadOffset) == head + 1;
-    usleep(10000);
+  for (int sig : {SIGTERM, SIGINT}) {
+    SCOPED_TRACE(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    std::string log = "/tmp/dmrt-hostile-node-" + std::to_string(getpid()) + ".log";
+    const uint64_t beat = get(0, layout::kHeartbeatOffset);
+    pid_t node = spawn_node(name_, log);
+    ASSERT_GT(node, 0);
+    // Wait until it serves (its heartbeat word moves), then poison the inbox's next slot.
+    for (int i = 0; i < 3000 && get(0, layout::kHeartbeatOffset) == beat; ++i) usleep(10000);
+    ASSERT_NE(get(0, layout::kHeartbeatOffset), beat) << read_file(log);
+    const uint64_t head = local::load_word(inbox + MailboxRing::kHeadOffset);
+    local::store_word(inbox + MailboxRing::kSlotsOffset + (head & (g.slots - 1)) * g.slot_bytes,
+                      uint64_t{1} << 40);
+    usleep(300000);
+    // The inbox works again: a message pushed now is taken by the node.
+    const std::byte hi[2] = {std::byte{'h'}, std::byte{'i'}};
+    EXPECT_TRUE(MailboxRing(inbox, g).try_push({0, 1, 0, 1}, hi));
+    bool taken = false;
+    for (int i = 0; i < 500 && !taken; ++i) {
+      taken = local::load_word(inbox + MailboxRing::kHeadOffset) == head + 1;
+      usleep(10000);
+    }
+    EXPECT_TRUE(taken) << "the node no longer takes messages from its inbox";
+    kill(node, sig);
+    EXPECT_EQ(wait_exit(node, 20), 0) << "dmrt-node did not stop on the signal\n" << read_file(log);
+    std::string text = read_file(log);
+    EXPECT_NE(text.find("malformed message in mailbox"), std::string::npos) << text;
+    std::remove(log.c_str());
   }
-  EXPECT_TRUE(taken) << "the node no longer takes messages from its inbox";
-  kill(node, SIGTERM);
-  EXPECT_EQ(wait_exit(node, 20), 0) << "dmrt-node did not stop on SIGTERM\n" << read_file(log);
-  std::string text = read_file(log);
-  EXPECT_NE(text.find("malformed message in mailbox"), std::string::npos) << text;
-  std::remove(log.c_str());
 }
 
 TEST_F(HostilePool, NodeProgramRefusesACorruptHeader) {

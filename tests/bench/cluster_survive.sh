@@ -30,6 +30,25 @@ failures=0 cases=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 PEER_TIMEOUT=2
 
+# start_memory POOL DIR INDEX: the memory process (dmrt-node --create) with the memory-node
+# services INDEX needs (HStore's hash table and skiplist, ROLEX's); its pid in NPID.
+start_memory() {
+  local services=()
+  [ "$3" = hstore ] && services=(--service hstore-hts --service hstore-sls)
+  [ "$3" = rolex ] && services=(--service rolex)
+  "$NODE" --transport shm --pool "$1" --create --memory-mb 256 --compute-nodes 3 \
+    "${services[@]}" >"$2/node.out" 2>&1 &
+  NPID=$!
+  PIDS+=("$NPID")
+}
+# await_run DIR: the run phase has started once the creator wrote its load line.
+await_run() {
+  for _ in $(seq 1 600); do
+    [ -s "$1/r1.json" ] && break
+    sleep 0.1
+  done
+}
+
 # experiment NAME VICTIM ACTION [INDEX [FLAGS...]]: ACTION is kill, stop-long or stop-short.
 experiment() {
   local name=$1 victim=$2 action=$3 index=${4:-race} pool="dmrt-sv-$$-$1" d="$WORK/$1"
@@ -37,14 +56,8 @@ experiment() {
   [ ${#extra[@]} -gt 0 ] || extra=(--ops 1500000 --fibers 4)
   cases=$((cases + 1))
   mkdir -p "$d"
-  local services=()  # the memory-node services: HStore's hash table and skiplist, ROLEX's
-  [ "$index" = hstore ] && services=(--service hstore-hts --service hstore-sls)
-  [ "$index" = rolex ] && services=(--service rolex)
-  "$NODE" --transport shm --pool "$pool" --create --memory-mb 256 --compute-nodes 3 \
-    "${services[@]}" >"$d/node.out" 2>&1 &
-  local npid=$!
-  PIDS+=("$npid")
-  local bpids=() k
+  start_memory "$pool" "$d" "$index"
+  local npid=$NPID bpids=() k
   for k in 1 2 3; do
     "$BENCH" --transport shm --attach "$pool" --shm-interleave --node $k --index "$index" \
       --workload a --keys 5000 --threads 1 --quiet --progress off "${extra[@]}" \
@@ -54,12 +67,8 @@ experiment() {
     bpids+=($!)
     PIDS+=($!)
   done
-  # The run phase has started once the creator wrote its load line; let it run a moment.
-  for _ in $(seq 1 600); do
-    [ -s "$d/r1.json" ] && break
-    sleep 0.1
-  done
-  sleep 0.2
+  await_run "$d"
+  sleep 0.2  # let it run a moment
   local vpid=${bpids[$((victim - 1))]}
   case $action in
     kill) kill -9 "$vpid" ;;
@@ -175,12 +184,8 @@ rejoin() {
   local extra=("${@:3}")
   cases=$((cases + 1))
   mkdir -p "$d"
-  local services=()
-  [ "$index" = hstore ] && services=(--service hstore-hts --service hstore-sls)
-  "$NODE" --transport shm --pool "$pool" --create --memory-mb 256 --compute-nodes 3 \
-    "${services[@]}" >"$d/node.out" 2>&1 &
-  local npid=$!
-  PIDS+=("$npid")
+  start_memory "$pool" "$d" "$index"
+  local npid=$NPID
   local cmd=("$BENCH" --transport shm --attach "$pool" --shm-interleave --index "$index"
     --workload a --keys 5000 --threads 1 --fibers 4 --seconds 6 --shm-latency-ns 20000 --quiet
     --progress off --peer-timeout-seconds $PEER_TIMEOUT --on-peer-loss continue --verify
@@ -191,10 +196,7 @@ rejoin() {
     pids+=($!)
     PIDS+=($!)
   done
-  for _ in $(seq 1 600); do
-    [ -s "$d/r1.json" ] && break
-    sleep 0.1
-  done
+  await_run "$d"
   sleep 0.3
   kill -9 "${pids[2]}"
   wait "${pids[2]}" 2>/dev/null  # reaped: its claim on node 3 is free to take

@@ -39,6 +39,15 @@ std::vector<std::string> save_parts(const std::string& tag) {
   return files;
 }
 
+// A copy of part `from` whose operations are client `client`'s: the same part again, as if another
+// process had written it (a file given twice would be refused for its clients first).
+std::string renumbered_copy(const std::string& from, uint32_t client, const std::string& tag) {
+  History again = load_history(from);
+  for (Operation& op : again.ops) op.client = client;
+  save_history(again, tmp(tag));
+  return tmp(tag);
+}
+
 TEST(HistoryParts, PartLineRoundTrips) {
   const auto files = save_parts("rt");
   History h = load_history(files[1]);
@@ -85,11 +94,8 @@ TEST(HistoryParts, PartsOfOtherRunsOrTwiceAreRefused) {
   save_history(other, tmp("mix_other"));
   EXPECT_THROW(load_history_union({files[1], tmp("mix_other")}), HistoryFormatError);
   // Rank 1 twice, from different clients (a copy renumbered): refused, naming both files.
-  History again = load_history(files[1]);
-  for (Operation& op : again.ops) op.client = 9;
-  save_history(again, tmp("mix_again"));
   try {
-    load_history_union({files[0], files[1], tmp("mix_again")});
+    load_history_union({files[0], files[1], renumbered_copy(files[1], 9, "mix_again")});
     FAIL() << "a part given twice was accepted";
   } catch (const HistoryFormatError& e) {
     EXPECT_NE(std::string(e.what()).find("part 1 (node 2) is both"), std::string::npos) << e.what();
@@ -126,11 +132,9 @@ TEST(HistoryParts, ReplacementsArePartsOfTheirRank) {
     EXPECT_NE(std::string(e.what()).find("nodes 1, 2 incarnation 1;"), std::string::npos)
         << e.what();
   }
-  History again = load_history(tmp("inc_r"));
-  for (Operation& op : again.ops) op.client = 11;
-  save_history(again, tmp("inc_r2"));
   try {
-    load_history_union({files[0], files[1], tmp("inc_r"), tmp("inc_r2")});
+    load_history_union(
+        {files[0], files[1], tmp("inc_r"), renumbered_copy(tmp("inc_r"), 11, "inc_r2")});
     FAIL() << "an incarnation given twice was accepted";
   } catch (const HistoryFormatError& e) {
     EXPECT_NE(std::string(e.what()).find("part 1 incarnation 1 (node 2) is both"),

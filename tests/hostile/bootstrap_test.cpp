@@ -460,6 +460,39 @@ TEST_F(Bootstrap, ReleasesDepartedPeersQps) {
   EXPECT_EQ(live_qps(), qps0);
 }
 
+// A sequence word no producer or consumer can have written, in the inbox's next slot (any holder
+// of the rkey can write it): the verbs consumer repairs the slot, the echo service counts it and
+// keeps answering (it used to spin for ever, as on shm).
+TEST_F(Bootstrap, EchoServiceSurvivesABogusSequenceWord) {
+  const MailboxGeometry& g = server_->config().mailbox;
+  std::byte* region = server_->local_region();
+  std::byte* in = region + layout::mailbox_offset(g, 0);
+  MailboxRing inbox(in, g);
+  MailboxRing replies(region + layout::mailbox_offset(g, 1), g);
+  uint64_t head = 0, bogus = uint64_t{1} << 40;
+  std::memcpy(&head, in + MailboxRing::kHeadOffset, 8);
+  std::memcpy(in + MailboxRing::kSlotsOffset + (head & (g.slots - 1)) * g.slot_bytes, &bogus, 8);
+  node::EchoCounters stats;
+  auto host = std::make_unique<verbs::ServiceHost>(*server_, 0, 1,
+                                                   node::echo_service<VerbsTransport>(stats));
+  EXPECT_TRUE(eventually([&] { return stats.bad.load() == 1; }, 10s))
+      << "the bogus slot was not counted";
+  const std::byte hi[2] = {std::byte{'h'}, std::byte{'i'}};
+  EXPECT_TRUE(eventually(
+      [&] {
+        return inbox.try_push({0, 1, node::kEchoTag, 9}, hi);
+      },
+      10s))
+      << "the slot was never repaired";
+  Message m;
+  const bool answered = eventually([&] { return replies.try_pop(m); }, 10s);
+  host->stop();
+  host.reset();
+  ASSERT_TRUE(answered) << "the echo service stopped answering after a bogus sequence word";
+  EXPECT_EQ(m.request_id, 9u);
+  EXPECT_EQ(stats.answered.load(), 1u);
+}
+
 // Malformed mailbox messages: the echo service skips and counts them, keeps answering, and the
 // ring keeps every slot (try_pop hands a bad message's slot back before it throws).
 TEST_F(Bootstrap, EchoServiceSurvivesBadMessagesAndTheRingKeepsItsSlots) {

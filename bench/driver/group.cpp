@@ -46,26 +46,38 @@ RunGroup::RunGroup(std::unique_ptr<GroupWords> words, GroupSpec spec, Say say)
 }
 
 std::vector<uint64_t> RunGroup::read_slots() {
-  const uint64_t extra = std::min<uint64_t>(w_->load(kReplacements), kMaxMembers - spec_.members());
-  std::vector<uint64_t> words(spec_.members() + extra);
-  w_->load_range(kHeartbeats, static_cast<unsigned>(words.size()), words.data());
-  return words;
+  // One read from the replacement count through the slots of as many replacements as were last
+  // seen (each poll of a barrier or a beat is a verb on verbs); again, longer, when more joined.
+  constexpr unsigned kSkip = kHeartbeats - kReplacements;
+  for (;;) {
+    const unsigned extra = known_replacements_.load(std::memory_order_relaxed);
+    std::vector<uint64_t> w(kSkip + spec_.members() + extra);
+    w_->load_range(kReplacements, static_cast<unsigned>(w.size()), w.data());
+    const uint64_t now = std::min<uint64_t>(w[0], kMaxMembers - spec_.members());
+    if (now <= extra) return std::vector<uint64_t>(w.begin() + kSkip, w.end());
+    known_replacements_.store(static_cast<unsigned>(now), std::memory_order_relaxed);
+  }
+}
+
+std::vector<unsigned> RunGroup::chain(const std::vector<uint64_t>& words, unsigned r) {
+  std::vector<unsigned> out{r};
+  // A chain is at most kMaxMembers long: a longer one (a corrupt word) ends where it loops. Its
+  // last slot may lie past `words` (a replacement that joined after they were read).
+  while (out.back() < words.size() && replaced(words[out.back()]) && out.size() < kMaxMembers) {
+    const unsigned next = static_cast<unsigned>(words[out.back()] & 0xffff);
+    if (next < spec_.members() || next >= kMaxMembers) break;  // not a replacement's slot
+    out.push_back(next);
+    std::lock_guard<std::mutex> g(mu_);
+    slot_of_[next] = {static_cast<int>(r), static_cast<int>(out.size() - 1)};
+  }
+  return out;
 }
 
 unsigned RunGroup::current_slot(const std::vector<uint64_t>& words, unsigned r,
                                 unsigned* incarnation) {
-  unsigned s = r, k = 0;
-  // A chain is at most kMaxMembers long: a longer one (a corrupt word) ends where it loops.
-  while (s < words.size() && replaced(words[s]) && k < kMaxMembers) {
-    const unsigned next = static_cast<unsigned>(words[s] & 0xffff);
-    if (next < spec_.members() || next >= kMaxMembers) break;  // not a replacement's slot
-    s = next;
-    ++k;
-    std::lock_guard<std::mutex> g(mu_);
-    slot_of_[s] = {static_cast<int>(r), static_cast<int>(k)};
-  }
-  if (incarnation) *incarnation = k;
-  return s;
+  const std::vector<unsigned> c = chain(words, r);
+  if (incarnation) *incarnation = static_cast<unsigned>(c.size() - 1);
+  return c.back();
 }
 
 void RunGroup::replace(unsigned dead_slot, unsigned inc) {
@@ -125,15 +137,10 @@ std::vector<RunGroup::Incarnation> RunGroup::incarnations() {
   const std::vector<uint64_t> words = read_slots();
   std::vector<Incarnation> out;
   for (unsigned r = 0; r < spec_.members(); ++r) {
-    unsigned s = r, k = 0;
-    for (;;) {
-      const uint64_t v = s < words.size() ? words[s] : 0;
-      const bool more = replaced(v) && (v & 0xffff) >= spec_.members() &&
-                        (v & 0xffff) < kMaxMembers && k < kMaxMembers;
-      out.push_back({r, k, s, v == kDead || more});
-      if (!more) break;
-      s = static_cast<unsigned>(v & 0xffff);
-      ++k;
+    const std::vector<unsigned> c = chain(words, r);
+    for (unsigned k = 0; k < c.size(); ++k) {
+      const bool dead = k + 1 < c.size() || (c[k] < words.size() && words[c[k]] == kDead);
+      out.push_back({r, k, c[k], dead});
     }
   }
   return out;

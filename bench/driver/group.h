@@ -178,6 +178,9 @@ class RunGroup {
 
   // Every slot's word, as one read: the members', then the replacements'.
   std::vector<uint64_t> read_slots();
+  // Rank r's slots in `words`, its first process's first, each replacement's after the slot it
+  // replaced (the links of kReplaced words); notes each slot's rank and incarnation.
+  std::vector<unsigned> chain(const std::vector<uint64_t>& words, unsigned r);
   // Rank r's last slot in `words` (its chain of replacements followed), and its incarnation.
   unsigned current_slot(const std::vector<uint64_t>& words, unsigned r,
                         unsigned* incarnation = nullptr);
@@ -211,6 +214,7 @@ class RunGroup {
   uint64_t published_ = 0;  // the word last stored
   uint32_t ids_per_member_ = 0;
   unsigned slot_ = 0, incarnation_ = 0;
+  std::atomic<unsigned> known_replacements_{0};  // read_slots(): as many as it last saw
   std::atomic<bool> survive_{false};
   std::vector<bool> dead_;                    // by slot (mu_)
   std::vector<std::pair<int, int>> slot_of_;  // slot -> (rank, incarnation); -1: not seen (mu_)

@@ -167,20 +167,19 @@ std::string missing_parts(const std::vector<std::string>& files,
   if (!run) return "";
   // Every rank, and each rank's incarnations from 0 to its last (a replacement's part without
   // the part or journal of the process it replaced lacks that one's operations).
+  std::map<uint32_t, uint32_t> incs;  // rank -> its incarnations, 0 to its last part's
+  for (const auto& [part, file] : have) incs[part.first] = part.second + 1;
   std::string given, missing;
   size_t ranks = 0, lacking = 0;
   for (uint32_t r = 0; r < run->size(); ++r) {
-    auto last = have.lower_bound({r + 1, 0});
-    const uint32_t incs = last == have.begin() || std::prev(last)->first.first != r
-                              ? 0
-                              : std::prev(last)->first.second + 1;
+    const uint32_t n = incs.count(r) ? incs[r] : 0;
     const std::string node = std::to_string((*run)[r]);
-    ranks += incs > 0;
-    if (incs == 0) {
+    ranks += n > 0;
+    if (n == 0) {
       missing += (missing.empty() ? "" : ", ") + node;
       ++lacking;
     }
-    for (uint32_t k = 0; k < incs; ++k) {
+    for (uint32_t k = 0; k < n; ++k) {
       const std::string name = k ? node + " incarnation " + std::to_string(k) : node;
       const bool there = have.count({r, k});
       std::string& list = there ? given : missing;

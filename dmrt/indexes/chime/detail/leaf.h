@@ -131,6 +131,8 @@ class Geometry {
   bool holders() const { return holders_; }
   uint64_t holder_bits(uint8_t tag) const { return holders_ ? uint64_t{tag} << kHolderShift : 0; }
   uint64_t holder_mask() const { return holders_ ? kHolderMask : 0; }
+  // The bits a lock word is held by: the lock bit and, with holders, the holder's tag.
+  uint64_t lock_mask() const { return kLock | holder_mask(); }
   uint8_t holder(uint64_t lw) const {
     return holders_ ? static_cast<uint8_t>((lw & kHolderMask) >> kHolderShift) : 0;
   }

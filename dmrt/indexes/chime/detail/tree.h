@@ -721,7 +721,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     uint64_t take_over(GlobalAddress a, uint64_t lw) {
       t_->takeovers_.fetch_add(1, std::memory_order_relaxed);
       held_ = a;
-      held_word_ = lw & ~(Geometry::kLock | g().holder_mask());
+      held_word_ = lw & ~g().lock_mask();
       img_.forget();
       fetch(a, {{0, g().node_words() + 1}});
       if (!img_.consistent(nullptr) || !img_.all_bitmaps_match()) {
@@ -744,7 +744,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     uint64_t lock_leaf(GlobalAddress a, bool& leaf_read, Batch* extra = nullptr) {
       const bool with_leaf = !t_->opts_.hopscotch_leaf;
       const uint64_t mine = Geometry::kLock | g().holder_bits(c_->process_tag());
-      const uint64_t mask = Geometry::kLock | g().holder_mask();
+      const uint64_t mask = g().lock_mask();
       HolderWatch watch;
       for (;;) {
         uint64_t old = 0;
@@ -801,7 +801,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
     }
     void unlock(GlobalAddress a, uint64_t word) {
       held_ = GlobalAddress{};
-      uint64_t w = word & ~(Geometry::kLock | g().holder_mask());
+      uint64_t w = word & ~g().lock_mask();
       c_->release(lock_addr(a), &w, 8);
     }
     // Writes entry ranges and the new lock word (unlock) in one batch: one round trip.
@@ -809,7 +809,7 @@ class BasicTree : public std::enable_shared_from_this<BasicTree<T, K>> {
       held_ = GlobalAddress{};  // from here on the release is under way
       Batch b;
       for (auto s : segs) img_.write_into(b, a, s, false);
-      img_.w[g().lock_word()] = word & ~(Geometry::kLock | g().holder_mask());
+      img_.w[g().lock_word()] = word & ~g().lock_mask();
       b.release(lock_addr(a), &img_.w[g().lock_word()], 8);
       c_->run(b);
     }

@@ -528,11 +528,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         if (st & kObsolete) return -1;
         if (op == Op::kInsert ? present : !present) return 0;
         if (st & kLocked) {
-          // A holder whose process was declared dead and fenced never lets go: take its lock by
-          // a CAS from exactly the status it left (one waiter wins), then act on the leaf as it
-          // stands, which is whole or an error (take_over).
-          if (dead_holder(watch, st) && c_->cas(a, st, (st & ~kOwnerMask) | mine) == st) {
-            take_over(a, st);
+          if (take_dead_lock(watch, a, st)) {
             st = leaf_[0];
             present = st & kPresent;
             if (op == Op::kInsert ? present : !present) {
@@ -561,14 +557,28 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       }
     }
 
-    // The lock of leaf `a` was just taken from a dead holder, whose status was `st`. Its write
-    // back (data words, then the status, LockWord::kFirst) either never began, or ended before
-    // the status: the leaf is whole and is what the holder left; else it is an error naming it.
-    void take_over(GlobalAddress a, uint64_t st) {
+    // A holder of leaf `a`'s lock (status `st`) whose process was declared dead and fenced
+    // never lets go: its lock is taken by a CAS from exactly the status it left (one waiter
+    // wins), and the leaf is read again into leaf_, still locked, now by this client. The dead
+    // holder's write back (data words, then the status, LockWord::kFirst) either never began or
+    // ended before the status: the leaf is whole and is what it left; else an error naming it.
+    // False: the holder is alive (or not yet known dead), or another waiter took the lock.
+    bool take_dead_lock(HolderWatch& watch, GlobalAddress a, uint64_t st) {
+      if (!dead_holder(watch, st) ||
+          c_->cas(a, st, (st & ~kOwnerMask) | leaf_owner_bits(c_->id())) != st)
+        return false;
       t_->takeovers_.fetch_add(1, std::memory_order_relaxed);
       c_->read(a, leaf_.data(), g_.bytes(),
                hint(FlushPoint::kLeafInvalidate, FlushHint::kInvalidate));
       if (leaf_checksum(leaf_.data(), g_.words()) != leaf_[1]) throw torn(a, st);
+      return true;
+    }
+    // SMART-RCU: leaf `a`, whose status `st` marks it obsolete for a process that died before
+    // its slot CAS, made current again by a CAS from exactly that status. The caller has read
+    // the slot after the process was fenced and found it still naming `a`: unpublished.
+    void revive_leaf(GlobalAddress a, uint64_t st) {
+      if (c_->cas(a, st, st & ~(kObsolete | kOwnerMask)) == st)
+        t_->takeovers_.fetch_add(1, std::memory_order_relaxed);
     }
     // SMART-RCU: the leaf cur names is marked obsolete by a process that died before its slot
     // CAS (or after it). It is fenced, so the slot as read now is final: if it still names this
@@ -579,9 +589,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
       const uint64_t st = leaf_[0];
       const Slot now{c_->template read_value<uint64_t>(
           cur.slot, hint(FlushPoint::kNodeInvalidate, FlushHint::kInvalidate))};
-      if (now.w != cur.e.w) return;  // published: the slot names the new leaf
-      if (c_->cas(cur.e.addr(), st, st & ~(kObsolete | kOwnerMask)) == st)
-        t_->takeovers_.fetch_add(1, std::memory_order_relaxed);
+      if (now.w == cur.e.w) revive_leaf(cur.e.addr(), st);  // else published: the new leaf
     }
 
     // SMART-RCU's update: CAS the old leaf's status from clean to obsolete (the lock: no other
@@ -598,10 +606,8 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
         if (!(st & kPresent)) return 0;
         if (st & kLocked) {
           // An in-place writer (insert, remove) that died holding the lock: take the lock over,
-          // check the leaf, let go, and update out of place as usual.
-          if (dead_holder(watch, st) &&
-              c_->cas(a, st, (st & ~kOwnerMask) | leaf_owner_bits(c_->id())) == st) {
-            take_over(a, st);
+          // let go, and update out of place as usual.
+          if (take_dead_lock(watch, a, st)) {
             uint64_t back = leaf_[0] & ~(kLocked | kOwnerMask);
             c_->release(a, &back, 8);
             leaf_[0] = back;
@@ -1077,8 +1083,7 @@ class Tree : public std::enable_shared_from_this<Tree<T>> {
           }
           // Still this leaf, marked by a process that died before publishing its replacement
           // (it is fenced: the slot is final): current again (revive() in walk()).
-          if (dead && s.addr() == at && c_->cas(at, l[0], l[0] & ~(kObsolete | kOwnerMask)) == l[0])
-            t_->takeovers_.fetch_add(1, std::memory_order_relaxed);
+          if (dead && s.addr() == at) revive_leaf(at, l[0]);
           at = s.addr();
           c_->read(at, l, g_.bytes(), hint(FlushPoint::kLeafInvalidate, FlushHint::kInvalidate));
         }

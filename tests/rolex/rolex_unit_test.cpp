@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -502,6 +503,63 @@ TEST(RolexIndex, RetrainOnComputeRetrainsAtTheThresholdWithoutAService) {
   EXPECT_GT(s["compute_retrainings"], 0);
   EXPECT_EQ(s["compute_retrainings"], s["retrainings"]);  // nobody else retrains
   EXPECT_EQ(s["full_slt_waits"], 0);  // retrained at the threshold, before the table filled
+}
+
+// Issue 39: a retrainer on a compute node that dies mid-retraining leaves its group frozen (the
+// retrain lock and every LT entry naming its process, maybe a leaf header already rewritten).
+// A writer of the group, told by its Liveness that the process is dead, finishes the retraining
+// after the lease, and nothing is lost. Here the dead retrainer's state is written by hand.
+TEST(RolexIndex, AWriterFinishesADeadRetrainersRetraining) {
+  struct DeadTag final : Liveness {
+    bool fenced_dead(uint32_t) const override { return false; }
+    uint8_t process_tag(uint32_t) const override { return 2; }
+    bool tag_dead(uint8_t t) const override { return t == 7; }
+  } liveness;
+  auto pool = testing::small_pool(1, 1, uint64_t{128} << 20);
+  auto c = testing::make_client(pool, 0);
+  std::vector<Key> keys;
+  for (Key k = 1; k <= 4000; ++k) keys.push_back(k * 1000);
+  auto idx = RIndex::create(c, rolex::Options{}, keys);
+  auto h = idx->handle(c);
+  // Synonym leaves after the full leaf that 16,000 ends: a chain of three leaves to freeze.
+  for (Key k = 16'001; k <= 16'040; ++k) ASSERT_TRUE(h.insert(k, "s"));
+  rolex::Remote r;
+  ASSERT_TRUE(rolex::Remote::load(c, 0, root_slots::kRolex, r));
+  // The dead retrainer (tag 7): the retrain lock of every group's model, every LT entry retired,
+  // and one chain's first leaf rewritten with no successor (step 4 begun).
+  std::optional<uint64_t> chained;  // a chain's first leaf (leaf numbers start at 0)
+  for (uint64_t g = 0; g < r.meta.groups; ++g) {
+    const GlobalAddress addr =
+        GlobalAddress::from_raw(c.template read_value<uint64_t>(r.group_ptr(g)));
+    ASSERT_EQ(c.cas(addr + rolex::kRetrainLockOffset, 0, rolex::retrain_lock_word(7)), 0u);
+    rolex::ModelImage m;
+    ASSERT_TRUE(rolex::detail::read_model(c, addr, m));
+    for (size_t j = 0; j < m.lt.size(); ++j) {
+      const uint64_t e = m.lt[j];
+      c.cas(addr + rolex::kLtOffset + 8 * j, e,
+            e | rolex::entry::kLock | rolex::entry::kRetired | rolex::entry::holder_bits(7));
+      if (rolex::entry::next(e) && !chained) chained = rolex::entry::leaf(e);
+    }
+  }
+  ASSERT_TRUE(chained) << "no chain with synonym leaves to freeze";
+  rolex::Leaf leaf(r.geo);
+  c.read(r.leaf(*chained), leaf.data(), r.geo.bytes());
+  ASSERT_NE(leaf.next(), 0u);
+  leaf.set_next(0);
+  leaf.seal();
+  c.write(r.leaf(*chained), leaf.data(), r.geo.bytes());
+  // A writer that knows tag 7 is dead: its inserts go through, the retraining finished by it.
+  c.set_liveness(&liveness);
+  ASSERT_TRUE(h.insert(16'041, "after"));
+  ASSERT_TRUE(h.insert(3'999'999, "after"));
+  auto st = idx->stats(c);
+  EXPECT_GE(st["locks_taken_over"], 1);
+  EXPECT_GE(st["compute_retrainings"], 1);
+  std::string out;
+  for (Key k : keys) ASSERT_TRUE(h.search(k, out)) << k;
+  for (Key k = 16'001; k <= 16'041; ++k) ASSERT_TRUE(h.search(k, out)) << k;
+  ASSERT_TRUE(h.search(3'999'999, out));
+  c.set_liveness(nullptr);
 }
 
 TEST(RolexIndex, PaperReadWholeRangeAndNoFetch) {

@@ -434,7 +434,14 @@ class Index : public std::enable_shared_from_this<Index<T>> {
         mb.run(*c_);
         reads_.finish(leaves);
         links.erase(links.begin() + mine, links.end());  // validate checks the owner chain's
-        if (!validate(g, v, links, leaves, ptr, use)) continue;
+        if (!validate(g, v, links, leaves, ptr, use)) {
+          // A retraining frozen half way by a process that died (step 4 rewrote some leaf
+          // headers) never validates: finish it (no verb until the lease says it is dead).
+          const std::shared_ptr<const View>& now = view(g);
+          if (j < now->m.lt.size() && entry::retired(now->m.lt[j]))
+            take_over_retraining(g, *now, now->m.lt[j]);
+          continue;
+        }
         for (size_t i = 0; i < mine; ++i) {
           const Leaf& l = leaves[i];
           uint32_t p = l.find(k);
@@ -533,12 +540,8 @@ class Index : public std::enable_shared_from_this<Index<T>> {
               break;
             }
             from = expect;
-            if (entry::retired(old)) {  // model replaced: reload
-              if (watch.dead_tag(*c_, old, entry::holder(old)))
-                throw Error("rolex: group " + std::to_string(L.g) +
-                            "'s retraining was left "
-                            "half done by a process that died (tag " +
-                            std::to_string(entry::holder(old)) + ")");
+            if (entry::retired(old)) {  // model replaced, or being replaced: reload
+              take_over_retraining(L.g, *v, old);
               break;
             }
             if (entry::locked(old)) {  // held: wait
@@ -856,6 +859,22 @@ class Index : public std::enable_shared_from_this<Index<T>> {
       return true;
     }
 
+    // Group g is frozen by a retraining: `e`, one of its entries, is retired and names the
+    // retrainer's process. One declared dead and fenced never finishes it: once `e` has stood for
+    // the lease, this client finishes the retraining from the lock word the dead one left
+    // (retrain_group). No verb while the retrainer lives, or is the memory node's service (tag 0).
+    void take_over_retraining(uint64_t g, const View& v, uint64_t e) {
+      Index& x = *x_;
+      if (!retrain_watch_.dead_tag(*c_, e, entry::holder(e))) return;
+      const uint64_t lw =
+          c_->template read_value<uint64_t>(v.addr + kRetrainLockOffset, x.hints_.model_read);
+      if (retrain_lock_tag(lw) != entry::holder(e)) return;  // another taker has it now
+      if (retrain_group(*c_, x.remote_, g, ServiceOptions{}.train_ns_per_key, x.hints_, lw).done) {
+        x.compute_retrains_.fetch_add(1, std::memory_order_relaxed);
+        x.takeovers_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+
     // Options::retrain_on_compute: this client retrains the group (its lock is released; the
     // retraining takes the group's own locks) and loads the new model, charging the training as
     // its own CPU, as a compute host would spend it.
@@ -907,6 +926,7 @@ class Index : public std::enable_shared_from_this<Index<T>> {
     Client<T>* c_;
     rdwc::Combiner* rdwc_;        // this compute node's, when RDWC is on
     btree::LocalLockTable* llt_;  // this compute node's, with lock_sharing
+    HolderWatch retrain_watch_;   // take_over_retraining's, across the group's reloads
     std::string why_;
     LeafReads reads_;
     std::vector<uint8_t> block_buf_;                 // indirect: a KV block read or written

@@ -200,12 +200,21 @@ struct ModelHeader {
   uint64_t segments = 0;
   uint64_t group = 0;
   uint64_t generation = 0;    // 0 for bulk load, +1 per retraining
-  uint64_t retrain_lock = 0;  // CAS 0 -> 1 by the one retrainer of this model object
+  uint64_t retrain_lock = 0;  // CAS 0 -> retrain_lock_word(tag) by this model's one retrainer
   uint64_t pad[2] = {};
 };
 static_assert(sizeof(ModelHeader) == 64);
 inline constexpr uint64_t kModelMagic = 0x4c45444f4d584c52ull;
 inline constexpr uint64_t kRetrainLockOffset = offsetof(ModelHeader, retrain_lock);
+// The retrain lock as its holder takes it: 1, and the holder's process tag (Client::process_tag;
+// 0 for the memory node's service, whose death is the memory node's) in bits 8-15, so that a
+// writer that finds the group frozen by a process declared dead can take the retraining over.
+inline uint64_t retrain_lock_word(uint8_t tag) {
+  return 1 | uint64_t{tag} << 8;
+}
+inline uint8_t retrain_lock_tag(uint64_t word) {
+  return static_cast<uint8_t>(word >> 8);
+}
 inline constexpr uint64_t kSltOffset = 64;
 inline constexpr uint64_t kLtOffset = kSltOffset + 8ull * kSltSlots;
 inline uint64_t model_bytes(uint64_t leaves, uint64_t segments) {

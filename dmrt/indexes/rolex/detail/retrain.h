@@ -10,6 +10,7 @@
 #include "dmrt/indexes/common/root_slots.h"
 #include "dmrt/indexes/rolex/detail/options.h"
 #include "dmrt/indexes/rolex/detail/remote.h"
+#include "dmrt/runtime/liveness.h"
 #include "dmrt/runtime/service.h"
 #include "dmrt/runtime/service_claim.h"
 
@@ -99,6 +100,7 @@ bool read_model(Client<T>& c, GlobalAddress addr, ModelImage& out,
 struct RetrainOutcome {
   bool done = false;        // a new model was installed
   bool optimistic = false;  // the model trained before locking was still exact (no retrain)
+  bool taken_over = false;  // a dead retrainer's retraining, finished by this client
   uint64_t leaves = 0, segments = 0;
 };
 
@@ -110,14 +112,21 @@ struct RetrainOutcome {
 // Only one retrainer per model object (its retrain_lock word); others return done = false.
 // `train_ns_per_key`: the training CPU to charge on transports that need telling (sim). `h`: the
 // flush points' hints (rolex::FlushPoint; all of them by default).
+// `dead`: a retrain lock word whose holder's process was declared dead and fenced (issue 39):
+// the lock is taken from exactly that word (one taker wins) and the retraining goes on from step
+// 2 with what the dead one left. The entries it retired stay retired; the leaf headers it may
+// have rewritten in step 4 no longer match the tables, which stay authoritative while the group
+// is frozen, so the frozen snapshot does not hold the leaves to them.
 template <Transport T>
 RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
-                             uint64_t train_ns_per_key = 0,
-                             const FlushHints& h = FlushHints::of()) {
+                             uint64_t train_ns_per_key = 0, const FlushHints& h = FlushHints::of(),
+                             uint64_t dead = 0) {
   RetrainOutcome res;
   GlobalAddress addr =
       GlobalAddress::from_raw(c.template read_value<uint64_t>(r.group_ptr(g), h.model_read));
-  if (c.cas(addr + kRetrainLockOffset, 0, 1) != 0) return res;
+  const uint64_t mine = retrain_lock_word(c.process_tag());
+  if (c.cas(addr + kRetrainLockOffset, dead, mine) != dead) return res;
+  res.taken_over = dead != 0;
   ModelImage old;
   if (!detail::read_model(c, addr, old, h.model_read))
     throw TransportError("rolex: bad model object for group " + std::to_string(g));
@@ -137,21 +146,32 @@ RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
     trained = true;
   }
 
-  // Retire: lock|retired on every LT entry.
+  // Retire: lock|retired on every LT entry, naming this process. An entry already retired was
+  // retired by the dead retrainer whose lock this one took. A writer's lock is waited for; one
+  // whose process died holding it is an error naming it (its chain may be half changed).
   GlobalAddress lt_addr = addr + kLtOffset;
   std::vector<uint64_t> cur(old.lt.size());
   c.read(lt_addr, cur.data(), static_cast<uint32_t>(cur.size() * 8), h.table_read);
   std::vector<size_t> todo;
-  for (size_t j = 0; j < cur.size(); ++j) todo.push_back(j);
+  for (size_t j = 0; j < cur.size(); ++j)
+    if (!entry::retired(cur[j])) todo.push_back(j);
+  std::vector<HolderWatch> watches(cur.size());
+  const uint64_t retire_bits = entry::kLock | entry::kRetired | entry::holder_bits(c.process_tag());
   while (!todo.empty()) {
     MultiBatch mb;
     std::vector<uint64_t> seen(todo.size());
     std::vector<size_t> tried;
     for (size_t i = 0; i < todo.size(); ++i) {
       size_t j = todo[i];
-      if (entry::locked(cur[j])) continue;
+      if (entry::locked(cur[j])) {
+        if (watches[j].dead_tag(c, cur[j], entry::holder(cur[j])))
+          throw Error("rolex: retraining group " + std::to_string(g) +
+                      ": a writer of process tag " + std::to_string(entry::holder(cur[j])) +
+                      " died holding one of its chains' locks");
+        continue;
+      }
       tried.push_back(i);
-      mb.cas(lt_addr + 8 * j, cur[j], cur[j] | entry::kLock | entry::kRetired, &seen[i]);
+      mb.cas(lt_addr + 8 * j, cur[j], cur[j] | retire_bits, &seen[i]);
     }
     mb.run(c);
     std::vector<size_t> again;
@@ -170,12 +190,13 @@ RetrainOutcome retrain_group(Client<T>& c, const Remote& r, uint64_t g,
       for (size_t j : todo) cur[j] = c.template read_value<uint64_t>(lt_addr + 8 * j, h.table_read);
     }
   }
+  for (size_t j = 0; j < cur.size(); ++j) cur[j] = entry::unlocked(cur[j]);  // what a thaw restores
   // Frozen: the tables and chains no longer change.
   ModelImage frozen;
   detail::read_model(c, addr, frozen, h.model_read);
   std::vector<ChainLink> links2;
   std::vector<Leaf> leaves2;
-  if (!detail::snapshot_leaves(c, r, frozen, true, links2, leaves2, h.leaf_read))
+  if (!detail::snapshot_leaves(c, r, frozen, dead == 0, links2, leaves2, h.leaf_read))
     throw TransportError("rolex: frozen group " + std::to_string(g) + " has inconsistent chains");
   std::vector<uint64_t> numbers2;
   std::vector<std::vector<Key>> keys2;

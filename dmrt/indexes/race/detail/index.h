@@ -106,6 +106,8 @@ class RaceIndex {
     s["resize_round_trips"] = static_cast<double>(resize_cost_->round_trips.load());
     s["resize_bytes"] =
         static_cast<double>(resize_cost_->bytes_read.load() + resize_cost_->bytes_written.load());
+    // Splits and directory locks of processes that died, finished by survivors (issue 39).
+    s["locks_taken_over"] = static_cast<double>(resize_cost_->takeovers.load());
     return s;
   }
 
@@ -339,7 +341,7 @@ class RaceIndex<T>::Handle {
       }
       written = true;
       if (v.pending) {
-        c_->pause();
+        await_split(v);
         continue;
       }
       // Tentative claims count too: while another insert of this key is settling, claiming a
@@ -365,9 +367,7 @@ class RaceIndex<T>::Handle {
       if (!pick_slot(kh, v, p)) {
         uint64_t h = v.w[0][0];
         const VerbCounters before = c_->counters().total;
-        const bool split =
-            Splitter<T>(*c_, cache_.dir(), geo_, opts_.max_global_depth, split_hints())
-                .split(v.table, Header::ld(h), Header::suffix(h));
+        const bool split = splitter().split(v.table, Header::ld(h), Header::suffix(h));
         resize_cost_->add(c_->counters().total - before);
         if (!split) c_->pause();
         cache_.refresh(*c_);
@@ -414,7 +414,7 @@ class RaceIndex<T>::Handle {
       written = true;
       if (!ok) continue;
       if (v.pending) {
-        c_->pause();
+        await_split(v);
         continue;
       }
       Cands cs = candidates(kh, v);
@@ -439,7 +439,7 @@ class RaceIndex<T>::Handle {
       View v;
       if (!read_view(kh, v, nullptr, headers_in_view())) continue;
       if (v.pending) {
-        c_->pause();
+        await_split(v);
         continue;
       }
       Cands cs = candidates(kh, v);
@@ -791,7 +791,7 @@ class RaceIndex<T>::Handle {
           if (Header::pending(h)) pending = true;
         }
       if (changed || pending) {  // a split is working on these buckets: look again
-        if (pending) c_->pause();
+        if (pending) await_split(r);
         reread(kh, table, r);
         continue;
       }
@@ -864,8 +864,41 @@ class RaceIndex<T>::Handle {
               own = {r.first[c] + j, k};
               return;
             }
-      c_->pause();
+      await_split(r);
     }
+  }
+
+  Splitter<T> splitter() {
+    return Splitter<T>(*c_, cache_.dir(), geo_, opts_.max_global_depth, split_hints(),
+                       &resize_cost_->takeovers, opts_.faults.split_dies_at);
+  }
+
+  // Waits while a bucket of `v` is pending (a split is moving it). A split whose process died
+  // (S's canonical lock names a dead tag and stood for the lease) is rolled forward by this
+  // client. The lock word is read at most once per lease per handle, and not in the first lease
+  // of its first wait: a short wait for a live split costs no verb.
+  void await_split(const View& v) {
+    c_->pause();
+    uint64_t hdr = 0;
+    for (unsigned c = 0; c < 2; ++c)
+      for (unsigned j = 0; j < 2; ++j)
+        if (Header::pending(v.header(c, j))) hdr = v.header(c, j);
+    const uint64_t now = c_->now_ns();
+    if (hdr == 0 || Header::ld(hdr) == 0) return;
+    if (split_checked_ns_ == 0 || now - split_checked_ns_ < HolderWatch::kLeaseNs) {
+      if (split_checked_ns_ == 0) split_checked_ns_ = now;
+      return;
+    }
+    split_checked_ns_ = now;
+    const uint32_t l = Header::ld(hdr) - 1;  // S's depth; N's suffix has bit l set
+    const uint32_t s = Header::suffix(hdr) & ~(uint32_t{1} << l);
+    const uint64_t e = c_->template read_value<uint64_t>(
+        Dir::entry_addr(cache_.dir(), s),
+        hint(FlushPoint::kDirectoryInvalidate, FlushHint::kInvalidate));
+    if (!Dir::locked(e) || Dir::ld(e) != l) return;
+    if (!split_watch_.dead_tag(*c_, e, Dir::entry_owner(e))) return;
+    splitter().take_over(s, e);
+    cache_.refresh(*c_);
   }
 
   // Search when a bucket belongs to a subtable N still being filled by a split: the key may not
@@ -912,6 +945,8 @@ class RaceIndex<T>::Handle {
   // grown: a std::string per candidate cost an allocation per search (2% of a sim run).
   std::vector<char> blocks_;
   uint64_t picks_ = 0;
+  HolderWatch split_watch_;        // await_split's, on the lock of the split it waits for
+  uint64_t split_checked_ns_ = 0;  // when await_split last read that lock (0: not yet waiting)
 };
 
 // The name every index namespace offers (dmrt/runtime/index.h's Index concept).

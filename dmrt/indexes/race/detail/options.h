@@ -48,6 +48,16 @@ constexpr std::string_view flush_point_name(FlushPoint p) {
   return "?";
 }
 
+// Where a split stops dead under Options::faults.split_dies_at (resize.h's steps).
+enum class SplitDeath : uint8_t {
+  kNever,
+  kAfterCreate,   // N made, not published (step 2)
+  kAfterPublish,  // N published, nothing moved (step 3)
+  kMidMove,       // a bucket's items copied into N, not yet deleted from S (step 4 (2))
+  kAfterMove,     // every bucket moved, S's entries not updated (before step 5)
+  kMidFinish,     // S's entries updated, N's entry and the root lock still held (step 5)
+};
+
 struct Options {
   // Largest value accepted, in bytes (KV blocks are sized by the actual value, in 64 B units, so a
   // large limit costs nothing for small values). Up to 16 KiB minus the block header/checksum.
@@ -85,6 +95,9 @@ struct Options {
     bool delete_skips_cas = false;           // remove() reports success without removing
     bool skip_duplicate_resolution = false;  // insert() skips the re-read and duplicate agreement
     FlushPoints<FlushPoint> skip_flush;      // these flush points issue no hint (tests/coherence)
+    // A splitter that stops dead at this point of its split (throwing SplitterDied), its locks
+    // held and its work half done, for a survivor to roll forward (issue 39, tests/race).
+    SplitDeath split_dies_at = SplitDeath::kNever;
   } faults;
 
   // The fields a user sets (bench flags --race-*, JSON, TOML), each declared once. value_size

@@ -60,7 +60,7 @@ experiment() {
   local npid=$NPID bpids=() k
   for k in 1 2 3; do
     "$BENCH" --transport shm --attach "$pool" --shm-interleave --node $k --index "$index" \
-      --workload a --keys 5000 --threads 1 --quiet --progress off "${extra[@]}" \
+      --workload "${EXP_WORKLOAD:-a}" --keys 5000 --threads 1 --quiet --progress off "${extra[@]}" \
       --peer-timeout-seconds $PEER_TIMEOUT --on-peer-loss continue --verify \
       --history "$d/h{node}" --json "$d/r{node}.json" --merged-json "$d/merged.json" \
       >"$d/out$k" 2>&1 &
@@ -146,7 +146,7 @@ until_taken() {  # NAME INDEX [FLAGS...]
   local name=$1 index=$2 took=0 try
   shift 2
   for try in 1 2 3; do
-    experiment "$name$try" 3 kill "$index" --ops 90000 --fibers 8 --shm-latency-ns 50000 "$@"
+    experiment "$name$try" 3 kill "$index" --ops "${EXP_OPS:-90000}" --fibers 8 --shm-latency-ns 50000 "$@"
     took=$(python3 -c '
 import json, sys
 n = 0
@@ -155,7 +155,7 @@ for f in sys.argv[1:]:
         d = json.loads(l)
         if d["phase"] == "run":
             s = d["index_stats"]
-            n += s.get("locks_taken_over", 0) + s.get("recovered_locks", 0)
+            n += s.get("locks_taken_over", 0) + s.get("recovered_locks", 0) + s.get("claims_cancelled", 0)
 print(int(n))' "$WORK/$name$try/r1.json" "$WORK/$name$try/r2.json" 2>/dev/null || echo 0)
     [ "$took" -gt 0 ] && break
   done
@@ -169,6 +169,12 @@ until_taken dmtree dmtree
 until_taken rolex rolex
 until_taken smart smart
 until_taken smart-rcu smart --smart-rcu on
+# RACE locks only to split, and an insert claims its slot before it is final: inserts only
+# (EXP_WORKLOAD), into 4-group subtables that split every few dozen inserts, long enough
+# (EXP_OPS) that the survivors still insert once the victim is declared dead. A split it left is
+# rolled forward, a claim it left cancelled (claims_cancelled).
+EXP_WORKLOAD=insert EXP_OPS=600000 until_taken race-split race --race-initial-depth 1 \
+  --race-groups-per-subtable 4
 experiment stopped 3 stop-long
 experiment paused 3 stop-short
 experiment creator 1 kill

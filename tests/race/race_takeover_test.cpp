@@ -1,7 +1,8 @@
-// Issue 39: a RACE splitter whose process dies mid-split (Options::faults.split_dies_at) leaves
-// S's canonical lock, maybe N's and the root lock, naming its process. A survivor told that
-// process is dead rolls the split forward after the lease: every acknowledged key stays, with its
-// value, in exactly one slot, and no directory lock stays held.
+// Issue 39: a RACE insert or splitter whose process dies mid-way. A dead splitter
+// (Options::faults.split_dies_at) leaves S's canonical lock, maybe N's and the root lock, naming
+// its process; a survivor told that process is dead rolls the split forward after the lease:
+// every acknowledged key stays, with its value, in exactly one slot, and no directory lock stays
+// held. A dead inserter's claim is cancelled by the next insert of its key.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -142,6 +143,32 @@ TEST(RaceDeadSplitter, ALiveSplittersLocksAreNotTaken) {
   EXPECT_GT(st.at("resizes"), 3.0);
   EXPECT_EQ(st.at("locks_taken_over"), 0.0);
   expect_directory_unlocked(*idx, c);
+}
+
+// A claim (an insert's tentative slot) names no process. One whose process died is cancelled by
+// an insert of the same key once it stood for the lease while a process is dead; that insert
+// then succeeds, and the key is there once.
+TEST(RaceDeadClaimer, AnInsertOfTheKeyCancelsTheDeadClaim) {
+  auto p = pool(1);
+  auto c0 = client(p, 0);
+  auto c1 = client(p, 1);
+  Tags dying(kDeadTag), survivor(2);
+  c0.set_liveness(&dying);
+  c1.set_liveness(&survivor);
+  Options doomed = small();
+  doomed.faults.insert_dies_after_claim = true;
+  auto idx0 = ShmIndex::create(c0, doomed);
+  auto h0 = idx0->handle(c0);
+  EXPECT_THROW(h0.insert(42, value_for(42, 0, 16)), ClaimerDied);
+  auto idx1 = ShmIndex::attach(c1, small());
+  auto h1 = idx1->handle(c1);
+  ASSERT_TRUE(h1.insert(42, value_for(42, 1, 16)));
+  ASSERT_FALSE(h1.insert(42, value_for(42, 2, 16)));
+  std::string out;
+  ASSERT_TRUE(h1.search(42, out));
+  EXPECT_EQ(out, value_for(42, 1, 16));
+  EXPECT_EQ(copies(*idx1, c1)[42], 1);
+  EXPECT_EQ(idx1->stats(c1).at("claims_cancelled"), 1.0);
 }
 
 }  // namespace

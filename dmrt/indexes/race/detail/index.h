@@ -106,8 +106,10 @@ class RaceIndex {
     s["resize_round_trips"] = static_cast<double>(resize_cost_->round_trips.load());
     s["resize_bytes"] =
         static_cast<double>(resize_cost_->bytes_read.load() + resize_cost_->bytes_written.load());
-    // Splits and directory locks of processes that died, finished by survivors (issue 39).
+    // Splits and directory locks of processes that died, finished by survivors, and claims
+    // (insert reservations) cancelled after a process died (issue 39).
     s["locks_taken_over"] = static_cast<double>(resize_cost_->takeovers.load());
+    s["claims_cancelled"] = static_cast<double>(resize_cost_->claims_cancelled.load());
     return s;
   }
 
@@ -359,7 +361,7 @@ class RaceIndex<T>::Handle {
           return false;
         }
         if (claimed) {
-          c_->pause();
+          await_claims(v.table, cs, f.matches);
           continue;
         }
       }
@@ -389,6 +391,9 @@ class RaceIndex<T>::Handle {
         c_->run(b);
       }
       if (old != 0) continue;  // another client took the slot first
+#ifdef DMRT_FAULT_INJECTION
+      if (opts_.faults.insert_dies_after_claim) throw ClaimerDied{};
+#endif
       int res = settle_insert(kh, key, v.table, p, claim, r);
       if (res == 1) return true;
       if (res == 0) {
@@ -799,7 +804,7 @@ class RaceIndex<T>::Handle {
         // A split is moving this key's suffix to a new subtable. Withdraw the claim; if it is no
         // longer here, the splitter has moved it: find it in the key's current subtable.
         if (c_->cas(slot_addr(table, own), claim, 0) == claim) return -1;
-        follow_claim(kh, claim, table, own, r);
+        if (!follow_claim(kh, claim, table, own, r)) return -1;
         continue;
       }
       Cands cs = candidates(kh, r, /*with_tentative=*/true);
@@ -813,9 +818,11 @@ class RaceIndex<T>::Handle {
         others.pos[others.n] = cs.pos[i];
         others.words[others.n++] = cs.words[i];
       }
-      if (!own_present)
-        throw std::logic_error(
-            "RACE lost a tentative claim (only its owner or a splitter moves it)");
+      if (!own_present) {  // moved by a split, or cancelled (await_claims): find it, or insert
+                           // again
+        if (!follow_claim(kh, claim, table, own, r)) return -1;
+        continue;
+      }
       uint32_t copies = 0;  // bit i: others[i] holds the key
       if (others.n) {
         Found f = read_blocks(key, others);
@@ -836,12 +843,13 @@ class RaceIndex<T>::Handle {
       uint64_t to = copies == 0 ? (claim & ~Slot::kTentative) : 0;
       if (copies != 0 && !final_copy && !earlier_claim) {
         // Ours is the first claim: the later ones withdraw (or finalize, if they never saw ours).
-        c_->pause();
+        await_claims(table, others, copies);
         reread(kh, table, r);
         continue;
       }
       if (c_->cas(slot_addr(table, own), claim, to) != claim) {
-        follow_claim(kh, claim, table, own, r);  // moved by a split meanwhile
+        // Moved by a split meanwhile, or cancelled: then the insert has not happened; again.
+        if (!follow_claim(kh, claim, table, own, r)) return -1;
         continue;
       }
       if (to != 0) return 1;
@@ -849,23 +857,57 @@ class RaceIndex<T>::Handle {
     }
   }
 
-  // A splitter moved our claim out of `table`: re-read the directory and look for the claim word
-  // in the key's buckets of the subtable the key now maps to (a pending bucket may not hold it
-  // yet; wait until it does). Updates table, own and r.
-  void follow_claim(const KeyHash& kh, uint64_t claim, GlobalAddress& table, Pos& own, View& r) {
+  // Our claim is no longer where it was: a splitter moved it out of `table`, or another client
+  // cancelled it (await_claims). Re-reads the directory and looks for the claim word in the
+  // key's buckets of the subtable the key now maps to; a pending bucket may not hold it yet, so
+  // it waits for the move. True with table, own and r updated when found; false when the claim
+  // is gone (cancelled: the insert has not happened, and the caller inserts again).
+  bool follow_claim(const KeyHash& kh, uint64_t claim, GlobalAddress& table, Pos& own, View& r) {
     for (;;) {
       cache_.refresh(*c_);
       table = Dir::table(cache_.entry_for(*c_, kh.h));
       reread(kh, table, r);
+      bool pending = false;
       for (unsigned c = 0; c < 2; ++c)
-        for (unsigned j = 0; j < 2; ++j)
+        for (unsigned j = 0; j < 2; ++j) {
+          pending |= Header::pending(r.header(c, j));
           for (unsigned k = 0; k < kSlotsPerBucket; ++k)
             if (r.slot(c, j, k) == claim) {
               own = {r.first[c] + j, k};
-              return;
+              return true;
             }
+        }
+      if (!pending) return false;
       await_split(r);
     }
+  }
+
+  // Waits for the verdict of other clients' tentative claims of a key (candidates `cs` of
+  // `table`, those in `mask`). A claim names no process (its slot word has no room), so one whose
+  // process died would be waited for for ever: once the first of them has stood unchanged for
+  // the lease while some process is declared dead, this client cancels it (CAS to empty),
+  // counted in `claims_cancelled`. A live owner whose claim was cancelled finds it gone and
+  // inserts again (follow_claim): a claim is never final, so nothing it stood for is lost.
+  void await_claims(GlobalAddress table, const Cands& cs, uint32_t mask) {
+    c_->pause();
+    size_t i = 0;
+    while (i < cs.n && !((mask >> i & 1) && Slot::tentative(cs.words[i]))) ++i;
+    if (i == cs.n) return;
+    const uint64_t now = c_->now_ns();
+    if (cs.words[i] != claim_seen_) {
+      claim_seen_ = cs.words[i];
+      claim_since_ = now;
+      return;
+    }
+    if (now - claim_since_ < HolderWatch::kLeaseNs || !a_process_died()) return;
+    if (c_->cas(slot_addr(table, cs.pos[i]), cs.words[i], 0) == cs.words[i])
+      resize_cost_->claims_cancelled.fetch_add(1, std::memory_order_relaxed);
+    claim_seen_ = 0;
+  }
+  bool a_process_died() const {
+    for (unsigned t = 1; t < 256; ++t)
+      if (c_->tag_dead(static_cast<uint8_t>(t))) return true;
+    return false;
   }
 
   Splitter<T> splitter() {
@@ -947,6 +989,7 @@ class RaceIndex<T>::Handle {
   uint64_t picks_ = 0;
   HolderWatch split_watch_;        // await_split's, on the lock of the split it waits for
   uint64_t split_checked_ns_ = 0;  // when await_split last read that lock (0: not yet waiting)
+  uint64_t claim_seen_ = 0, claim_since_ = 0;  // await_claims': the claim waited for, since when
 };
 
 // The name every index namespace offers (dmrt/runtime/index.h's Index concept).

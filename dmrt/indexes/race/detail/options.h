@@ -98,6 +98,8 @@ struct Options {
     // A splitter that stops dead at this point of its split (throwing SplitterDied), its locks
     // held and its work half done, for a survivor to roll forward (issue 39, tests/race).
     SplitDeath split_dies_at = SplitDeath::kNever;
+    // An insert that stops dead right after its tentative claim (throwing ClaimerDied).
+    bool insert_dies_after_claim = false;
   } faults;
 
   // The fields a user sets (bench flags --race-*, JSON, TOML), each declared once. value_size

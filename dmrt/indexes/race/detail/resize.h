@@ -36,10 +36,12 @@ namespace dmrt::race {
 // superseded is dropped) and step 5 runs. Only a delete that won its slot in S after the dead
 // splitter's copy (2) and before its delete (3), in the one bucket it was moving, comes back:
 // the pool cannot tell that delete from the splitter's own (3).
-// Round trips and bytes spent splitting subtables, summed over the handles of one index object.
+// What the handles of one index object add up: round trips and bytes spent splitting subtables,
+// and the repairs after a process died (issue 39).
 struct ResizeCost {
   std::atomic<uint64_t> round_trips{0}, bytes_read{0}, bytes_written{0};
-  std::atomic<uint64_t> takeovers{0};  // splits and root locks of dead processes taken over
+  std::atomic<uint64_t> takeovers{0};         // splits and root locks of dead processes taken over
+  std::atomic<uint64_t> claims_cancelled{0};  // stale insert claims cancelled (index.h)
   void add(const VerbCounters& d) {
     round_trips.fetch_add(d.round_trips, std::memory_order_relaxed);
     bytes_read.fetch_add(d.bytes_read, std::memory_order_relaxed);
@@ -58,6 +60,8 @@ struct SplitHints {
 // Thrown where Options::faults.split_dies_at stops a split (fault-injection builds): the
 // splitter's process is to be treated as dead from there on.
 struct SplitterDied {};
+// The same for an insert stopped after its tentative claim (Options::faults).
+struct ClaimerDied {};
 
 template <Transport T>
 class Splitter {

@@ -45,19 +45,31 @@ void expect_directory_unlocked(ShmIndex& idx, ShmClient& c) {
   }
 }
 
+// Two processes on one pool: client 0's (tag kDeadTag, its index with `faults`), about to die,
+// and client 1's, a survivor told that kDeadTag is dead.
+struct TwoProcesses {
+  explicit TwoProcesses(Options::Faults faults)
+      : p(pool(1)), c0(client(p, 0)), c1(client(p, 1)), dying(kDeadTag), survivor(2) {
+    c0.set_liveness(&dying);
+    c1.set_liveness(&survivor);
+    Options doomed = small();
+    doomed.faults = faults;
+    idx0 = ShmIndex::create(c0, doomed);
+  }
+  std::shared_ptr<shm::Pool> p;
+  ShmClient c0, c1;
+  Tags dying, survivor;
+  std::shared_ptr<ShmIndex> idx0;
+};
+
 class RaceDeadSplitter : public ::testing::TestWithParam<SplitDeath> {};
 
 TEST_P(RaceDeadSplitter, ASurvivorRollsTheSplitForward) {
-  auto p = pool(1);
-  auto c0 = client(p, 0);
-  auto c1 = client(p, 1);
-  Tags dying(kDeadTag), survivor(2);
-  c0.set_liveness(&dying);
-  c1.set_liveness(&survivor);
-  Options doomed = small();
-  doomed.faults.split_dies_at = GetParam();
-  auto idx0 = ShmIndex::create(c0, doomed);
-  auto h0 = idx0->handle(c0);
+  Options::Faults f;
+  f.split_dies_at = GetParam();
+  TwoProcesses t(f);
+  ShmClient &c0 = t.c0, &c1 = t.c1;
+  auto h0 = t.idx0->handle(c0);
   std::map<uint64_t, std::string> acked;
   uint64_t k = 1;
   bool died = false;
@@ -149,16 +161,11 @@ TEST(RaceDeadSplitter, ALiveSplittersLocksAreNotTaken) {
 // an insert of the same key once it stood for the lease while a process is dead; that insert
 // then succeeds, and the key is there once.
 TEST(RaceDeadClaimer, AnInsertOfTheKeyCancelsTheDeadClaim) {
-  auto p = pool(1);
-  auto c0 = client(p, 0);
-  auto c1 = client(p, 1);
-  Tags dying(kDeadTag), survivor(2);
-  c0.set_liveness(&dying);
-  c1.set_liveness(&survivor);
-  Options doomed = small();
-  doomed.faults.insert_dies_after_claim = true;
-  auto idx0 = ShmIndex::create(c0, doomed);
-  auto h0 = idx0->handle(c0);
+  Options::Faults f;
+  f.insert_dies_after_claim = true;
+  TwoProcesses t(f);
+  ShmClient &c0 = t.c0, &c1 = t.c1;
+  auto h0 = t.idx0->handle(c0);
   EXPECT_THROW(h0.insert(42, value_for(42, 0, 16)), ClaimerDied);
   auto idx1 = ShmIndex::attach(c1, small());
   auto h1 = idx1->handle(c1);

@@ -383,9 +383,11 @@ class Splitter {
     c_.write(nb, &done, 8, h_.table_write);
   }
 
-  // Reads the KV blocks of `items` (slot words); false when one is torn (its slot changed).
+  // Reads the KV blocks of `items` (slot words) into `blocks`, one batch per memory node; false
+  // when one is torn (its slot changed since it was read).
   bool read_blocks(const std::vector<std::pair<unsigned, uint64_t>>& items,
                    std::vector<std::string>& blocks) {
+    blocks.resize(items.size());
     std::vector<Batch> batches;
     for (size_t i = 0; i < items.size(); ++i) {
       GlobalAddress a = Slot::block(items[i].second);
@@ -395,9 +397,10 @@ class Splitter {
           .hint(h_.block_read);
     }
     c_.run(std::span<Batch>(batches));
+    bool intact = true;
     for (const std::string& blk : blocks)
-      if (!KvBlock::intact(blk.data(), static_cast<uint32_t>(blk.size()))) return false;
-    return true;
+      intact = intact && KvBlock::intact(blk.data(), static_cast<uint32_t>(blk.size()));
+    return intact;
   }
 
   // Roll-forward of a bucket a dead splitter began: `mirror` holds N's bucket as it left it.
@@ -417,16 +420,8 @@ class Splitter {
       if (!same) others.push_back({k, mirror[k]});
     }
     if (others.empty()) return;
-    std::vector<std::string> blocks(others.size());
-    std::vector<Batch> batches;
-    for (size_t i = 0; i < others.size(); ++i) {
-      GlobalAddress a = Slot::block(others[i].second);
-      blocks[i].resize(Slot::bytes(others[i].second));
-      add_to(batches, a)
-          .read(a, blocks[i].data(), Slot::bytes(others[i].second))
-          .hint(h_.block_read);
-    }
-    c_.run(std::span<Batch>(batches));
+    std::vector<std::string> blocks;
+    read_blocks(others, blocks);  // a torn block is checked one by one below
     Batch clean;
     for (size_t i = 0; i < others.size(); ++i) {
       const std::string& blk = blocks[i];

@@ -21,6 +21,21 @@ std::string tmp(const std::string& name) {
   return testing::temp_file("parts_" + name);
 }
 
+// A part holding one search of key 7 by `client`, saved as `name`.
+std::string save_search_part(const std::string& name, uint32_t client, bool found,
+                             const std::string& value, uint64_t t0, uint64_t t1, uint32_t rank,
+                             std::vector<uint32_t> nodes, uint32_t incarnation = 0) {
+  History part;
+  HistoryRecorder r(client);
+  r.search(7, found, value, t0, t1);
+  part.append(std::move(r));
+  part.part_rank = rank;
+  part.part_incarnation = incarnation;
+  part.part_nodes = std::move(nodes);
+  save_history(part, tmp(name));
+  return tmp(name);
+}
+
 // A two-process run on compute nodes 1 and 2: node 1 inserts key 7, node 2 reads it back. Node
 // 2's part alone reads a value nobody wrote.
 std::vector<std::string> save_parts(const std::string& tag) {
@@ -85,13 +100,7 @@ TEST(HistoryParts, MissingPartsAreRefusedAndNamed) {
 
 TEST(HistoryParts, PartsOfOtherRunsOrTwiceAreRefused) {
   const auto files = save_parts("mix");
-  History other;
-  HistoryRecorder o(5);
-  o.search(7, false, "", 1, 2);
-  other.append(std::move(o));
-  other.part_rank = 0;
-  other.part_nodes = {1, 3};
-  save_history(other, tmp("mix_other"));
+  save_search_part("mix_other", 5, false, "", 1, 2, 0, {1, 3});
   EXPECT_THROW(load_history_union({files[1], tmp("mix_other")}), HistoryFormatError);
   // Rank 1 twice, from different clients (a copy renumbered): refused, naming both files.
   try {
@@ -106,14 +115,7 @@ TEST(HistoryParts, PartsOfOtherRunsOrTwiceAreRefused) {
 // set is whole only with the dead incarnation's part (its journal, here its file) as well.
 TEST(HistoryParts, ReplacementsArePartsOfTheirRank) {
   const auto files = save_parts("inc");
-  History repl;
-  HistoryRecorder r(9);
-  r.search(7, true, "seven", 50, 60);
-  repl.append(std::move(r));
-  repl.part_rank = 1;
-  repl.part_incarnation = 1;
-  repl.part_nodes = {1, 2};
-  save_history(repl, tmp("inc_r"));
+  save_search_part("inc_r", 9, true, "seven", 50, 60, 1, {1, 2}, 1);
   {
     std::ifstream in(tmp("inc_r"));
     std::string first, second;

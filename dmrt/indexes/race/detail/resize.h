@@ -2,13 +2,16 @@
 #pragma once
 
 #include <atomic>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "dmrt/indexes/race/detail/directory.h"
 #include "dmrt/indexes/race/detail/layout.h"
+#include "dmrt/indexes/race/detail/options.h"
 #include "dmrt/runtime/client.h"
+#include "dmrt/runtime/liveness.h"
 
 namespace dmrt::race {
 

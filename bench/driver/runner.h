@@ -24,6 +24,7 @@
 #include "bench/driver/bench_index.h"
 #include "bench/driver/group.h"
 #include "bench/driver/interrupt.h"
+#include "bench/driver/lanes.h"
 #include "bench/driver/phases.h"
 #include "bench/driver/verify.h"
 #include "bench/driver/watchdog.h"
@@ -200,7 +201,11 @@ class Bench {
       on_setup_client([&] { clock_start_ = env_.clock_offset(*setup_); });
     }
     ops_ = trun_ ? my_trace_lines() : my_share(opt_.ops);
-    if (!trun_) seq_ = std::make_unique<InsertSequence>(opt_.keys);
+    if (!trun_) {
+      seq_ = std::make_unique<InsertSequence>(opt_.keys);
+      lanes_ = {opt_.keys, attached_ ? attached_->members() : 1u,
+                attached_ ? attached_->rank() : 0u};
+    }
     open_journal();
     if (maker_.bulk_loads(io) &&
         std::any_of(phases_.begin(), phases_.end(), [](const RunPhase& p) { return p.grow > 0; }))
@@ -869,15 +874,16 @@ class Bench {
     InsertSequence& seq = *seq_;
     std::atomic<uint64_t> claimed{0};
     constexpr uint64_t kChunk = 32;
-    return phase("grow", p.grow, 0, [&](Worker& w, const WorkerId& id, Progress& pr) {
+    const uint64_t grow = my_share(p.grow);  // the processes grow it together, each its lane
+    return phase("grow", grow, 0, [&](Worker& w, const WorkerId& id, Progress& pr) {
       for (;;) {
         if (stopping()) break;
         const uint64_t first = claimed.fetch_add(kChunk, std::memory_order_relaxed);
-        if (first >= p.grow) break;
-        const uint64_t n = std::min(kChunk, p.grow - first);
+        if (first >= grow) break;
+        const uint64_t n = std::min(kChunk, grow - first);
         for (uint64_t i = 0; i < n && !stopping(); ++i) {
           const uint64_t rec = seq.next();
-          do_insert(w, id_base_ + id.index, rec);
+          do_insert(w, id_base_ + id.index, lanes_(rec));
           seq.acknowledge(rec);
           env_.between_ops(*w.client);
         }
@@ -955,11 +961,11 @@ class Bench {
     OpKind kind = pick_op(mix_, w.rng);
     if (kind == OpKind::kInsert) {
       uint64_t rec = seq.next();
-      do_insert(w, id, rec);
+      do_insert(w, id, lanes_(rec));
       seq.acknowledge(rec);
       return;
     }
-    const Key key = keys_(w.chooser->next(w.rng, seq.limit()));
+    const Key key = keys_(lanes_(w.chooser->next(w.rng, seq.limit())));
     const uint32_t count =
         kind == OpKind::kScan ? 1 + static_cast<uint32_t>(w.rng.below(mix_.max_scan)) : 0;
     do_op(w, id, kind, key, count);
@@ -1091,6 +1097,7 @@ class Bench {
   IndexOptions io_;                          // what the index was made with (new_cache: attach)
   std::vector<RunPhase> phases_;             // the run phases: the command's, then --then's
   std::unique_ptr<InsertSequence> seq_;      // the records inserted so far, across run phases
+  InsertLanes lanes_;                        // its numbers as records of the whole run
   std::unique_ptr<HistoryJournal> journal_;  // --verify --attach on shm: this process's part
   // --on-peer-loss continue: the group's verdicts, for lock waiters (Client::holder_dead).
   class GroupLiveness final : public Liveness {

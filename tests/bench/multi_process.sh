@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # shm as several processes: one memory node process (dmrt-node --transport shm --create) and two
 # compute processes (dmrt-bench --attach NAME --node K), YCSB A on RACE and on HStore (its servers
-# in the memory node process), each process saving its part of the history; dmrt-check checks
+# in the memory node process) and YCSB D on RACE (both processes insert: no insert may find its key
+# present), each process saving its part of the history; dmrt-check checks
 # their union, dmrt-bench --merge merges their JSON. Then the error paths: the same --node twice,
 # a pool that does not exist, a compute process built for another run, one history given twice.
 # Also a pool on a file (a device's stand-in) that the processes attach by path.
@@ -84,53 +85,53 @@ NUMA_NODE=()
 NUMA_BENCH=()
 
 run_index() {
-  local index=$1
-  shift
-  local pool="dmrt-mp-$$-$index"
+  local index=$1 wl=$2
+  shift 2
+  local tag="$index-$wl" pool="dmrt-mp-$$-$index-$wl"
   start_node "$pool" "$@" "${NUMA_NODE[@]}" || return
   local pids=()
   for k in 1 2; do
     # shellcheck disable=SC2086
     timeout --kill-after=5 $T "$BENCH" --transport shm --attach "$pool" --node $k --index "$index" \
-      $COMMON "${NUMA_BENCH[@]}" --verify --history "$WORK/$index.h$k" --json "$WORK/$index.r$k.json" \
-      >"$WORK/$index.out$k" 2>&1 &
+      ${COMMON/--workload a/--workload $wl} "${NUMA_BENCH[@]}" --verify --history "$WORK/$tag.h$k" --json "$WORK/$tag.r$k.json" \
+      >"$WORK/$tag.out$k" 2>&1 &
     pids+=($!)
   done
   for k in 1 2; do
     wait "${pids[$((k - 1))]}"
     local rc=$?
-    [ "$rc" = 0 ] || { fail "$index: compute process --node $k exited $rc"; show "$WORK/$index.out$k"; }
+    [ "$rc" = 0 ] || { fail "$tag: compute process --node $k exited $rc"; show "$WORK/$tag.out$k"; }
   done
   stop_node
   if [ ${#NUMA_NODE[@]} -gt 0 ]; then
     grep -q "memory node 0: 256 MiB, bound to NUMA node $MEM_NUMA (mbind); resident pages by NUMA node: $MEM_NUMA:[0-9]* (" \
-      "$WORK/$pool.node" || { fail "$index: dmrt-node did not report its NUMA binding"; show "$WORK/$pool.node"; }
+      "$WORK/$pool.node" || { fail "$tag: dmrt-node did not report its NUMA binding"; show "$WORK/$pool.node"; }
   fi
 
   # The union of the two parts: linearizable, and every operation is there (the load's keys once,
   # by the creating process, and the run phase's operations, split over both).
-  "$CHECK" "$WORK/$index.h1" "$WORK/$index.h2" >"$WORK/$index.check" 2>&1
+  "$CHECK" "$WORK/$tag.h1" "$WORK/$tag.h2" >"$WORK/$tag.check" 2>&1
   local rc=$?
-  [ "$rc" = 0 ] || { fail "$index: dmrt-check of the union exited $rc"; show "$WORK/$index.check"; }
-  grep -q "^linearizable: yes" "$WORK/$index.check" || fail "$index: union not linearizable"
-  grep -q "^history: $((KEYS + OPS)) operations from" "$WORK/$index.check" ||
-    { fail "$index: the union does not hold $((KEYS + OPS)) operations"; show "$WORK/$index.check"; }
+  [ "$rc" = 0 ] || { fail "$tag: dmrt-check of the union exited $rc"; show "$WORK/$tag.check"; }
+  grep -q "^linearizable: yes" "$WORK/$tag.check" || fail "$tag: union not linearizable"
+  grep -q "^history: $((KEYS + OPS)) operations from" "$WORK/$tag.check" ||
+    { fail "$tag: the union does not hold $((KEYS + OPS)) operations"; show "$WORK/$tag.check"; }
 
   # One history given twice is refused (its clients would appear in both).
-  "$CHECK" "$WORK/$index.h1" "$WORK/$index.h1" >"$WORK/$index.twice" 2>&1
+  "$CHECK" "$WORK/$tag.h1" "$WORK/$tag.h1" >"$WORK/$tag.twice" 2>&1
   rc=$?
-  [ "$rc" = 2 ] && grep -q "has operations in" "$WORK/$index.twice" ||
-    { fail "$index: dmrt-check of one part twice: exit $rc"; show "$WORK/$index.twice"; }
+  [ "$rc" = 2 ] && grep -q "has operations in" "$WORK/$tag.twice" ||
+    { fail "$tag: dmrt-check of one part twice: exit $rc"; show "$WORK/$tag.twice"; }
 
   # The merged report.
-  "$BENCH" --merge "$WORK/$index.r1.json" "$WORK/$index.r2.json" --json "$WORK/$index.merged.json" \
-    >"$WORK/$index.merge.out" 2>&1 || { fail "$index: --merge failed"; show "$WORK/$index.merge.out"; }
-  "$BENCH" --merge "$WORK/$index.r1.json" "$WORK/$index.r1.json" >"$WORK/$index.merge2.out" 2>&1
+  "$BENCH" --merge "$WORK/$tag.r1.json" "$WORK/$tag.r2.json" --json "$WORK/$tag.merged.json" \
+    >"$WORK/$tag.merge.out" 2>&1 || { fail "$tag: --merge failed"; show "$WORK/$tag.merge.out"; }
+  "$BENCH" --merge "$WORK/$tag.r1.json" "$WORK/$tag.r1.json" >"$WORK/$tag.merge2.out" 2>&1
   rc=$?
-  [ "$rc" = 2 ] && grep -q "one file given twice" "$WORK/$index.merge2.out" ||
-    { fail "$index: --merge of one file twice: exit $rc"; show "$WORK/$index.merge2.out"; }
-  python3 - "$WORK/$index.r1.json" "$WORK/$index.r2.json" "$WORK/$index.merged.json" "$index" \
-    "$KEYS" "$OPS" "${#NUMA_BENCH[@]}" "$MEM_NUMA" "$CMP_NUMA" <<'EOF' || fail "$index: JSON checks"
+  [ "$rc" = 2 ] && grep -q "one file given twice" "$WORK/$tag.merge2.out" ||
+    { fail "$tag: --merge of one file twice: exit $rc"; show "$WORK/$tag.merge2.out"; }
+  python3 - "$WORK/$tag.r1.json" "$WORK/$tag.r2.json" "$WORK/$tag.merged.json" "$index" \
+    "$KEYS" "$OPS" "${#NUMA_BENCH[@]}" "$MEM_NUMA" "$CMP_NUMA" <<'EOF' || fail "$tag: JSON checks"
 import json, sys
 r1, r2, merged, index = sys.argv[1:5]
 keys, ops, numa = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
@@ -215,8 +216,11 @@ elif start_node "$probe"; then
   stop_node
 fi
 
-run_index race
-run_index hstore --service hstore-hts --service hstore-sls
+run_index race a
+run_index hstore a --service hstore-hts --service hstore-sls
+# Inserts from both processes (YCSB D: 5% inserts, reads of the latest): each takes its own lane
+# of new records (bench/driver/lanes.h), so no insert finds its key present (failed_ops == 0).
+run_index race d
 
 # A pool that is only memory (dmrt/policies/shm/source.h): a file stands in for a device-dax or an
 # ivshmem BAR. The memory node process creates it (dmrt-node --pool PATH), the compute processes

@@ -672,6 +672,10 @@ def main():
     ap.add_argument("--scale", choices=["default", "paper"], default="default",
                     help="paper: the figures at the papers' data sizes where a spec gives them "
                          "([scale.paper]), as ID-paper")
+    ap.add_argument("--series", default="",
+                    help="NAME,NAME: run only these series of each spec, into the raw cache, and "
+                         "write no table (a paper-size figure split over machines or sessions; "
+                         "run it without --series once every series is cached)")
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--specs-dir", type=pathlib.Path, default=ROOT / "bench/repro/specs",
@@ -693,6 +697,12 @@ def main():
             print(f"{p.stem}: no paper size in its spec ([scale.paper]); skipped", file=sys.stderr)
         else:
             specs.append(spec)
+    only = {n for n in a.series.split(",") if n}
+    for spec in specs if only else []:
+        names = {s["name"] for s in spec["series"]}
+        if not only & names:
+            sys.exit(f"{spec['id']}: --series {a.series} names none of its series ({', '.join(sorted(names))})")
+        spec["series"] = [s for s in spec["series"] if s["name"] in only]
     if a.list:
         for s in specs:
             print(f"{s['id']}: {s['title']}")
@@ -710,6 +720,10 @@ def main():
         rows, failures = run_spec(spec, a)
         if failures:  # no partial figure in the docs
             failed.append(spec["id"])
+            continue
+        if only:  # some series only: cached for the run that makes the table
+            print(f"  {spec['id']}: {', '.join(s['name'] for s in spec['series'])} cached; "
+                  "no table", file=sys.stderr)
             continue
         comps = comparisons(spec, rows)
         write_csv(spec, rows, a.out)

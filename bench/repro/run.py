@@ -25,6 +25,7 @@ import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TOLERANCE = 0.35  # issue 16: a pair's ratio within 35% of the paper's
+WITHIN = {True: "yes", False: "**no**", None: "not compared"}  # None: not at the paper's size
 REGENERATE = "repro"  # the dmrt.sh command that regenerates a spec (--regenerate)
 PNG_DIR = "results"  # the plots' folder as the markdown document names it (--out, relative)
 
@@ -75,6 +76,10 @@ def at_scale(spec, scale):
     # keys=N), but not for the series in grow_skip (a bulk-loading index: a load per size).
     out["grow"] = sc.get("grow", False)
     out["grow_skip"] = sc.get("grow_skip", [])
+    # unfit = { SERIES = { x = [...], why = "..." } }: a series that does not fit this machine at
+    # the paper's size runs at the x values listed (or, with its own `keys` in `series`, at that
+    # size), and its ratios are shown but not compared: `why` says what it ran and why.
+    out["unfit"] = sc.get("unfit", {})
     return out
 
 
@@ -298,6 +303,8 @@ def run_spec(spec, a):
             if panel["name"] in series.get("skip_panels", []):
                 continue
             for x in x_values(spec):
+                if x not in spec.get("unfit", {}).get(series["name"], {}).get("x", [x]):
+                    continue
                 jobs.append((panel, series, x, command(spec, series, panel, x, a.bench, a.quick)))
     # repeat = N (wall-clock transports): each point runs N times, rounds interleaved so that the
     # machine's load drifts over all series alike, and the best of the N by the metric stands.
@@ -410,10 +417,14 @@ def comparisons(spec, rows):
             # an ordering (hi = inf) holds or not: no tolerance below its bound
             ok = agreement is not None and (
                 ours >= lo if math.isinf(hi) else abs(agreement - 1) <= TOLERANCE)
+            note = r.get("note", "")
+            unfit = [spec["unfit"][n]["why"] for n in (r["a"], r["b"]) if n in spec.get("unfit", {})]
+            if unfit:  # not the paper's size: shown, not compared
+                ok, note = None, "; ".join(unfit + ([note] if note else []))
             out.append({"panel": panel["name"], "pair": f"{r['a']} / {r['b']}", "x": x,
                         "dmrt": ours, "paper_lo": lo, "paper_hi": hi,
                         "paper": paper_text(lo, hi),
-                        "agreement": agreement, "within": ok, "note": r.get("note", "")})
+                        "agreement": agreement, "within": ok, "note": note})
     return out
 
 
@@ -639,7 +650,7 @@ def markdown(spec, rows, comps, png, cdf=None):
         for c in comps:
             lines.append(f"| {c['panel']} | {c['pair']} | {c['x'] if c['x'] is not None else ''} | "
                          f"{fmt(c['dmrt'])}x | {c['paper']}x | {fmt(c['agreement'])} | "
-                         f"{'yes' if c['within'] else '**no**'} | {c['note']} |")
+                         f"{WITHIN[c['within']]} | {c['note']} |")
         lines.append("")
     sample = rows[-1]["command"]
     lines.append(f"One point's command: `{sample}`")
@@ -734,9 +745,9 @@ def main():
         if not a.quick and not embed(a.results_md, spec["id"], text):
             print(f"  note: {a.results_md} has no block for {spec['id']}", file=sys.stderr)
         for c in comps:
-            misses += not c["within"]
+            misses += c["within"] is False
             print(f"  {c['panel']} {c['pair']}: dmrt {fmt(c['dmrt'])}x, paper {c['paper']}x"
-                  f"{'' if c['within'] else '  (outside 35%)'}", file=sys.stderr)
+                  f"{'' if c['within'] is not False else '  (outside 35%)'}", file=sys.stderr)
     print(f"{len(specs)} figures; {misses} paper ratios outside 35%", file=sys.stderr)
     if failed:
         print(f"failed runs in: {' '.join(failed)} (their outputs were not written)", file=sys.stderr)

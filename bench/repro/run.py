@@ -294,9 +294,10 @@ def point_row(spec, panel, series, x, d, cmd):
     return row
 
 
-def run_spec(spec, a):
-    raw_dir = a.raw / spec["id"]
-    raw_dir.mkdir(parents=True, exist_ok=True)
+def plan_points(spec, bench, quick=False):
+    """The figure's points, [(panel, series, x, command)], in panel, series and x order: less a
+    series' skipped panels and, for a series that does not fit at this size, the x values it
+    does not run at."""
     jobs = []
     for panel in spec["panels"]:
         for series in spec["series"]:
@@ -305,7 +306,23 @@ def run_spec(spec, a):
             for x in x_values(spec):
                 if x not in spec.get("unfit", {}).get(series["name"], {}).get("x", [x]):
                     continue
-                jobs.append((panel, series, x, command(spec, series, panel, x, a.bench, a.quick)))
+                jobs.append((panel, series, x, command(spec, series, panel, x, bench, quick)))
+    return jobs
+
+
+def only_series(spec, names):
+    """--series: the spec with only the series named (an error if it has none of them)."""
+    have = {s["name"] for s in spec["series"]}
+    if not names & have:
+        sys.exit(f"{spec['id']}: --series {','.join(sorted(names))} names none of its series "
+                 f"({', '.join(sorted(have))})")
+    spec["series"] = [s for s in spec["series"] if s["name"] in names]
+
+
+def run_spec(spec, a):
+    raw_dir = a.raw / spec["id"]
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    jobs = plan_points(spec, a.bench, a.quick)
     # repeat = N (wall-clock transports): each point runs N times, rounds interleaved so that the
     # machine's load drifts over all series alike, and the best of the N by the metric stands.
     repeat = int(spec.get("repeat", 1))
@@ -710,10 +727,7 @@ def main():
             specs.append(spec)
     only = {n for n in a.series.split(",") if n}
     for spec in specs if only else []:
-        names = {s["name"] for s in spec["series"]}
-        if not only & names:
-            sys.exit(f"{spec['id']}: --series {a.series} names none of its series ({', '.join(sorted(names))})")
-        spec["series"] = [s for s in spec["series"] if s["name"] in only]
+        only_series(spec, only)
     if a.list:
         for s in specs:
             print(f"{s['id']}: {s['title']}")

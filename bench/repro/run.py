@@ -66,8 +66,10 @@ def at_scale(spec, scale):
     out["flags"].update(sc.get("flags", {}))
     for s in out["series"]:
         s.setdefault("flags", {}).update(sc.get("series", {}).get(s["name"], {}))
-    if "x" in sc:
+    if "x" in sc:  # x_label: the axis' name where the default one names a scaling
         out["x"] = {**out["x"], "values": sc["x"]}
+        if "x_label" in sc:
+            out["x"]["label"] = sc["x_label"]
     out["scaled"] = sc.get("scaled", "")
     out["jobs"] = sc.get("jobs", 1)  # each run takes gigabytes: one at a time unless told
     out["resources"] = True  # each run's peak RSS and time in the table
@@ -80,6 +82,9 @@ def at_scale(spec, scale):
     # the paper's size runs at the x values listed (or, with its own `keys` in `series`, at that
     # size), and its ratios are shown but not compared: `why` says what it ran and why.
     out["unfit"] = sc.get("unfit", {})
+    # panel_series = { PANEL = { SERIES = { flags } } }: one series' flags in one panel (a point
+    # that would take hours at this size runs shorter; the size line says so).
+    out["panel_series"] = sc.get("panel_series", {})
     return out
 
 
@@ -100,6 +105,7 @@ def point_flags(spec, series, panel, x, quick):
     flags.update(spec["flags"])
     flags.update(panel.get("flags", {}))
     flags.update(series.get("flags", {}))
+    flags.update(spec.get("panel_series", {}).get(panel.get("name"), {}).get(series["name"], {}))
     if x is not None:
         flags[spec["x"]["flag"]] = x
         flags.update(spec["x"].get("flags", {}).get(str(x), {}))
@@ -253,6 +259,11 @@ def fmt(v):
     if v is None:
         return "–"
     return f"{v:.3g}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def times(v):
+    """A ratio: 1.5x, or – where a side has no value."""
+    return fmt(v) + ("x" if v is not None else "")
 
 
 def lower_is_better(spec, panel):
@@ -437,7 +448,7 @@ def comparisons(spec, rows):
             note = r.get("note", "")
             unfit = [spec["unfit"][n]["why"] for n in (r["a"], r["b"]) if n in spec.get("unfit", {})]
             if unfit:  # not the paper's size: shown, not compared
-                ok, note = None, "; ".join(unfit + ([note] if note else []))
+                ok, agreement, note = None, None, "; ".join(unfit + ([note] if note else []))
             out.append({"panel": panel["name"], "pair": f"{r['a']} / {r['b']}", "x": x,
                         "dmrt": ours, "paper_lo": lo, "paper_hi": hi,
                         "paper": paper_text(lo, hi),
@@ -666,7 +677,7 @@ def markdown(spec, rows, comps, png, cdf=None):
         lines.append("|---|---|---|---|---|---|---|---|")
         for c in comps:
             lines.append(f"| {c['panel']} | {c['pair']} | {c['x'] if c['x'] is not None else ''} | "
-                         f"{fmt(c['dmrt'])}x | {c['paper']}x | {fmt(c['agreement'])} | "
+                         f"{times(c['dmrt'])} | {c['paper']}x | {fmt(c['agreement'])} | "
                          f"{WITHIN[c['within']]} | {c['note']} |")
         lines.append("")
     sample = rows[-1]["command"]
@@ -760,7 +771,7 @@ def main():
             print(f"  note: {a.results_md} has no block for {spec['id']}", file=sys.stderr)
         for c in comps:
             misses += c["within"] is False
-            print(f"  {c['panel']} {c['pair']}: dmrt {fmt(c['dmrt'])}x, paper {c['paper']}x"
+            print(f"  {c['panel']} {c['pair']}: dmrt {times(c['dmrt'])}, paper {c['paper']}x"
                   f"{'' if c['within'] is not False else '  (outside 35%)'}", file=sys.stderr)
     print(f"{len(specs)} figures; {misses} paper ratios outside 35%", file=sys.stderr)
     if failed:

@@ -4,7 +4,8 @@
 #   ./dmrt.sh test                          release tests, ASan/UBSan and TSan runs, then qemu
 #                                           guests: Soft-RoCE, NUMA, a shared pool, CXL (tests/vm)
 #   ./dmrt.sh repro [FIGURE...] [--fresh]   the papers' figures on sim (bench/repro/README.md;
-#                  [--scale paper]          at the papers' data sizes where a spec gives them)
+#                  [--scale paper]          at the papers' data sizes where a spec gives them;
+#                  [--series NAME,...]      only those series, into the cache, no table)
 #   ./dmrt.sh cxl-study [PART...] [--fresh] the CXL porting study's tables and plots
 #                                           (docs/cxl-porting.md, bench/cxl/specs)
 # Each configuration is built once into build/, build-asan/, build-tsan/ and reused.

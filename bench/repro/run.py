@@ -34,6 +34,7 @@ def load_spec(path):
     with open(path, "rb") as f:
         spec = tomllib.load(f)
     spec.setdefault("id", path.stem)
+    spec["_dir"] = path.parent  # where the figures it shares its loads with are (shares_load)
     for key in ("title", "source", "series", "panels"):
         if key not in spec:
             sys.exit(f"{path}: missing '{key}'")
@@ -66,6 +67,10 @@ def at_scale(spec, scale):
     out["flags"].update(sc.get("flags", {}))
     for s in out["series"]:
         s.setdefault("flags", {}).update(sc.get("series", {}).get(s["name"], {}))
+    # panels = { PANEL = { flags } }: one panel's flags at this size, for every series (a panel
+    # whose values do not fit at the paper's size runs at a size that does; the size line says so).
+    for p in out["panels"]:
+        p.setdefault("flags", {}).update(sc.get("panels", {}).get(p["name"], {}))
     if "x" in sc:  # x_label: the axis' name where the default one names a scaling
         out["x"] = {**out["x"], "values": sc["x"]}
         if "x_label" in sc:
@@ -74,6 +79,11 @@ def at_scale(spec, scale):
     out["jobs"] = sc.get("jobs", 1)  # each run takes gigabytes: one at a time unless told
     out["resources"] = True  # each run's peak RSS and time in the table
     out["load_once"] = sc.get("load_once", False)
+    # shares_load = [ID, ...]: figures of one index shape (DMTree's Fig. 11, 13 and 14) whose
+    # load-once processes are one: each series loads once and runs every listed figure's points,
+    # figure by figure in the list's order; each figure reads its own points' lines.
+    out["shares_load"] = sc.get("shares_load", [])
+    out["scale_name"] = scale
     # grow: the x values are key counts that one process per series grows through (--then
     # keys=N), but not for the series in grow_skip (a bulk-loading index: a load per size).
     out["grow"] = sc.get("grow", False)
@@ -206,31 +216,49 @@ def phase_line(path, phase, nth=0):
 RUN_PHASE_FLAGS = ("workload", "distribution", "zipf-theta", "ops", "seconds", "cache-mb")
 
 
-def load_once_groups(spec, jobs, bench, quick):
-    """Load once per series and index shape (spec `load_once`, at the paper's size): the points
-    whose flags differ only in RUN_PHASE_FLAGS share one dmrt-bench process, the first point's
+def load_once_groups(spec, jobs, bench, quick, series_text=""):
+    """Load once per index shape (spec `load_once`, at the paper's size): the points whose flags
+    differ only in RUN_PHASE_FLAGS share one dmrt-bench process, those of two series too (ROLEX
+    Fig. 7's Sherman with a 50 KB cache is Sherman's index read with another cache), the first point's
     flags on its command line and each further point a --then step, in the spec's panel and x
     order. A LOAD point (workload = load) is that process's load line. With the spec's `grow`,
     keys is one of those flags too, for the series not in `grow_skip`: the process grows the index
-    through the points' sizes. Returns [(command, [(job index, phase, nth line)])]."""
-    def step_flags(series):
-        grows = spec.get("grow") and series["name"] not in spec.get("grow_skip", [])
+    through the points' sizes. With `shares_load`, the points of every figure listed (their series
+    as --series names them: `series_text`) are grouped so, and this figure reads its own.
+    Returns [(command, [(job index, phase, nth line)])]."""
+    def step_flags(fig, series):
+        grows = fig.get("grow") and series["name"] not in fig.get("grow_skip", [])
         return RUN_PHASE_FLAGS + (("keys",) if grows else ())
 
+    figures = [(spec, jobs)]
+    if spec.get("shares_load"):
+        base = spec["id"].removesuffix(f"-{spec['scale_name']}")
+        if base not in spec["shares_load"]:
+            sys.exit(f"{spec['id']}: shares_load does not list the figure itself")
+        figures = []
+        for sid in spec["shares_load"]:
+            fig = spec if sid == base else at_scale(load_spec(spec["_dir"] / f"{sid}.toml"),
+                                                    spec["scale_name"])
+            if fig is None or fig.get("shares_load") != spec["shares_load"]:
+                sys.exit(f"{spec['id']}: {sid} does not list the same shares_load")
+            if fig is not spec and series_text:
+                fig["series"] = named_series(fig, series_text)
+            figures.append((fig, jobs if fig is spec else plan_points(fig, bench, quick)))
     groups = {}
-    for i, (panel, series, x, _) in enumerate(jobs):
-        flags = point_flags(spec, series, panel, x, quick)
-        shape = tuple(sorted((k, flag_text(v)) for k, v in flags.items()
-                             if k not in step_flags(series)))
-        groups.setdefault((series["name"], shape), []).append((i, flags, step_flags(series)))
+    for k, (fig, fig_jobs) in enumerate(figures):
+        for i, (panel, series, x, _) in enumerate(fig_jobs):
+            flags = point_flags(fig, series, panel, x, quick)
+            steps = step_flags(fig, series)
+            shape = tuple(sorted((f, flag_text(v)) for f, v in flags.items() if f not in steps))
+            groups.setdefault((steps, shape), []).append(((k, i), flags, steps))
     out = []
     for grouped in groups.values():
         members = [(i, f) for i, f, _ in grouped]
         run_flags = grouped[0][2]
         runs = [(i, f) for i, f in members if f.get("workload") != "load"]
-        if not runs:  # only a LOAD point: the load alone
-            i, f = members[0]
-            out.append((command(spec, None, None, None, bench, quick, f), [(i, "load", 0)]))
+        if not runs:  # only LOAD points: the load alone
+            out.append((command(spec, None, None, None, bench, quick, members[0][1]),
+                        [(i, "load", 0) for i, _ in members]))
             continue
         first = dict(runs[0][1])
         steps, prev = [], runs[0][1]
@@ -245,7 +273,17 @@ def load_once_groups(spec, jobs, bench, quick):
         where = [(i, "load", 0) for i, f in members if f.get("workload") == "load"]
         where += [(i, "run", n) for n, (i, _) in enumerate(runs)]
         out.append((command(spec, None, None, None, bench, quick, first), where))
-    return out
+    # This figure's points only: its own job indices, in the figure it is in the list.
+    mine = next(k for k, (fig, _) in enumerate(figures) if fig is spec)
+    out = [(cmd, [(i, ph, n) for (k, i), ph, n in where if k == mine]) for cmd, where in out]
+    return [(cmd, where) for cmd, where in out if where]
+
+
+def raw_dir_of(spec, raw):
+    """Where a figure's runs are kept: figures that share their loads keep them together."""
+    if spec.get("shares_load"):
+        return raw / ("+".join(spec["shares_load"]) + f"-{spec['scale_name']}")
+    return raw / spec["id"]
 
 
 def bottleneck(d):
@@ -321,17 +359,30 @@ def plan_points(spec, bench, quick=False):
     return jobs
 
 
-def only_series(spec, names):
-    """--series: the spec with only the series named (an error if it has none of them)."""
+def named_series(spec, text):
+    """The series of the spec that --series NAME,NAME names. A name may hold commas of its own
+    ("Sherman, 50 KB cache"): the longest run of items that joins into one of the spec's names is
+    that name."""
     have = {s["name"] for s in spec["series"]}
-    if not names & have:
-        sys.exit(f"{spec['id']}: --series {','.join(sorted(names))} names none of its series "
-                 f"({', '.join(sorted(have))})")
-    spec["series"] = [s for s in spec["series"] if s["name"] in names]
+    items, names, i = text.split(","), set(), 0
+    while i < len(items):
+        j = next((j for j in range(len(items), i, -1) if ",".join(items[i:j]) in have), i + 1)
+        names.add(",".join(items[i:j]))
+        i = j
+    return [s for s in spec["series"] if s["name"] in names]
+
+
+def only_series(spec, text):
+    """--series: the spec with only the series named (an error if it names none of them)."""
+    keep = named_series(spec, text)
+    if not keep:
+        have = ", ".join(sorted(s["name"] for s in spec["series"]))
+        sys.exit(f"{spec['id']}: --series {text} names none of its series ({have})")
+    spec["series"] = keep
 
 
 def run_spec(spec, a):
-    raw_dir = a.raw / spec["id"]
+    raw_dir = raw_dir_of(spec, a.raw)
     raw_dir.mkdir(parents=True, exist_ok=True)
     jobs = plan_points(spec, a.bench, a.quick)
     # repeat = N (wall-clock transports): each point runs N times, rounds interleaved so that the
@@ -340,7 +391,7 @@ def run_spec(spec, a):
     if spec.get("load_once"):
         if repeat > 1:
             sys.exit(f"{spec['id']}: load_once runs each process once (no repeat)")
-        units = load_once_groups(spec, jobs, a.bench, a.quick)
+        units = load_once_groups(spec, jobs, a.bench, a.quick, a.series)
     else:  # a process per point and repetition
         units = [(cmd, [(i, phase_of(spec, p, s), 0)])
                  for i, (p, s, x, cmd) in enumerate(jobs)]
@@ -736,7 +787,7 @@ def main():
             print(f"{p.stem}: no paper size in its spec ([scale.paper]); skipped", file=sys.stderr)
         else:
             specs.append(spec)
-    only = {n for n in a.series.split(",") if n}
+    only = a.series
     for spec in specs if only else []:
         only_series(spec, only)
     if a.list:

@@ -75,13 +75,63 @@ for _, series, _, cmd in run.plan_points(fig12, "dmrt-bench"):
 
 # --series: only those series; none of them is an error.
 s = run.at_scale(run.load_spec(root / "bench/repro/specs/chime-fig18b.toml"), "paper")
-run.only_series(s, {"SMART", "ROLEX"})
+run.only_series(s, "SMART,ROLEX")
 check([x["name"] for x in s["series"]] == ["ROLEX", "SMART"], "--series kept the wrong series")
 try:
-    run.only_series(s, {"Nobody"})
+    run.only_series(s, "Nobody")
     check(False, "--series of no series of the spec was accepted")
 except SystemExit:
     pass
+
+# A series name with a comma of its own is named by its parts.
+s = run.at_scale(run.load_spec(root / "bench/repro/specs/rolex-fig7.toml"), "paper")
+run.only_series(s, "ROLEX,Sherman, 50 KB cache")
+check([x["name"] for x in s["series"]] == ["ROLEX", "Sherman, 50 KB cache"],
+      f"--series with a comma in a name kept {[x['name'] for x in s['series']]}")
+
+# Load once per index shape, not per series: ROLEX Fig. 7's two Sherman series differ only in
+# their cache (a run-phase flag), so one process loads Sherman and reads it with both caches.
+rolex7 = run.at_scale(run.load_spec(root / "bench/repro/specs/rolex-fig7.toml"), "paper")
+points = run.plan_points(rolex7, "dmrt-bench")
+units = run.load_once_groups(rolex7, points, "dmrt-bench", False)
+check(len(units) == 2, f"rolex-fig7-paper: {len(units)} processes, not one per index")
+sherman = [(cmd, where) for cmd, where in units if "sherman" in cmd]
+check(len(sherman) == 1 and len(sherman[0][1]) == 2 * len(rolex7["panels"]),
+      "rolex-fig7-paper: Sherman's two caches are not one process's points")
+check(sherman and "cache-mb=0.05" in sherman[0][0][sherman[0][0].index("--then") + 1],
+      "rolex-fig7-paper: the 50 KB cache is not a --then step")
+
+# panels: a panel's own flags at the paper's size (HStore's 200-byte values at 40 M pairs).
+h10 = run.at_scale(run.load_spec(root / "bench/repro/specs/hstore-fig10.toml"), "paper")
+for panel, _, _, cmd in run.plan_points(h10, "dmrt-bench"):
+    keys = cmd[cmd.index("--keys") + 1]
+    want = "40000000" if "200-byte" in panel["name"] else "100000000"
+    check(keys == want, f"hstore-fig10-paper {panel['name']} runs --keys {keys}")
+check(len(run.load_once_groups(h10, run.plan_points(h10, "dmrt-bench"), "dmrt-bench", False)) == 4,
+      "hstore-fig10-paper: not one load per index and value size")
+
+# shares_load: DMTree's Fig. 11, 13 and 14 at the paper's size are one process per series (the
+# same command whichever figure is run), each figure reading its own lines of it in turn.
+ids = ["dmtree-fig11", "dmtree-fig13", "dmtree-fig14"]
+cmds, lines = {}, {}
+for sid in ids:
+    s = run.at_scale(run.load_spec(root / f"bench/repro/specs/{sid}.toml"), "paper")
+    check(run.raw_dir_of(s, root).name == "+".join(ids) + "-paper", f"{sid}: its runs' folder")
+    for cmd, where in run.load_once_groups(s, run.plan_points(s, "dmrt-bench"), "dmrt-bench", False):
+        index = cmd[cmd.index("--index") + 1]
+        cmds.setdefault(index, set()).add(tuple(cmd))
+        lines.setdefault(index, []).extend(n for _, _, n in where)
+check(sorted(cmds) == ["chime", "dmtree", "rolex", "sherman", "smart"], f"shared indexes {sorted(cmds)}")
+for index, c in cmds.items():
+    check(len(c) == 1, f"dmtree figures: {len(c)} different {index} processes, not one")
+    check(sorted(lines[index]) == list(range(len(lines[index]))),
+          f"dmtree figures: {index}'s lines are not each read once, in turn: {lines[index]}")
+# --series keeps the other figures' points of those series only (ROLEX is not in Fig. 14).
+s = run.at_scale(run.load_spec(root / "bench/repro/specs/dmtree-fig11.toml"), "paper")
+run.only_series(s, "ROLEX")
+units = run.load_once_groups(s, run.plan_points(s, "dmrt-bench"), "dmrt-bench", False, "ROLEX")
+check(len(units) == 1 and units[0][0] == list(next(iter(cmds["rolex"]))),
+      "dmtree-fig11 --series ROLEX: not the shared ROLEX process")
 
 for b in bad:
     print("FAIL:", b)

@@ -83,6 +83,10 @@ def at_scale(spec, scale):
     # load-once processes are one: each series loads once and runs every listed figure's points,
     # figure by figure in the list's order; each figure reads its own points' lines.
     out["shares_load"] = sc.get("shares_load", [])
+    # step_flags = ["warmup-ops"]: more flags a load-once process's steps may change (dmrt-bench
+    # --then takes warmup-ops too; a spec that varies it per panel says so, so that the specs
+    # that do not keep their processes as they were).
+    out["step_flags"] = tuple(sc.get("step_flags", []))
     out["scale_name"] = scale
     # grow: the x values are key counts that one process per series grows through (--then
     # keys=N), but not for the series in grow_skip (a bulk-loading index: a load per size).
@@ -228,7 +232,7 @@ def load_once_groups(spec, jobs, bench, quick, series_text=""):
     Returns [(command, [(job index, phase, nth line)])]."""
     def step_flags(fig, series):
         grows = fig.get("grow") and series["name"] not in fig.get("grow_skip", [])
-        return RUN_PHASE_FLAGS + (("keys",) if grows else ())
+        return RUN_PHASE_FLAGS + fig.get("step_flags", ()) + (("keys",) if grows else ())
 
     figures = [(spec, jobs)]
     if spec.get("shares_load"):

@@ -126,6 +126,15 @@ for index, c in cmds.items():
     check(len(c) == 1, f"dmtree figures: {len(c)} different {index} processes, not one")
     check(sorted(lines[index]) == list(range(len(lines[index]))),
           f"dmtree figures: {index}'s lines are not each read once, in turn: {lines[index]}")
+# step_flags: DMTree's steps each give their warmup, the first the longest (the caches fill from
+# cold); specs without it keep warmup-ops a shape flag (CHIME Fig. 12's SMART E: its own process).
+dm = next(iter(cmds["dmtree"]))
+check(dm[dm.index("--warmup-ops") + 1] == "6000000" and "warmup-ops=200000" in dm[dm.index("--then") + 1],
+      "dmtree figures: the steps do not carry their own warmup")
+smart12 = [cmd for cmd, _ in run.load_once_groups(fig12, run.plan_points(fig12, "dmrt-bench"),
+                                                  "dmrt-bench", False) if "smart" in cmd]
+check(len(smart12) == 2, f"chime-fig12-paper: SMART in {len(smart12)} processes, not 2")
+
 # --series keeps the other figures' points of those series only (ROLEX is not in Fig. 14).
 s = run.at_scale(run.load_spec(root / "bench/repro/specs/dmtree-fig11.toml"), "paper")
 run.only_series(s, "ROLEX")

@@ -222,7 +222,7 @@ RUN_PHASE_FLAGS = ("workload", "distribution", "zipf-theta", "ops", "seconds", "
 
 def load_once_groups(spec, jobs, bench, quick, series_text=""):
     """Load once per index shape (spec `load_once`, at the paper's size): the points whose flags
-    differ only in RUN_PHASE_FLAGS share one dmrt-bench process, those of two series too (ROLEX
+    differ only in RUN_PHASE_FLAGS (and the spec's `step_flags`) share one dmrt-bench process, those of two series too (ROLEX
     Fig. 7's Sherman with a 50 KB cache is Sherman's index read with another cache), the first point's
     flags on its command line and each further point a --then step, in the spec's panel and x
     order. A LOAD point (workload = load) is that process's load line. With the spec's `grow`,

@@ -138,6 +138,8 @@ def command(spec, series, panel, x, bench, quick, flags=None):
     flags = flags or point_flags(spec, series, panel, x, quick)
     args = [str(bench)]
     for k, v in flags.items():
+        if v == "":  # a later table's "" takes back an earlier one's flag (a series on --cluster)
+            continue
         args += [f"--{k}", flag_text(v)]
     # sim: an operation's wall-clock time grows with the whole simulation, so the stall watchdog
     # (wall-clock seconds per operation) gets a bound that only a real hang reaches.
@@ -174,6 +176,9 @@ def binary_digest(path):
 
 def run_one(args, raw_dir, fresh, repetition=0):
     ident = binary_digest(args[0]) + " " + " ".join(args[1:])
+    if "--cluster" in args:  # the path is relative to the root; what the file says is the run's
+        text = (ROOT / args[args.index("--cluster") + 1]).read_bytes()
+        ident += " " + hashlib.sha1(text).hexdigest()
     if repetition:  # the same run again (spec `repeat`): its own cache entry
         ident += f" #{repetition}"
     key = hashlib.sha1(ident.encode()).hexdigest()[:16]
@@ -183,8 +188,9 @@ def run_one(args, raw_dir, fresh, repetition=0):
     tmp = out.with_suffix(".part")
     tmp.unlink(missing_ok=True)
     t0 = time.monotonic()
-    r = subprocess.run(args + ["--json", str(tmp)], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
+    # From the root, where a spec's files (--cluster) are named; the binary as the caller named it.
+    argv = [str(pathlib.Path(args[0]).resolve())] + args[1:] + ["--json", str(tmp.resolve())]
+    r = subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"exit {r.returncode}: {shlex.join(args)}\n{r.stderr[-2000:]}")
     tmp.rename(out)

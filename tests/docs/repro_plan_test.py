@@ -131,6 +131,17 @@ for index, c in cmds.items():
 dm = next(iter(cmds["dmtree"]))
 check(dm[dm.index("--warmup-ops") + 1] == "6000000" and "warmup-ops=200000" in dm[dm.index("--then") + 1],
       "dmtree figures: the steps do not carry their own warmup")
+# DMTree at 100 M runs on a cluster file whose compute nodes hold its fingerprint tables: the
+# flags that file replaces are taken back (""), and the other series keep theirs. The file is the
+# cluster those flags would make save the compute regions, and its text is in the cache key.
+check("--cluster" in dm and not {"--compute-nodes", "--memory-nodes", "--memory-mb"} & set(dm),
+      f"dmtree figures: DMTree's process is not on its cluster file: {dm}")
+sh = next(iter(cmds["sherman"]))
+check("--cluster" not in sh and sh[sh.index("--compute-nodes") + 1] == "6",
+      "dmtree figures: Sherman lost its cluster flags")
+clu = run.tomllib.loads((root / dm[dm.index("--cluster") + 1]).read_text())["node"]
+check([n["role"] for n in clu] == ["memory"] + ["compute"] * 6 and clu[0]["region"] == "32GiB",
+      f"dmtree-paper cluster: not 1 memory node of 32 GiB, then 6 compute nodes: {clu}")
 smart12 = [cmd for cmd, _ in run.load_once_groups(fig12, run.plan_points(fig12, "dmrt-bench"),
                                                   "dmrt-bench", False) if "smart" in cmd]
 check(len(smart12) == 2, f"chime-fig12-paper: SMART in {len(smart12)} processes, not 2")

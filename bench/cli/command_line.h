@@ -43,6 +43,7 @@ struct CommandLine {
   CLI::Option* key_format = nullptr;
   CLI::Option* cluster = nullptr;
   CLI::Option* memory_mb = nullptr;
+  CLI::Option* compute_mb = nullptr;
   CLI::Option* memory_nodes = nullptr;
   CLI::Option* compute = nullptr;
   CLI::Option* stall = nullptr;

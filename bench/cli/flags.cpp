@@ -65,7 +65,7 @@ void add_options(CLI::App& app, CommandLine& c) {
   for (const char* f : {"--history", "--verify-max-ops", "--verify-seconds", "--verify-memory-mb"})
     flag(f)->needs(verify);
   flag("--seconds")->excludes(flag("--ops"));
-  for (const char* f : {"--memory-nodes", "--memory-mb", "--nodes"})
+  for (const char* f : {"--memory-nodes", "--memory-mb", "--compute-mb", "--nodes"})
     flag(f)->excludes(flag("--cluster"));
   for (const char* f : {"--trace-load", "--trace-run", "--cluster"})
     flag(f)->check(CLI::ExistingFile);
@@ -78,6 +78,7 @@ void add_options(CLI::App& app, CommandLine& c) {
   c.cluster = flag("--cluster");
   c.memory_nodes = flag("--memory-nodes");
   c.memory_mb = flag("--memory-mb");
+  c.compute_mb = flag("--compute-mb");
   c.compute = flag("--compute-nodes");
   c.stall = flag("--stall-seconds");
   c.verify_max_ops = flag("--verify-max-ops");

@@ -73,6 +73,7 @@ struct Options {
   unsigned memory_nodes = 1;
   unsigned compute_nodes = 1;  // embedded cluster; on sim, sim.compute_nodes
   uint64_t memory_mb = 4096;
+  uint64_t compute_mb = 64;
   std::string nodes;  // verbs: the cluster inline ("" = --cluster)
   bool stop_nodes = false;
   int node = -1;  // verbs, shm --attach: this process's node id (-1: the cluster's compute node)
@@ -266,6 +267,10 @@ constexpr auto cluster() {
           option_number("memory_mb", &O::memory_mb,
                         "Region MiB per memory node of the embedded cluster", 64,
                         uint64_t{1} << 24),
+          option_number("compute_mb", &O::compute_mb,
+                        "Region MiB per compute node of the embedded cluster (DMTree keeps a "
+                        "fingerprint table per leaf there: about 70 bytes each)",
+                        1, uint64_t{1} << 24),
           option_text("nodes", &O::nodes,
                       "verbs: the cluster inline, role:size@host:port,... (instead of --cluster)"),
           option_switch("stop_nodes", &O::stop_nodes,

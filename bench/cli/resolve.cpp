@@ -120,12 +120,14 @@ std::string resolve_index_flags(const CommandLine& c, const IndexFlags& chosen) 
 
 std::string resolve_cluster(CommandLine& c, ClusterConfig& config) {
   Options& opt = c.opt;
-  config = !opt.cluster.empty() ? ClusterConfig::from_toml_file(opt.cluster)
+  if (!opt.cluster.empty()) config = ClusterConfig::from_toml_file(opt.cluster);
 #if DMRT_TRANSPORT_VERBS
-           : !opt.nodes.empty()
-               ? verbs::parse_cluster_arg(opt.nodes)
+  else if (!opt.nodes.empty())
+    config = verbs::parse_cluster_arg(opt.nodes);
 #endif
-               : ClusterConfig::embedded(opt.memory_nodes, opt.compute_nodes, opt.memory_bytes);
+  else
+    config = ClusterConfig::embedded(opt.memory_nodes, opt.compute_nodes, opt.memory_bytes,
+                                     opt.compute_mb << 20);
   if (opt.transport != "verbs" && !opt.nodes.empty())
     return "--nodes is a flag of --transport verbs";
   if (opt.stop_nodes && opt.transport != "verbs" && opt.attach.empty())
@@ -137,7 +139,7 @@ std::string resolve_cluster(CommandLine& c, ClusterConfig& config) {
     if (opt.transport != "shm") return "--attach is a flag of --transport shm";
     if (opt.node < 0)
       return "--attach needs --node K: the compute node of the pool this process runs";
-    for (const CLI::Option* o : {c.cluster, c.memory_mb, c.compute, c.memory_nodes})
+    for (const CLI::Option* o : {c.cluster, c.memory_mb, c.compute_mb, c.compute, c.memory_nodes})
       if (o->count() > 0)
         return o->get_name() +
                " cannot be combined with --attach: the pool's nodes are those its creator made "

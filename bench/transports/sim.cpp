@@ -60,7 +60,10 @@ void provenance(nlohmann::json& j, const Options& opt, const ClusterConfig& conf
   sim::Options o = opt.sim;
   o.memory_nodes = static_cast<unsigned>(config.memory_nodes().size());
   j["options"] = o;
-  if (opt.cluster.empty()) j["options"]["memory_bytes"] = opt.memory_bytes;
+  if (opt.cluster.empty()) {
+    j["options"]["memory_bytes"] = opt.memory_bytes;
+    j["options"]["compute_bytes"] = opt.compute_mb << 20;
+  }
   j["options"]["saturation_wait_ns"] = o.saturation_wait_ns;
 }
 

@@ -27,6 +27,7 @@ struct Env<SimTransport> {
     sim::Options o = opt.sim;
     o.memory_nodes = opt.memory_nodes;
     o.memory_bytes = opt.memory_bytes;
+    o.compute_bytes = opt.compute_mb << 20;
     return o;
   }
   sim::Endpoint endpoint(NodeId home, uint32_t client_id) {

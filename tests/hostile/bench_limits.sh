@@ -83,6 +83,9 @@ with open(sys.argv[1], "w") as f:
         f.write('[[node]]\nrole = "compute"\nregion = "4MiB"\n')
 PY
 expect 2 "the headers and mailboxes of 60001 nodes need" -- $SMALL --cluster "$WORK/many.toml"
+# A cluster file sizes its own nodes: the embedded cluster's region flags are refused beside it.
+printf '[[node]]\nrole = "memory"\n[[node]]\nrole = "compute"\n' >"$WORK/two.toml"
+expect 2 "--cluster excludes --compute-mb" -- $SMALL --cluster "$WORK/two.toml" --compute-mb 8
 
 if [ "$HAS_SIM" = 1 ]; then
   # --sim-memory-bytes is honoured (a region too small for its header is refused) or refused.
@@ -92,6 +95,11 @@ if [ "$HAS_SIM" = 1 ]; then
   expect 2 "--sim-memory-bytes is a flag of --transport sim" -- $SMALL --sim-memory-bytes 100000000
   # ... and honoured when valid: 64 MiB regions run.
   expect 0 "run" -- $SMALL --transport sim --sim-memory-bytes 67108864
+  # Compute-node regions: DMTree's fingerprint tables (72 bytes a leaf) outgrow 4 MiB at 1 M keys
+  # and fail by name; --compute-mb gives them room.
+  DM="--index dmtree --keys 1000000 --ops 1000 --transport sim --compute-nodes 2 --clients-per-node 8"
+  expect 1 "collab: all 28160 tables are in use" -- $DM --compute-mb 4
+  expect 0 "run" -- $DM --compute-mb 8
   # Simulated clients' stacks are checked too.
   expect 2 "fiber stacks" -- $SMALL --transport sim --compute-nodes 1000 --clients-per-node 1000
   # A --verify --seconds run keeps its history bounded: the run phase ends at the cap and the

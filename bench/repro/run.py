@@ -176,9 +176,9 @@ def binary_digest(path):
 
 def run_one(args, raw_dir, fresh, repetition=0):
     ident = binary_digest(args[0]) + " " + " ".join(args[1:])
-    if "--cluster" in args:  # the path is relative to the root; what the file says is the run's
-        text = (ROOT / args[args.index("--cluster") + 1]).read_bytes()
-        ident += " " + hashlib.sha1(text).hexdigest()
+    if "--cluster" in args:  # the path is relative to the root; the nodes it lists are the run's
+        nodes = tomllib.loads((ROOT / args[args.index("--cluster") + 1]).read_text())
+        ident += " " + json.dumps(nodes, sort_keys=True)
     if repetition:  # the same run again (spec `repeat`): its own cache entry
         ident += f" #{repetition}"
     key = hashlib.sha1(ident.encode()).hexdigest()[:16]

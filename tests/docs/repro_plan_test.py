@@ -129,8 +129,16 @@ for index, c in cmds.items():
 # step_flags: DMTree's steps each give their warmup, the first the longest (the caches fill from
 # cold); specs without it keep warmup-ops a shape flag (CHIME Fig. 12's SMART E: its own process).
 dm = next(iter(cmds["dmtree"]))
-check(dm[dm.index("--warmup-ops") + 1] == "6000000" and "warmup-ops=200000" in dm[dm.index("--then") + 1],
+check(dm[dm.index("--warmup-ops") + 1] == "60000000" and "warmup-ops=200000" in dm[dm.index("--then") + 1],
       "dmtree figures: the steps do not carry their own warmup")
+# DMTree's first point warms 60 M (its fingerprint tables' copies), the others 6 M; DMTree and
+# SMART get the paper's compute-server memory scaled to 100 M keys, the others the 100 MB they fill.
+for index, warm, mb in [("sherman", "6000000", "100"), ("chime", "6000000", "100"),
+                        ("smart", "6000000", "2560"), ("dmtree", "60000000", "2560")]:
+    c = next(iter(cmds[index]))
+    check(c[c.index("--warmup-ops") + 1] == warm and c[c.index("--cache-mb") + 1] == mb
+          and f"cache-mb={mb}," in c[c.index("--then") + 1],
+          f"dmtree figures: {index} does not warm {warm} with {mb} MB caches")
 # DMTree at 100 M runs on a cluster file whose compute nodes hold its fingerprint tables: the
 # flags that file replaces are taken back (""), and the other series keep theirs. The file is the
 # cluster those flags would make save the compute regions, and its text is in the cache key.

@@ -141,7 +141,7 @@ for index, warm, mb in [("sherman", "6000000", "100"), ("chime", "6000000", "100
           f"dmtree figures: {index} does not warm {warm} with {mb} MB caches")
 # DMTree at 100 M runs on a cluster file whose compute nodes hold its fingerprint tables: the
 # flags that file replaces are taken back (""), and the other series keep theirs. The file is the
-# cluster those flags would make save the compute regions, and its text is in the cache key.
+# cluster those flags would make save the compute regions.
 check("--cluster" in dm and not {"--compute-nodes", "--memory-nodes", "--memory-mb"} & set(dm),
       f"dmtree figures: DMTree's process is not on its cluster file: {dm}")
 sh = next(iter(cmds["sherman"]))
